@@ -1,0 +1,34 @@
+//! core-apiserver: the built-in resources. It trusts the user only from a front-proxy peer
+//! (the aggregator) and delegates what it does not serve to extensions-apiserver.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kas_delegate::DelegationOptions;
+use kas_server::options::CommonOptions;
+use kas_server::run::Role;
+
+#[derive(Parser, Debug)]
+#[command(name = "core-apiserver", version, about = "The built-in resources of the Kubernetes API server.")]
+struct Options {
+    #[command(flatten)]
+    common: CommonOptions,
+    #[command(flatten)]
+    delegation: DelegationOptions,
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    let role = Role {
+        component: "core-apiserver",
+        anonymous_by_default: false,
+    };
+    let errors = options.delegation.validate(true);
+    let delegation = options.delegation;
+    kas_server::run::main(role, options.common, errors, move || {
+        delegation
+            .build()
+            .map(kas_server::Handler::new)
+            .map_err(|e| e.to_string())
+    })
+}

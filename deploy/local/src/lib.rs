@@ -1,0 +1,25 @@
+//! kas-local: the local launcher.
+//!
+//! Starts etcd and N replicas of each role (`extensions-apiserver`, `core-apiserver`,
+//! `aggregator`) on loopback, with a throw-away PKI, a static token file and a kubeconfig,
+//! and stops exactly what it started. It is a synchronous library (std::process, std::net
+//! and a blocking rustls client) so that integration tests reuse it; the `kas-local` binary
+//! is a thin clap front end over it.
+//!
+//! It must not depend on tokio, hyper or any of the project's server crates: it drives the
+//! binaries from the outside, as an operator would.
+
+mod error;
+pub mod kubeconfig;
+pub mod pki;
+pub mod probe;
+mod process;
+mod state;
+
+pub mod cluster;
+
+pub use cluster::{Cluster, ClusterSpec, Role};
+pub use error::{Error, Result};
+pub use pki::{CertPaths, Pki};
+pub use process::{StopOutcome, Stopped};
+pub use state::{ClusterState, ProcessRecord, ServerRecord};

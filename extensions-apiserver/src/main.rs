@@ -1,0 +1,26 @@
+//! extensions-apiserver: CRDs and custom resources, the end of the delegation chain.
+//! Whatever it does not serve gets upstream's 404 Status.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kas_server::options::CommonOptions;
+use kas_server::run::Role;
+
+#[derive(Parser, Debug)]
+#[command(name = "extensions-apiserver", version, about = "CRDs and custom resources of the Kubernetes API server.")]
+struct Options {
+    #[command(flatten)]
+    common: CommonOptions,
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    let role = Role {
+        component: "extensions-apiserver",
+        anonymous_by_default: false,
+    };
+    kas_server::run::main(role, options.common, Vec::new(), || {
+        Ok(kas_server::routes::not_found())
+    })
+}

@@ -1,0 +1,15 @@
+//! kas-apimachinery: the pure machinery every role shares, after upstream's
+//! `k8s.io/apimachinery`: `Status` and its constructors (`api/errors`), field selectors,
+//! path-segment validation, and Go-compatible JSON and `%q` formatting so that bytes on the
+//! wire match upstream's.
+//!
+//! Must not depend on tokio, hyper, http or any I/O: everything here is a pure function
+//! with in-module tests.
+
+pub mod fields;
+pub mod gostr;
+pub mod json;
+pub mod status;
+pub mod validation;
+
+pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};

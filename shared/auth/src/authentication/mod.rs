@@ -1,0 +1,116 @@
+//! Authenticators: each looks at one kind of credential and answers with a user, with no
+//! opinion (`Ok(None)`), or with an error (credentials presented but invalid).
+
+pub mod anonymous;
+pub mod group_adder;
+pub mod request_header;
+#[cfg(test)]
+mod testing;
+pub mod token_file;
+pub mod union;
+pub mod x509;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use http::HeaderMap;
+use rustls_pki_types::CertificateDer;
+
+use crate::{Result, UserInfo};
+
+pub use anonymous::Anonymous;
+pub use group_adder::AuthenticatedGroupAdder;
+pub use request_header::{RequestHeaderAuthenticator, RequestHeaderConfig};
+pub use token_file::TokenFileAuthenticator;
+pub use union::Union;
+pub use x509::X509Authenticator;
+
+/// The verified-by-TLS peer certificate chain of the connection a request arrived on
+/// (leaf first). Inserted as a request extension by the server's accept loop.
+#[derive(Clone, Debug)]
+pub struct PeerCertificates(pub Arc<Vec<CertificateDer<'static>>>);
+
+/// What an authenticator may look at.
+pub struct AuthRequest<'a> {
+    pub path: &'a str,
+    pub headers: &'a HeaderMap,
+    pub peer_certificates: Option<&'a PeerCertificates>,
+}
+
+/// A successful authentication.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub user: UserInfo,
+    /// Headers the authentication filter must strip before passing the request on
+    /// (the `Authorization` header for tokens, the request headers for the front proxy).
+    pub consumed_headers: Vec<http::HeaderName>,
+}
+
+/// Upstream's `authenticator.Request`.
+pub trait Authenticator: Send + Sync {
+    fn authenticate<'a>(
+        &'a self,
+        req: &'a AuthRequest<'a>,
+    ) -> BoxFuture<'a, Result<Option<Response>>>;
+}
+
+pub type DynAuthenticator = Arc<dyn Authenticator>;
+
+/// Whether requests no authenticator claims are let through as `system:anonymous`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AnonymousConfig {
+    #[default]
+    Disabled,
+    Enabled,
+    /// Anonymous only for these exact paths (upstream's anonymous conditions).
+    Paths(Vec<String>),
+}
+
+/// Everything [`build`] needs: the authentication flags of kube-apiserver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuthenticationConfig {
+    pub client_ca_file: Option<PathBuf>,
+    pub token_auth_file: Option<PathBuf>,
+    pub request_header: Option<RequestHeaderConfig>,
+    pub anonymous: AnonymousConfig,
+}
+
+/// Builds the request authenticator as upstream's `authenticator.Config.New` does: front
+/// proxy, then client certificates, then bearer tokens, all behind the authenticated-group
+/// adder; anonymous last, and only when the others had no opinion and no error (a bad
+/// credential is a 401, never anonymous).
+///
+/// With no authenticator at all and anonymous disabled, upstream disables authentication;
+/// here every request then has no user (401).
+pub fn build(cfg: &AuthenticationConfig) -> Result<DynAuthenticator> {
+    let mut authenticators: Vec<DynAuthenticator> = Vec::new();
+    if let Some(rh) = &cfg.request_header {
+        authenticators.push(Arc::new(RequestHeaderAuthenticator::new(rh)?));
+    }
+    if let Some(ca) = &cfg.client_ca_file {
+        authenticators.push(Arc::new(X509Authenticator::from_ca_file(ca)?));
+    }
+    if let Some(tokens) = &cfg.token_auth_file {
+        authenticators.push(Arc::new(TokenFileAuthenticator::from_file(tokens)?));
+    }
+    let anonymous: Option<DynAuthenticator> = match &cfg.anonymous {
+        AnonymousConfig::Disabled => None,
+        AnonymousConfig::Enabled => Some(Arc::new(Anonymous::new())),
+        AnonymousConfig::Paths(paths) => Some(Arc::new(Anonymous::for_paths(paths.clone()))),
+    };
+    if authenticators.is_empty() {
+        // Upstream returns the bare anonymous authenticator here, without the group adder.
+        return Ok(anonymous.unwrap_or_else(|| Arc::new(Union::new(Vec::new()))));
+    }
+    let authenticated: DynAuthenticator = Arc::new(AuthenticatedGroupAdder::new(Arc::new(
+        Union::new(authenticators),
+    )));
+    Ok(match anonymous {
+        Some(anonymous) => Arc::new(Union::fail_on_error(vec![authenticated, anonymous])),
+        None => authenticated,
+    })
+}
+
+#[cfg(test)]
+mod tests;

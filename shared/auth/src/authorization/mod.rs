@@ -1,0 +1,143 @@
+//! Authorizers: decide whether a user may do what a request asks.
+
+pub mod always;
+pub mod privileged_group;
+pub mod union;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use crate::user::SYSTEM_PRIVILEGED_GROUP;
+use crate::{Error, Result, UserInfo};
+
+pub use always::{AlwaysAllow, AlwaysDeny};
+pub use privileged_group::PrivilegedGroups;
+pub use union::Union;
+
+/// Upstream's `authorizer.Attributes`, built from `RequestInfo` and `UserInfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attributes {
+    pub user: UserInfo,
+    pub verb: String,
+    pub is_resource_request: bool,
+    pub path: String,
+    pub namespace: String,
+    pub api_group: String,
+    pub api_version: String,
+    pub resource: String,
+    pub subresource: String,
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Deny,
+    NoOpinion,
+}
+
+/// Upstream's `authorizer.Authorizer`: a decision and a reason.
+pub trait Authorizer: Send + Sync {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes) -> BoxFuture<'a, Result<(Decision, String)>>;
+}
+
+pub type DynAuthorizer = Arc<dyn Authorizer>;
+
+pub const MODE_ALWAYS_ALLOW: &str = "AlwaysAllow";
+pub const MODE_ALWAYS_DENY: &str = "AlwaysDeny";
+/// Modes kube-apiserver has that this server does not implement yet.
+const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook", "RBAC", "Node"];
+
+/// Builds the authorizer for `--authorization-mode`, as upstream's
+/// `authorizer.Config.New`: the `system:masters` authorizer first, then each mode in order,
+/// all in a union.
+pub fn build(modes: &[String]) -> Result<DynAuthorizer> {
+    let config_err = |message: String| Error::Config {
+        what: "authorization mode",
+        path: modes.join(","),
+        message,
+    };
+    if modes.is_empty() {
+        return Err(config_err(
+            "at least one authorization mode must be passed".to_owned(),
+        ));
+    }
+    let mut authorizers: Vec<DynAuthorizer> = vec![Arc::new(PrivilegedGroups::new(vec![
+        SYSTEM_PRIVILEGED_GROUP.to_owned(),
+    ]))];
+    for mode in modes {
+        let authorizer: DynAuthorizer = match mode.as_str() {
+            MODE_ALWAYS_ALLOW => Arc::new(AlwaysAllow),
+            MODE_ALWAYS_DENY => Arc::new(AlwaysDeny),
+            m if MODES_NOT_SUPPORTED.contains(&m) => {
+                return Err(config_err(format!(
+                    "authorization mode {m:?} is not supported yet"
+                )));
+            }
+            m => {
+                return Err(config_err(format!(
+                    "unknown authorization mode {m:?} specified"
+                )));
+            }
+        };
+        authorizers.push(authorizer);
+    }
+    Ok(Arc::new(Union::new(authorizers)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(groups: &[&str]) -> Attributes {
+        Attributes {
+            user: UserInfo {
+                name: "u".into(),
+                groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+                ..UserInfo::default()
+            },
+            ..Attributes::default()
+        }
+    }
+
+    fn modes(m: &[&str]) -> Vec<String> {
+        m.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[tokio::test]
+    async fn always_deny_forbids_all_but_system_masters() {
+        let a = build(&modes(&["AlwaysDeny"])).unwrap();
+        let denied = a
+            .authorize(&attrs(&["system:authenticated"]))
+            .await
+            .unwrap();
+        assert_eq!(
+            denied,
+            (Decision::NoOpinion, "Everything is forbidden.".to_owned())
+        );
+        let masters = a.authorize(&attrs(&["system:masters"])).await.unwrap();
+        assert_eq!(masters.0, Decision::Allow);
+    }
+
+    #[tokio::test]
+    async fn modes_apply_in_order() {
+        let a = build(&modes(&["AlwaysDeny", "AlwaysAllow"])).unwrap();
+        assert_eq!(
+            a.authorize(&attrs(&[])).await.unwrap(),
+            (Decision::Allow, String::new())
+        );
+        let a = build(&modes(&["AlwaysAllow"])).unwrap();
+        assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);
+    }
+
+    #[test]
+    fn unsupported_unknown_and_empty_modes_are_config_errors() {
+        for bad in [&["RBAC"][..], &["AlwaysAllow", "Node"], &["Bogus"], &[]] {
+            let err = build(&modes(bad)).err().unwrap();
+            assert!(matches!(err, Error::Config { .. }), "{err}");
+        }
+        let msg = build(&modes(&["Webhook"])).err().unwrap().to_string();
+        assert!(msg.contains("not supported yet"), "{msg}");
+    }
+}

@@ -1,0 +1,96 @@
+//! The one error enum of kas-auth.
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Credentials were presented but are not valid; the request gets 401.
+    #[error("{0}")]
+    InvalidCredentials(String),
+    /// A configuration file could not be read or parsed.
+    #[error("{what} {path}: {message}")]
+    Config {
+        what: &'static str,
+        path: String,
+        message: String,
+    },
+    #[error("reading {path}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Several authenticators or authorizers failed; upstream's `utilerrors.Aggregate`.
+    /// From an authenticator this still means 401, from an authorizer 500.
+    #[error("{}", aggregate_message(.0))]
+    Aggregate(Vec<Error>),
+}
+
+impl Error {
+    /// Upstream's `utilerrors.NewAggregate`: nothing for no errors, the error itself for one.
+    pub(crate) fn aggregate(mut errs: Vec<Error>) -> Option<Error> {
+        match errs.len() {
+            0 => None,
+            1 => errs.pop(),
+            _ => Some(Error::Aggregate(errs)),
+        }
+    }
+}
+
+/// Upstream's aggregate message: distinct messages in order, bracketed when more than one.
+fn aggregate_message(errs: &[Error]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    collect_messages(errs, &mut seen);
+    match seen.len() {
+        0 => String::new(),
+        1 => seen.remove(0),
+        _ => format!("[{}]", seen.join(", ")),
+    }
+}
+
+/// Nested aggregates are flattened, as upstream's `visit` does.
+fn collect_messages(errs: &[Error], seen: &mut Vec<String>) {
+    for err in errs {
+        if let Error::Aggregate(inner) = err {
+            collect_messages(inner, seen);
+            continue;
+        }
+        let msg = err.to_string();
+        if !seen.contains(&msg) {
+            seen.push(msg);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregate_of_nothing_is_none() {
+        assert!(Error::aggregate(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn aggregate_of_one_is_that_error() {
+        let err = Error::aggregate(vec![Error::InvalidCredentials("bad".into())]).unwrap();
+        assert!(matches!(err, Error::InvalidCredentials(ref m) if m == "bad"));
+    }
+
+    #[test]
+    fn aggregate_message_dedupes_and_brackets() {
+        let err = Error::aggregate(vec![
+            Error::InvalidCredentials("a".into()),
+            Error::InvalidCredentials("b".into()),
+            Error::InvalidCredentials("a".into()),
+        ])
+        .unwrap();
+        assert_eq!(err.to_string(), "[a, b]");
+        let same = Error::aggregate(vec![
+            Error::InvalidCredentials("a".into()),
+            Error::InvalidCredentials("a".into()),
+        ])
+        .unwrap();
+        assert_eq!(same.to_string(), "a");
+    }
+}

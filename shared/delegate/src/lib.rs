@@ -1,0 +1,20 @@
+//! kas-delegate: how a role reaches the next one in the delegation chain (upstream's
+//! `DelegationTarget`, but across processes): a pool of mTLS HTTP/2 connections per
+//! endpoint, endpoints chosen by their `Peer` readiness stream, failed endpoints ejected and
+//! probed back in, requests that never reached a peer retried elsewhere, bodies streamed
+//! both ways, and the user forwarded in the front-proxy headers.
+//!
+//! Knows nothing of the generic server: it is a `tower::Service` the role hands to it.
+
+mod endpoint;
+mod error;
+mod health;
+mod options;
+mod pool;
+mod proxy;
+mod trace;
+
+pub use error::{Error, Result};
+pub use options::DelegationOptions;
+pub use pool::EndpointState;
+pub use proxy::Delegate;

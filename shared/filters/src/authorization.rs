@@ -1,0 +1,306 @@
+//! `AuthorizationLayer`: upstream's `WithAuthorization` (endpoints/filters/authorization.go)
+//! with `responsewriters.Forbidden` (endpoints/handlers/responsewriters/errors.go).
+//!
+//! Attributes come from the `RequestInfo` and `UserInfo` extensions. Without a `RequestInfo`
+//! the chain is wrong: upstream's plain-text 500. Without a `UserInfo` the user is empty, as
+//! upstream (a nil user). Allow passes on; an authorizer error is upstream's plain-text 500;
+//! anything else is the 403 Status whose message names the user, verb and resource.
+
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use http::{Request, Response};
+use kas_apimachinery::Status;
+use kas_auth::UserInfo;
+use kas_auth::authorization::{Attributes, Decision, DynAuthorizer};
+use kas_endpoints::{Body, RequestInfo, write_status};
+use tower::{Layer, Service};
+
+use crate::support::{NOSNIFF, X_CONTENT_TYPE_OPTIONS, go_quote, internal_error, request_uri, sanitize};
+
+#[derive(Clone)]
+pub struct AuthorizationLayer {
+    authorizer: DynAuthorizer,
+}
+
+impl AuthorizationLayer {
+    pub fn new(authorizer: DynAuthorizer) -> Self {
+        AuthorizationLayer { authorizer }
+    }
+}
+
+impl<S> Layer<S> for AuthorizationLayer {
+    type Service = Authorization<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Authorization { inner, authorizer: self.authorizer.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Authorization<S> {
+    inner: S,
+    authorizer: DynAuthorizer,
+}
+
+impl<S> Service<Request<Body>> for Authorization<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let uri = request_uri(&req);
+        let Some(attrs) = attributes(&req) else {
+            let err = "no RequestInfo found in the context";
+            tracing::error!(uri, "{err}");
+            return futures_util::future::ready(Ok(internal_error(&uri, err))).boxed();
+        };
+        // Call the instance that was polled ready; leave a fresh clone in its place.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let authorizer = self.authorizer.clone();
+        async move {
+            match authorizer.authorize(&attrs).await {
+                // Upstream checks the decision before the error; our authorizers return one or
+                // the other.
+                Ok((Decision::Allow, _)) => {
+                    // Boxed before awaiting: an async block holding `S::Future` trips rustc's
+                    // higher-ranked `Send` check (a known rustc limitation).
+                    let fut: BoxFuture<'static, _> = Box::pin(inner.call(req));
+                    fut.await
+                }
+                Ok((_, reason)) => {
+                    tracing::debug!(uri, reason, "Forbidden");
+                    Ok(forbidden(&attrs, &reason))
+                }
+                Err(err) => {
+                    tracing::error!(uri, error = %err, "authorization failed");
+                    Ok(internal_error(&uri, &err.to_string()))
+                }
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Upstream's `GetAuthorizerAttributes`; `None` without a `RequestInfo`.
+fn attributes<B>(req: &Request<B>) -> Option<Attributes> {
+    let info = req.extensions().get::<RequestInfo>()?;
+    Some(Attributes {
+        user: req.extensions().get::<UserInfo>().cloned().unwrap_or_default(),
+        verb: info.verb.clone(),
+        is_resource_request: info.is_resource_request,
+        path: info.path.clone(),
+        namespace: info.namespace.clone(),
+        api_group: info.api_group.clone(),
+        api_version: info.api_version.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        name: info.name.clone(),
+    })
+}
+
+/// Upstream's `responsewriters.Forbidden`.
+fn forbidden(attrs: &Attributes, reason: &str) -> Response<Body> {
+    let msg = sanitize(&forbidden_message(attrs));
+    let err = if reason.is_empty() { msg } else { format!("{msg}: {reason}") };
+    let mut resp = write_status(&Status::forbidden(&attrs.api_group, &attrs.resource, &attrs.name, &err));
+    resp.headers_mut().insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    resp
+}
+
+/// Upstream's `forbiddenMessage`.
+fn forbidden_message(attrs: &Attributes) -> String {
+    let user = go_quote(&attrs.user.name);
+    if !attrs.is_resource_request {
+        return format!("User {user} cannot {} path {}", attrs.verb, go_quote(&attrs.path));
+    }
+    let mut resource = attrs.resource.clone();
+    if !attrs.subresource.is_empty() {
+        resource = format!("{resource}/{}", attrs.subresource);
+    }
+    let (verb, resource, group) = (&attrs.verb, go_quote(&resource), go_quote(&attrs.api_group));
+    if !attrs.namespace.is_empty() {
+        let ns = go_quote(&attrs.namespace);
+        return format!("User {user} cannot {verb} resource {resource} in API group {group} in the namespace {ns}");
+    }
+    format!("User {user} cannot {verb} resource {resource} in API group {group} at the cluster scope")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::test_util::body_string;
+    use kas_auth::authorization::Authorizer;
+    use kas_endpoints::body;
+    use std::sync::{Arc, Mutex};
+    use tower::ServiceExt;
+
+    /// Allows bob to get; denies others with `reason`; errors for user "error".
+    struct Policy {
+        reason: String,
+        seen: Mutex<Option<Attributes>>,
+    }
+
+    impl Authorizer for Policy {
+        fn authorize<'a>(
+            &'a self,
+            attrs: &'a Attributes,
+        ) -> BoxFuture<'a, kas_auth::Result<(Decision, String)>> {
+            *self.seen.lock().unwrap() = Some(attrs.clone());
+            async move {
+                if attrs.user.name == "error" {
+                    return Err(kas_auth::Error::InvalidCredentials("webhook down".into()));
+                }
+                if attrs.user.name == "bob" && attrs.verb == "get" {
+                    return Ok((Decision::Allow, String::new()));
+                }
+                Ok((Decision::NoOpinion, self.reason.clone()))
+            }
+            .boxed()
+        }
+    }
+
+    type Inner = tower::util::BoxCloneService<Request<Body>, Response<Body>, Infallible>;
+
+    fn svc(reason: &str) -> (Authorization<Inner>, Arc<Policy>) {
+        let policy = Arc::new(Policy { reason: reason.into(), seen: Mutex::new(None) });
+        let inner = Inner::new(tower::service_fn(|_req: Request<Body>| async {
+            Ok::<_, Infallible>(Response::new(body::full("allowed")))
+        }));
+        (AuthorizationLayer::new(policy.clone()).layer(inner), policy)
+    }
+
+    fn resource(verb: &str, namespace: &str, group: &str, resource: &str, sub: &str, name: &str) -> RequestInfo {
+        RequestInfo {
+            is_resource_request: true,
+            path: "/p".into(),
+            verb: verb.into(),
+            api_group: group.into(),
+            api_version: "v1".into(),
+            namespace: namespace.into(),
+            resource: resource.into(),
+            subresource: sub.into(),
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    fn request(info: Option<RequestInfo>, user: Option<&str>) -> Request<Body> {
+        let mut req = Request::get("/p?x=<1>").body(body::empty()).unwrap();
+        if let Some(info) = info {
+            req.extensions_mut().insert(info);
+        }
+        if let Some(name) = user {
+            req.extensions_mut().insert(UserInfo { name: name.into(), ..Default::default() });
+        }
+        req
+    }
+
+    fn attrs(info: RequestInfo, user: &str) -> Attributes {
+        attributes(&request(Some(info), Some(user))).unwrap()
+    }
+
+    #[test]
+    fn forbidden_messages_match_upstream() {
+        let m = forbidden_message(&attrs(resource("list", "default", "", "configmaps", "", ""), "bob"));
+        assert_eq!(m, r#"User "bob" cannot list resource "configmaps" in API group "" in the namespace "default""#);
+        let m = forbidden_message(&attrs(resource("get", "", "apps", "deployments", "scale", "d"), "bob"));
+        assert_eq!(
+            m,
+            r#"User "bob" cannot get resource "deployments/scale" in API group "apps" at the cluster scope"#
+        );
+        let info = RequestInfo { verb: "get".into(), path: "/foo".into(), ..Default::default() };
+        assert_eq!(forbidden_message(&attrs(info, "bob")), r#"User "bob" cannot get path "/foo""#);
+    }
+
+    #[tokio::test]
+    async fn allow_passes_with_attributes_from_extensions() {
+        let (svc, policy) = svc("");
+        let info = resource("get", "ns", "apps", "deployments", "status", "d1");
+        let resp = svc.oneshot(request(Some(info), Some("bob"))).await.unwrap();
+        assert_eq!(body_string(resp).await, "allowed");
+        let seen = policy.seen.lock().unwrap().clone().unwrap();
+        assert_eq!(
+            seen,
+            Attributes {
+                user: UserInfo { name: "bob".into(), ..Default::default() },
+                verb: "get".into(),
+                is_resource_request: true,
+                path: "/p".into(),
+                namespace: "ns".into(),
+                api_group: "apps".into(),
+                api_version: "v1".into(),
+                resource: "deployments".into(),
+                subresource: "status".into(),
+                name: "d1".into(),
+            }
+        );
+    }
+
+    async fn assert_forbidden(resp: Response<Body>, expected: Status) {
+        let expected = write_status(&expected);
+        assert_eq!(resp.status(), 403);
+        assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
+        assert_eq!(resp.headers().get("content-type"), expected.headers().get("content-type"));
+        assert_eq!(body_string(resp).await, body_string(expected).await);
+    }
+
+    #[tokio::test]
+    async fn deny_is_403_with_upstream_message() {
+        let (svc, _) = svc("");
+        let info = resource("list", "default", "", "configmaps", "", "");
+        let resp = svc.oneshot(request(Some(info), Some("bob"))).await.unwrap();
+        let msg = r#"User "bob" cannot list resource "configmaps" in API group "" in the namespace "default""#;
+        assert_forbidden(resp, Status::forbidden("", "configmaps", "", msg)).await;
+    }
+
+    #[tokio::test]
+    async fn reason_is_appended_and_names_kept() {
+        let (svc, _) = svc("RBAC: <no> role");
+        let info = resource("delete", "ns", "apps", "deployments", "", "web");
+        let resp = svc.oneshot(request(Some(info), Some("bob"))).await.unwrap();
+        // The sanitizer applies to upstream's message, not to the authorizer's reason.
+        let msg = r#"User "bob" cannot delete resource "deployments" in API group "apps" in the namespace "ns": RBAC: <no> role"#;
+        assert_forbidden(resp, Status::forbidden("apps", "deployments", "web", msg)).await;
+    }
+
+    #[tokio::test]
+    async fn non_resource_deny_and_missing_user() {
+        let (svc, _) = svc("");
+        let info = RequestInfo { verb: "post".into(), path: "/<foo>".into(), ..Default::default() };
+        let resp = svc.oneshot(request(Some(info), None)).await.unwrap();
+        let msg = r#"User "" cannot post path "/&lt;foo&gt;""#;
+        assert_forbidden(resp, Status::forbidden("", "", "", msg)).await;
+    }
+
+    #[tokio::test]
+    async fn missing_request_info_and_errors_are_500() {
+        let (svc, _) = svc("");
+        let resp = svc.clone().oneshot(request(None, Some("bob"))).await.unwrap();
+        assert_eq!(resp.status(), 500);
+        assert_eq!(resp.headers()["content-type"], "text/plain");
+        assert_eq!(
+            body_string(resp).await,
+            r#"Internal Server Error: "/p?x=&lt;1&gt;": no RequestInfo found in the context"#
+        );
+
+        let info = resource("get", "ns", "", "pods", "", "p");
+        let resp = svc.oneshot(request(Some(info), Some("error"))).await.unwrap();
+        assert_eq!(resp.status(), 500);
+        assert_eq!(
+            body_string(resp).await,
+            r#"Internal Server Error: "/p?x=&lt;1&gt;": webhook down"#
+        );
+    }
+}

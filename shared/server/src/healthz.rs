@@ -1,0 +1,334 @@
+//! `/healthz`, `/livez` and `/readyz` with named checks, `?verbose`, `?exclude=` and
+//! `/<endpoint>/<check>`, writing exactly what upstream's healthz handlers write.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use http::{Response, StatusCode};
+use kas_endpoints::{Body, body};
+
+/// One named check, after upstream's `healthz.HealthChecker`.
+pub trait HealthCheck: Send + Sync {
+    fn name(&self) -> &str;
+    /// `Err` carries the reason; it is logged, and withheld from the HTTP answer as
+    /// upstream does.
+    fn check(&self) -> BoxFuture<'_, Result<(), String>>;
+}
+
+pub type DynHealthCheck = Arc<dyn HealthCheck>;
+
+/// The checks of the three health endpoints.
+#[derive(Clone, Default)]
+pub struct Health {
+    healthz: Vec<DynHealthCheck>,
+    livez: Vec<DynHealthCheck>,
+    readyz: Vec<DynHealthCheck>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Healthz,
+    Livez,
+    Readyz,
+}
+
+impl Endpoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Healthz => "healthz",
+            Endpoint::Livez => "livez",
+            Endpoint::Readyz => "readyz",
+        }
+    }
+}
+
+impl Health {
+    /// Upstream's defaults: `ping` and `log` on all three endpoints.
+    pub fn new() -> Self {
+        let mut health = Health::default();
+        health.add_everywhere(Arc::new(AlwaysOk("ping")));
+        // Upstream's `log` check fails when klog's flush blocks; tracing writes never block
+        // on a flush, so it is always ok here.
+        health.add_everywhere(Arc::new(AlwaysOk("log")));
+        health
+    }
+
+    /// A check for /healthz, /livez and /readyz.
+    pub fn add_everywhere(&mut self, check: DynHealthCheck) {
+        self.healthz.push(check.clone());
+        self.livez.push(check.clone());
+        self.readyz.push(check);
+    }
+
+    /// A check for /readyz (and /healthz, as upstream's readyz checks also gate healthz
+    /// except for shutdown, which is readyz only).
+    pub fn add_readyz(&mut self, check: impl HealthCheck + 'static) {
+        self.readyz.push(Arc::new(check));
+    }
+
+    pub fn checks(&self, endpoint: Endpoint) -> &[DynHealthCheck] {
+        match endpoint {
+            Endpoint::Healthz => &self.healthz,
+            Endpoint::Livez => &self.livez,
+            Endpoint::Readyz => &self.readyz,
+        }
+    }
+
+    /// Runs every check of `endpoint` and says whether all passed, with each check's result.
+    pub async fn evaluate(&self, endpoint: Endpoint) -> Vec<(String, Result<(), String>)> {
+        let mut results = Vec::new();
+        for check in self.checks(endpoint) {
+            results.push((check.name().to_owned(), check.check().await));
+        }
+        results
+    }
+
+    /// Serves `/<endpoint>` or `/<endpoint>/<check>`.
+    pub async fn serve(&self, endpoint: Endpoint, check: Option<&str>, query: Option<&str>) -> Response<Body> {
+        match check {
+            Some(name) => self.serve_one(endpoint, name).await,
+            None => self.serve_root(endpoint, query).await,
+        }
+    }
+
+    async fn serve_one(&self, endpoint: Endpoint, name: &str) -> Response<Body> {
+        let Some(check) = self.checks(endpoint).iter().find(|c| c.name() == name) else {
+            return kas_endpoints::write_status(&kas_apimachinery::Status::not_found_path());
+        };
+        match check.check().await {
+            Ok(()) => text(StatusCode::OK, "ok".to_owned()),
+            Err(reason) => text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {reason}\n"),
+            ),
+        }
+    }
+
+    async fn serve_root(&self, endpoint: Endpoint, query: Option<&str>) -> Response<Body> {
+        let mut verbose = false;
+        let mut excluded: Vec<String> = Vec::new();
+        for (key, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+            match &*key {
+                "verbose" => verbose = true,
+                "exclude" => excluded.push(value.into_owned()),
+                _ => {}
+            }
+        }
+        let mut out = String::new();
+        let mut failed = Vec::new();
+        for check in self.checks(endpoint) {
+            let name = check.name();
+            if let Some(i) = excluded.iter().position(|e| e == name) {
+                excluded.swap_remove(i);
+                let _ = writeln!(out, "[+]{name} excluded: ok");
+                continue;
+            }
+            match check.check().await {
+                Ok(()) => {
+                    let _ = writeln!(out, "[+]{name} ok");
+                }
+                Err(reason) => {
+                    let _ = writeln!(out, "[-]{name} failed: reason withheld");
+                    failed.push(format!("{name}: {reason}"));
+                }
+            }
+        }
+        if !excluded.is_empty() {
+            excluded.sort();
+            let quoted: Vec<String> = excluded.iter().map(|e| format!("{e:?}")).collect();
+            let _ = writeln!(
+                out,
+                "warn: some health checks cannot be excluded: no matches for {}",
+                quoted.join(",")
+            );
+        }
+        let name = endpoint.name();
+        if !failed.is_empty() {
+            tracing::info!(endpoint = name, failed = %failed.join("; "), "health check failed");
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("{out}{name} check failed\n"),
+            );
+        }
+        if !verbose {
+            return text(StatusCode::OK, "ok".to_owned());
+        }
+        let _ = writeln!(out, "{name} check passed");
+        text(StatusCode::OK, out)
+    }
+}
+
+fn text(code: StatusCode, body_text: String) -> Response<Body> {
+    let mut resp = Response::new(body::full(body_text));
+    *resp.status_mut() = code;
+    let headers = resp.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        "x-content-type-options",
+        http::HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+/// `ping` and `log`.
+struct AlwaysOk(&'static str);
+
+impl HealthCheck for AlwaysOk {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// `shutdown`: fails from the moment graceful shutdown begins.
+#[derive(Clone, Default)]
+pub struct ShutdownCheck(pub Arc<AtomicBool>);
+
+impl HealthCheck for ShutdownCheck {
+    fn name(&self) -> &str {
+        "shutdown"
+    }
+    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+        let down = self.0.load(Ordering::Acquire);
+        Box::pin(async move {
+            if down {
+                Err("process is shutting down".to_owned())
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+/// `etcd`: the etcd cluster answers a read within two seconds.
+pub struct EtcdCheck {
+    endpoints: Vec<String>,
+    client: tokio::sync::Mutex<Option<etcd_client::Client>>,
+}
+
+impl EtcdCheck {
+    pub fn new(endpoints: Vec<String>) -> Self {
+        EtcdCheck {
+            endpoints,
+            client: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    async fn probe(&self) -> Result<(), String> {
+        let mut guard = self.client.lock().await;
+        if guard.is_none() {
+            let options = etcd_client::ConnectOptions::new().with_connect_timeout(Duration::from_secs(2));
+            let client = etcd_client::Client::connect(&self.endpoints, Some(options))
+                .await
+                .map_err(|e| e.to_string())?;
+            *guard = Some(client);
+        }
+        let Some(client) = guard.as_mut() else {
+            return Err("no etcd client".to_owned());
+        };
+        // Upstream reads the key "health"; any answer, even an empty one, proves a quorum.
+        match tokio::time::timeout(Duration::from_secs(2), client.get("health", None)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                *guard = None;
+                Err(e.to_string())
+            }
+            Err(_) => Err("etcd did not answer within 2s".to_owned()),
+        }
+    }
+}
+
+impl HealthCheck for EtcdCheck {
+    fn name(&self) -> &str {
+        "etcd"
+    }
+    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.probe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    struct Failing;
+    impl HealthCheck for Failing {
+        fn name(&self) -> &str {
+            "broken"
+        }
+        fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+            Box::pin(async { Err("secret detail".to_owned()) })
+        }
+    }
+
+    async fn body_text(resp: Response<Body>) -> (u16, String) {
+        let code = resp.status().as_u16();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        (code, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    fn health() -> (Health, ShutdownCheck) {
+        let mut h = Health::new();
+        let shutdown = ShutdownCheck::default();
+        h.add_readyz(shutdown.clone());
+        (h, shutdown)
+    }
+
+    #[tokio::test]
+    async fn verbose_lists_checks_and_plain_says_ok() {
+        let (h, _) = health();
+        assert_eq!(body_text(h.serve(Endpoint::Readyz, None, None).await).await, (200, "ok".into()));
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, None, Some("verbose")).await).await;
+        assert_eq!(code, 200);
+        assert_eq!(text, "[+]ping ok\n[+]log ok\n[+]shutdown ok\nreadyz check passed\n");
+        let (_, text) = body_text(h.serve(Endpoint::Livez, None, Some("verbose")).await).await;
+        assert_eq!(text, "[+]ping ok\n[+]log ok\nlivez check passed\n");
+    }
+
+    #[tokio::test]
+    async fn shutdown_fails_readyz_only_and_withholds_reason() {
+        let (h, shutdown) = health();
+        shutdown.0.store(true, Ordering::Release);
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, None, None).await).await;
+        assert_eq!(code, 500);
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]log ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n"
+        );
+        assert_eq!(body_text(h.serve(Endpoint::Livez, None, None).await).await.0, 200);
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, Some("shutdown"), None).await).await;
+        assert_eq!((code, text.as_str()), (500, "internal server error: process is shutting down\n"));
+    }
+
+    #[tokio::test]
+    async fn exclude_skips_and_warns_about_unknown_names() {
+        let mut h = Health::new();
+        h.add_readyz(Failing);
+        let (code, text) = body_text(
+            h.serve(Endpoint::Readyz, None, Some("verbose&exclude=broken&exclude=nope")).await,
+        )
+        .await;
+        assert_eq!(code, 200);
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]log ok\n[+]broken excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"nope\"\nreadyz check passed\n"
+        );
+        assert!(!text.contains("secret"));
+    }
+
+    #[tokio::test]
+    async fn single_check_paths() {
+        let (h, _) = health();
+        assert_eq!(body_text(h.serve(Endpoint::Readyz, Some("ping"), None).await).await, (200, "ok".into()));
+        assert_eq!(body_text(h.serve(Endpoint::Readyz, Some("nope"), None).await).await.0, 404);
+    }
+}

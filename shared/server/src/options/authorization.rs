@@ -1,0 +1,32 @@
+//! `--authorization-mode`.
+
+use clap::Args;
+
+use crate::Result;
+use crate::config::Config;
+
+#[derive(Args, Clone, Debug)]
+pub struct AuthorizationOptions {
+    /// Ordered list of plug-ins to do authorization on secure port. Comma-delimited list of:
+    /// AlwaysAllow,AlwaysDeny.
+    #[arg(long, value_delimiter = ',', default_value = "AlwaysAllow")]
+    pub authorization_mode: Vec<String>,
+}
+
+impl AuthorizationOptions {
+    pub fn validate(&self) -> Vec<String> {
+        let mut errs = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for mode in &self.authorization_mode {
+            if !seen.insert(mode) {
+                errs.push(format!("authorization-mode {mode:?} has mode specified more than once"));
+            }
+        }
+        errs
+    }
+
+    pub fn apply_to(&self, config: &mut Config) -> Result<()> {
+        config.authorizer = Some(kas_auth::authorization::build(&self.authorization_mode)?);
+        Ok(())
+    }
+}

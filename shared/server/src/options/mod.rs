@@ -1,0 +1,29 @@
+//! Flags, one clap `XxxOptions` per concern, named like upstream's. Each has `validate()`
+//! (all problems at once) and `apply_to(&mut Config)`.
+
+mod authentication;
+mod authorization;
+mod common;
+mod duration;
+mod etcd;
+mod logging;
+mod serving;
+mod server_run;
+
+pub use authentication::AuthenticationOptions;
+pub use authorization::AuthorizationOptions;
+pub use common::CommonOptions;
+pub use duration::GoDuration;
+pub use etcd::EtcdOptions;
+pub use logging::{LoggingFormat, LoggingOptions, TracingConfiguration, TracingOptions};
+pub use server_run::ServerRunOptions;
+pub use serving::SecureServingOptions;
+
+/// Upstream's `--flag=true|false` booleans: `--flag` alone means true.
+pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "true" | "True" | "TRUE" | "t" | "T" | "1" => Ok(true),
+        "false" | "False" | "FALSE" | "f" | "F" | "0" => Ok(false),
+        _ => Err(format!("invalid boolean value {s:?}")),
+    }
+}

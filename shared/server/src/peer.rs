@@ -1,0 +1,154 @@
+//! The `Peer` gRPC service each role serves to the role that delegates to it: a stream of
+//! this role's readiness. It is mounted beside the filter chain (a stream must not count
+//! against in-flight limits or time out), and only peers whose client certificate the
+//! front-proxy CA signed, with an allowed common name, may call it.
+
+use std::convert::Infallible;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use http::{Request, Response};
+use kas_apimachinery::Status;
+use kas_auth::authentication::{AuthRequest, Authenticator, PeerCertificates, x509::X509Authenticator};
+use kas_endpoints::{Body, body, write_status};
+use kas_proto::peer::v1::peer_server::{Peer, PeerServer};
+use kas_proto::peer::v1::{Check, Readiness, WatchReadinessRequest};
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+use crate::Result;
+use crate::healthz::{Endpoint, Health};
+
+/// How often a peer hears from us even when nothing changed.
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+/// How often the readiness checks run to feed the stream.
+const EVALUATE_EVERY: Duration = Duration::from_secs(1);
+
+pub const PATH_PREFIX: &str = "/kas.peer.v1.Peer/";
+
+/// Runs the readyz checks periodically (and at once when `changed` fires) and publishes
+/// the result.
+pub fn spawn_publisher(
+    role: &'static str,
+    health: Health,
+    shutting_down: Arc<std::sync::atomic::AtomicBool>,
+    mut changed: watch::Receiver<bool>,
+) -> watch::Receiver<Readiness> {
+    let (tx, rx) = watch::channel(Readiness {
+        role: role.to_owned(),
+        ..Readiness::default()
+    });
+    tokio::spawn(async move {
+        loop {
+            let results = health.evaluate(Endpoint::Readyz).await;
+            let readiness = Readiness {
+                role: role.to_owned(),
+                ready: results.iter().all(|(_, r)| r.is_ok()),
+                shutting_down: shutting_down.load(std::sync::atomic::Ordering::Acquire),
+                checks: results
+                    .into_iter()
+                    .map(|(name, r)| Check { name, ok: r.is_ok() })
+                    .collect(),
+            };
+            tx.send_if_modified(|old| {
+                let modified = *old != readiness;
+                *old = readiness;
+                modified
+            });
+            if tx.is_closed() {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(EVALUATE_EVERY) => {}
+                r = changed.changed() => if r.is_err() { tokio::time::sleep(EVALUATE_EVERY).await },
+            }
+        }
+    });
+    rx
+}
+
+struct PeerService {
+    readiness: watch::Receiver<Readiness>,
+}
+
+type ReadinessStream = Pin<Box<dyn Stream<Item = Result<Readiness, tonic::Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Peer for PeerService {
+    type WatchReadinessStream = ReadinessStream;
+
+    async fn watch_readiness(
+        &self,
+        _: tonic::Request<WatchReadinessRequest>,
+    ) -> Result<tonic::Response<ReadinessStream>, tonic::Status> {
+        let rx = self.readiness.clone();
+        let stream = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
+            if !first {
+                // A change or a heartbeat, whichever comes first; a closed channel ends the stream.
+                match tokio::time::timeout(HEARTBEAT, rx.changed()).await {
+                    Ok(Err(_)) => return None,
+                    Ok(Ok(())) | Err(_) => {}
+                }
+            }
+            let current = rx.borrow_and_update().clone();
+            Some((Ok(current), (rx, false)))
+        });
+        Ok(tonic::Response::new(Box::pin(stream)))
+    }
+}
+
+/// The Peer route: authenticates the caller, then hands the call to tonic.
+#[derive(Clone)]
+pub struct PeerRoute {
+    grpc: PeerServer<PeerService>,
+    peers: Option<Arc<(X509Authenticator, Vec<String>)>>,
+}
+
+impl PeerRoute {
+    pub fn new(
+        readiness: watch::Receiver<Readiness>,
+        request_header: Option<(&Path, &[String])>,
+    ) -> Result<Self> {
+        let peers = match request_header {
+            Some((ca, names)) => Some(Arc::new((X509Authenticator::from_ca_file(ca)?, names.to_vec()))),
+            None => None,
+        };
+        Ok(PeerRoute {
+            grpc: PeerServer::new(PeerService { readiness }),
+            peers,
+        })
+    }
+
+    pub fn matches<B>(req: &Request<B>) -> bool {
+        req.uri().path().starts_with(PATH_PREFIX)
+    }
+
+    pub async fn call(self, req: Request<Body>) -> Result<Response<Body>, Infallible> {
+        // Only the head crosses the await: the body is not Sync.
+        let (parts, body) = req.into_parts();
+        if !self.authorized(&parts).await {
+            return Ok(write_status(&Status::unauthorized("Unauthorized")));
+        }
+        match self.grpc.oneshot(Request::from_parts(parts, body)).await {
+            Ok(resp) => Ok(resp.map(body::boxed)),
+            Err(never) => match never {},
+        }
+    }
+
+    async fn authorized(&self, req: &http::request::Parts) -> bool {
+        // A role with no front-proxy CA has no peers to serve.
+        let Some(peers) = &self.peers else { return false };
+        let auth = AuthRequest {
+            path: req.uri.path(),
+            headers: &req.headers,
+            peer_certificates: req.extensions.get::<PeerCertificates>(),
+        };
+        match peers.0.authenticate(&auth).await {
+            Ok(Some(resp)) => peers.1.is_empty() || peers.1.contains(&resp.user.name),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The role's own non-resource routes (health, version, metrics); everything else goes to
+//! the delegate, as upstream's NonGoRestfulMux falls through to its NotFoundHandler.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{Method, Request, Response};
+use kas_apimachinery::Status;
+use kas_endpoints::{Body, body, write_status};
+use prometheus::Encoder;
+use tower::{Service, ServiceExt};
+
+use crate::Handler;
+use crate::healthz::{Endpoint, Health};
+
+#[derive(Clone)]
+pub struct Router {
+    inner: Arc<Routes>,
+    delegate: Handler,
+}
+
+struct Routes {
+    health: Health,
+    registry: prometheus::Registry,
+    version: Bytes,
+}
+
+impl Router {
+    pub fn new(health: Health, registry: prometheus::Registry, delegate: Handler) -> Self {
+        Router {
+            inner: Arc::new(Routes {
+                health,
+                registry,
+                version: Bytes::from(crate::version::Info::get().to_json()),
+            }),
+            delegate,
+        }
+    }
+}
+
+fn health_route(path: &str) -> Option<(Endpoint, Option<&str>)> {
+    for endpoint in [Endpoint::Healthz, Endpoint::Livez, Endpoint::Readyz] {
+        let Some(rest) = path.strip_prefix('/').and_then(|p| p.strip_prefix(endpoint.name())) else {
+            continue;
+        };
+        match rest {
+            "" => return Some((endpoint, None)),
+            check if check.starts_with('/') && check.len() > 1 => return Some((endpoint, Some(&check[1..]))),
+            _ => {}
+        }
+    }
+    None
+}
+
+impl Service<Request<Body>> for Router {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let routes = self.inner.clone();
+        let path = req.uri().path();
+        let local = matches!(*req.method(), Method::GET | Method::HEAD)
+            && (health_route(path).is_some() || path == "/version" || path == "/metrics");
+        if !local {
+            return Box::pin(self.delegate.clone().oneshot(req));
+        }
+        Box::pin(async move {
+            let path = req.uri().path();
+            if let Some((endpoint, check)) = health_route(path) {
+                return Ok(routes.health.serve(endpoint, check, req.uri().query()).await);
+            }
+            if path == "/version" {
+                return Ok(json(routes.version.clone()));
+            }
+            Ok(metrics(&routes.registry))
+        })
+    }
+}
+
+fn json(bytes: Bytes) -> Response<Body> {
+    let mut resp = Response::new(body::full(bytes));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn metrics(registry: &prometheus::Registry) -> Response<Body> {
+    let encoder = prometheus::TextEncoder::new();
+    let mut buf = Vec::with_capacity(16 * 1024);
+    if let Err(e) = encoder.encode(&registry.gather(), &mut buf) {
+        return write_status(&Status::internal_error(&e.to_string()));
+    }
+    let mut resp = Response::new(body::full(buf));
+    if let Ok(v) = http::HeaderValue::from_str(encoder.format_type()) {
+        resp.headers_mut().insert(http::header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+/// The end of every delegation chain: upstream's 404 for a path nobody serves.
+pub fn not_found() -> Handler {
+    Handler::new(tower::service_fn(|_req: Request<Body>| async {
+        Ok::<_, Infallible>(write_status(&Status::not_found_path()))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn health_paths() {
+        assert_eq!(health_route("/readyz"), Some((Endpoint::Readyz, None)));
+        assert_eq!(health_route("/livez/ping"), Some((Endpoint::Livez, Some("ping"))));
+        assert_eq!(health_route("/readyzz"), None);
+        assert_eq!(health_route("/readyz/"), None);
+        assert_eq!(health_route("/api"), None);
+    }
+}

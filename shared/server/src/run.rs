@@ -1,0 +1,58 @@
+//! The `main` every role shares: flags → telemetry → `Config` → server → run until SIGTERM.
+
+use std::process::ExitCode;
+
+use crate::options::CommonOptions;
+use crate::{Config, Handler, Result};
+
+/// What differs between the roles.
+pub struct Role {
+    /// The binary name, also the metrics and tracing component.
+    pub component: &'static str,
+    pub anonymous_by_default: bool,
+}
+
+/// Runs a role to completion. `delegate` builds the handler for requests the role's own
+/// routes do not serve; it runs inside the runtime, after the flags were validated.
+pub fn main(role: Role, options: CommonOptions, extra_errors: Vec<String>, delegate: impl FnOnce() -> Result<Handler, String>) -> ExitCode {
+    if let Err(e) = options.validate(extra_errors) {
+        eprintln!("Error: {e}");
+        return ExitCode::from(1);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: starting the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(serve(role, options, delegate)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "exiting");
+            eprintln!("Error: {}", error_chain(&e));
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn serve(role: Role, options: CommonOptions, delegate: impl FnOnce() -> Result<Handler, String>) -> Result<()> {
+    let tracing_config = options.tracing.load()?;
+    let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
+    let mut config = Config::new(role.component);
+    options.apply_to(&mut config, role.anonymous_by_default)?;
+    let delegate = delegate().map_err(crate::Error::Delegate)?;
+    let server = config.complete()?.new(delegate)?;
+    server.prepare_run()?.run(crate::shutdown_signal()).await
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
