@@ -11,7 +11,7 @@ use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 
 #[derive(Parser, Debug)]
-#[command(name = "aggregator", version, about = "The client-facing role of the Kubernetes API server: aggregation and delegation to core-apiserver.")]
+#[command(args_override_self = true, name = "aggregator", version, about = "The client-facing role of the Kubernetes API server: aggregation and delegation to core-apiserver.")]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,

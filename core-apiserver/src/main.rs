@@ -9,7 +9,7 @@ use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 
 #[derive(Parser, Debug)]
-#[command(name = "core-apiserver", version, about = "The built-in resources of the Kubernetes API server.")]
+#[command(args_override_self = true, name = "core-apiserver", version, about = "The built-in resources of the Kubernetes API server.")]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,

@@ -8,7 +8,7 @@ use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 
 #[derive(Parser, Debug)]
-#[command(name = "extensions-apiserver", version, about = "CRDs and custom resources of the Kubernetes API server.")]
+#[command(args_override_self = true, name = "extensions-apiserver", version, about = "CRDs and custom resources of the Kubernetes API server.")]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod load;
+pub mod pki;
 
 use std::path::PathBuf;
 
@@ -24,4 +25,75 @@ pub fn bin_dir() -> PathBuf {
         );
     }
     dir
+}
+
+pub use kas_local::{Cluster, ClusterSpec, Role};
+
+/// A cluster in a temporary state directory, stopped (and the directory removed) on drop.
+pub struct TestCluster {
+    pub cluster: Cluster,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for TestCluster {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+impl std::ops::DerefMut for TestCluster {
+    fn deref_mut(&mut self) -> &mut Cluster {
+        &mut self.cluster
+    }
+}
+
+/// Starts etcd and the three roles; `tweak` may change replicas and flags.
+pub fn start_cluster(tweak: impl FnOnce(&mut ClusterSpec)) -> TestCluster {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut spec = ClusterSpec::new(dir.path());
+    spec.bin_dir = bin_dir();
+    tweak(&mut spec);
+    let cluster = Cluster::up(&spec).unwrap_or_else(|e| panic!("cluster up: {e:#}"));
+    TestCluster { cluster, _dir: dir }
+}
+
+impl TestCluster {
+    /// What an admin client uses: the cluster CA, HTTP/2 or HTTP/1.1.
+    pub fn admin_tls(&self, proto: client::Proto) -> client::Tls {
+        client::Tls::new(&self.pki().ca.cert, None, proto).expect("tls")
+    }
+
+    /// What a peer uses: the front-proxy client certificate.
+    pub fn peer_tls(&self, proto: client::Proto) -> client::Tls {
+        let fp = &self.pki().front_proxy_client;
+        client::Tls::new(&self.pki().ca.cert, Some((&fp.cert, &fp.key)), proto).expect("tls")
+    }
+
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", self.pki().admin_token)
+    }
+
+    /// Runs kubectl against the aggregator with the cluster's kubeconfig.
+    pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig_path())
+            .args(args)
+            .output()
+            .expect("kubectl on PATH")
+    }
+}
+
+/// Upstream's 404 for a path nobody serves, byte for byte.
+pub const NOT_FOUND_BODY: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"details\":{},\"code\":404}\n";
+
+/// The value of one sample of a Prometheus text exposition, all of whose labels match.
+pub fn metric_value(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with('{'))
+        .find(|l| labels.iter().all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
 }
