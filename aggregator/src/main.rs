@@ -11,13 +11,22 @@ use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 
 #[derive(Parser, Debug)]
-#[command(args_override_self = true, name = "aggregator", version, about = "The client-facing role of the Kubernetes API server: aggregation and delegation to core-apiserver.")]
+#[command(
+    args_override_self = true,
+    name = "aggregator",
+    version,
+    about = "The client-facing role of the Kubernetes API server: aggregation and delegation to core-apiserver."
+)]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,
     #[command(flatten)]
     delegation: DelegationOptions,
 }
+
+// mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let options = Options::parse();

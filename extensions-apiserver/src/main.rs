@@ -8,11 +8,20 @@ use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 
 #[derive(Parser, Debug)]
-#[command(args_override_self = true, name = "extensions-apiserver", version, about = "CRDs and custom resources of the Kubernetes API server.")]
+#[command(
+    args_override_self = true,
+    name = "extensions-apiserver",
+    version,
+    about = "CRDs and custom resources of the Kubernetes API server."
+)]
 struct Options {
     #[command(flatten)]
     common: CommonOptions,
 }
+
+// mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let options = Options::parse();

@@ -29,7 +29,11 @@ impl Tls {
             Proto::H1 => vec![b"http/1.1".to_vec()],
             Proto::H2 => vec![b"h2".to_vec()],
         };
-        Ok(Tls(Arc::new(kas_tls::client_config(Some(ca), client, alpn)?)))
+        Ok(Tls(Arc::new(kas_tls::client_config(
+            Some(ca),
+            client,
+            alpn,
+        )?)))
     }
 }
 
@@ -50,7 +54,9 @@ pub async fn connect_h2(base: &http::Uri, tls: &Tls) -> Result<Sender> {
 async fn dial(base: &http::Uri, tls: &Tls) -> Result<tokio_rustls::client::TlsStream<TcpStream>> {
     let host = base.host().ok_or_else(|| anyhow!("no host in {base}"))?;
     let port = base.port_u16().unwrap_or(443);
-    let tcp = TcpStream::connect((host, port)).await.with_context(|| format!("connecting to {base}"))?;
+    let tcp = TcpStream::connect((host, port))
+        .await
+        .with_context(|| format!("connecting to {base}"))?;
     tcp.set_nodelay(true)?;
     let name = ServerName::try_from(host.trim_matches(['[', ']']).to_owned())?;
     Ok(TlsConnector::from(tls.0.clone()).connect(name, tcp).await?)
@@ -89,22 +95,35 @@ pub async fn request(
     let stream = dial(&uri, tls).await?;
     let resp = match proto {
         Proto::H2 => {
-            let (mut sender, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream)).await?;
+            let (mut sender, conn) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                    .await?;
             tokio::spawn(conn);
-            sender.send_request(req.body(Full::new(Bytes::new()))?).await?
+            sender
+                .send_request(req.body(Full::new(Bytes::new()))?)
+                .await?
         }
         Proto::H1 => {
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
             tokio::spawn(conn);
             let host = uri.authority().map(|a| a.to_string()).unwrap_or_default();
             let mut req = req.body(Full::new(Bytes::new()))?;
             req.headers_mut().insert(http::header::HOST, host.parse()?);
-            *req.uri_mut() = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/").parse()?;
+            *req.uri_mut() = uri
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/")
+                .parse()?;
             sender.send_request(req).await?
         }
     };
     let status = resp.status();
     let headers = resp.headers().clone();
     let body = resp.into_body().collect().await?.to_bytes();
-    Ok(Answer { status, headers, body })
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
 }

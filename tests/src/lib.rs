@@ -93,7 +93,11 @@ pub fn metric_value(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Op
     exposition
         .lines()
         .filter(|l| l.starts_with(name) && l[name.len()..].starts_with('{'))
-        .find(|l| labels.iter().all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
+        .find(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }

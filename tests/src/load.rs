@@ -83,7 +83,9 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadResult> {
     for i in 0..spec.concurrency.max(1) {
         let sender = senders[i % senders.len()].clone();
         let spec = spec.clone();
-        tasks.push(tokio::spawn(async move { worker(sender, &spec, deadline).await }));
+        tasks.push(tokio::spawn(async move {
+            worker(sender, &spec, deadline).await
+        }));
     }
     let mut result = LoadResult::default();
     for task in tasks {

@@ -10,7 +10,9 @@ pub fn sign_client(ca: &kas_local::CertPaths, cn: &str, dir: &Path) -> Result<(P
     let issuer = rcgen::Issuer::from_ca_cert_pem(&std::fs::read_to_string(&ca.cert)?, ca_key)?;
     let key = rcgen::KeyPair::generate()?;
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
     let cert = params.signed_by(&key, &issuer)?;
     let cert_path = dir.join(format!("{cn}.crt"));

@@ -515,8 +515,9 @@ fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<String> {
     .to_vec()
 }
 
-/// The flags of one replica, before the spec's `extra_args`.
-fn role_args(
+/// The flags of one replica, before the spec's `extra_args` (public so benchmarks can start
+/// an extra replica exactly as the launcher does).
+pub fn role_args(
     role: Role,
     port: u16,
     pki: &Pki,

@@ -95,13 +95,26 @@ impl Endpoint {
         let endpoint = || self.name.clone();
         let tcp = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.dial))
             .await
-            .map_err(|_| Error::ConnectTimeout { endpoint: endpoint() })?
-            .map_err(|source| Error::Connect { endpoint: endpoint(), source })?;
+            .map_err(|_| Error::ConnectTimeout {
+                endpoint: endpoint(),
+            })?
+            .map_err(|source| Error::Connect {
+                endpoint: endpoint(),
+                source,
+            })?;
         let _ = tcp.set_nodelay(true);
-        let tls = tokio::time::timeout(CONNECT_TIMEOUT, self.tls.connect(self.server_name.clone(), tcp))
-            .await
-            .map_err(|_| Error::ConnectTimeout { endpoint: endpoint() })?
-            .map_err(|source| Error::Connect { endpoint: endpoint(), source })?;
+        let tls = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            self.tls.connect(self.server_name.clone(), tcp),
+        )
+        .await
+        .map_err(|_| Error::ConnectTimeout {
+            endpoint: endpoint(),
+        })?
+        .map_err(|source| Error::Connect {
+            endpoint: endpoint(),
+            source,
+        })?;
         let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
         builder
             .timer(TokioTimer::new())
@@ -114,7 +127,10 @@ impl Endpoint {
         let (sender, conn) = builder
             .handshake(TokioIo::new(tls))
             .await
-            .map_err(|source| Error::Handshake { endpoint: endpoint(), source })?;
+            .map_err(|source| Error::Handshake {
+                endpoint: endpoint(),
+                source,
+            })?;
         let name = self.name.clone();
         tokio::spawn(async move {
             if let Err(e) = conn.await {
@@ -140,7 +156,10 @@ impl Endpoint {
         };
         let guard = self.claim(&conn);
         let sender = conn.sender.clone();
-        self.conns.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(conn);
         Ok((sender, guard))
     }
 

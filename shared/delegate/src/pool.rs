@@ -54,7 +54,10 @@ pub(crate) struct EndpointUrl {
 
 impl EndpointUrl {
     fn is_dns_name(&self) -> bool {
-        self.host.trim_matches(['[', ']']).parse::<IpAddr>().is_err()
+        self.host
+            .trim_matches(['[', ']'])
+            .parse::<IpAddr>()
+            .is_err()
     }
 }
 
@@ -86,7 +89,12 @@ pub(crate) struct Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        for (_, task) in self.watchers.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+        for (_, task) in self
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+        {
             task.abort();
         }
     }
@@ -96,7 +104,10 @@ impl Pool {
     /// Builds the pool and starts a health watcher per endpoint; with one DNS name, also a
     /// resolver that adds and removes endpoints as the name's addresses change.
     pub fn start(urls: &[String], tls: rustls::ClientConfig) -> Result<Arc<Pool>> {
-        let parsed = urls.iter().map(|u| parse_endpoint(u)).collect::<Result<Vec<_>>>()?;
+        let parsed = urls
+            .iter()
+            .map(|u| parse_endpoint(u))
+            .collect::<Result<Vec<_>>>()?;
         let pool = Arc::new(Pool {
             endpoints: RwLock::new(Arc::new(Vec::new())),
             watchers: std::sync::Mutex::new(HashMap::new()),
@@ -113,7 +124,9 @@ impl Pool {
                 let endpoints = urls
                     .iter()
                     .zip(parsed)
-                    .map(|(url, u)| pool.endpoint(url.clone(), format!("{}:{}", u.host, u.port), &u))
+                    .map(|(url, u)| {
+                        pool.endpoint(url.clone(), format!("{}:{}", u.host, u.port), &u)
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 pool.replace(endpoints);
             }
@@ -127,11 +140,18 @@ impl Pool {
             reason: reason.to_owned(),
         };
         let bare = url.host.trim_matches(['[', ']']).to_owned();
-        let server_name = ServerName::try_from(bare).map_err(|_| invalid("not a valid TLS server name"))?;
+        let server_name =
+            ServerName::try_from(bare).map_err(|_| invalid("not a valid TLS server name"))?;
         let authority = format!("{}:{}", url.host, url.port)
             .parse()
             .map_err(|_| invalid("not a valid authority"))?;
-        Ok(Arc::new(Endpoint::new(name, dial, server_name, authority, self.tls.clone())))
+        Ok(Arc::new(Endpoint::new(
+            name,
+            dial,
+            server_name,
+            authority,
+            self.tls.clone(),
+        )))
     }
 
     /// Installs a new endpoint set, keeping the watchers of endpoints that stay.
@@ -153,7 +173,10 @@ impl Pool {
     }
 
     pub fn snapshot(&self) -> Arc<Vec<Arc<Endpoint>>> {
-        self.endpoints.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.endpoints
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The less loaded of two eligible endpoints taken in turn (power of two choices),
@@ -166,7 +189,11 @@ impl Pool {
             return None;
         }
         let start = self.next.fetch_add(1, Ordering::Relaxed);
-        let untried = || (0..n).map(move |k| (start + k) % n).filter(|i| !tried.contains(i));
+        let untried = || {
+            (0..n)
+                .map(move |k| (start + k) % n)
+                .filter(|i| !tried.contains(i))
+        };
         let mut eligible = untried().filter(|&i| all[i].state().eligible());
         let load = |i: usize| all[i].active.load(Ordering::Relaxed);
         let chosen = match (eligible.next(), eligible.next()) {
@@ -209,13 +236,18 @@ async fn resolve_loop(pool: std::sync::Weak<Pool>, url: EndpointUrl) {
                     }
                 }
                 let changed = next.len() != current.len()
-                    || next.iter().zip(current.iter()).any(|(a, b)| a.name != b.name);
+                    || next
+                        .iter()
+                        .zip(current.iter())
+                        .any(|(a, b)| a.name != b.name);
                 if changed {
                     tracing::info!(host = %url.host, endpoints = next.len(), "delegate endpoints resolved");
                     strong.replace(next);
                 }
             }
-            Err(e) => tracing::warn!(host = %url.host, error = %e, "resolving delegate endpoints failed; keeping the last set"),
+            Err(e) => {
+                tracing::warn!(host = %url.host, error = %e, "resolving delegate endpoints failed; keeping the last set")
+            }
         }
         drop(strong);
         tokio::time::sleep(RESOLVE_EVERY).await;
@@ -230,10 +262,21 @@ mod tests {
     fn endpoint_urls() {
         assert_eq!(
             parse_endpoint("https://127.0.0.1:6443").unwrap(),
-            EndpointUrl { host: "127.0.0.1".into(), port: 6443 }
+            EndpointUrl {
+                host: "127.0.0.1".into(),
+                port: 6443
+            }
         );
-        assert!(!parse_endpoint("https://127.0.0.1:6443").unwrap().is_dns_name());
-        assert!(parse_endpoint("https://core.kube-system.svc:443").unwrap().is_dns_name());
+        assert!(
+            !parse_endpoint("https://127.0.0.1:6443")
+                .unwrap()
+                .is_dns_name()
+        );
+        assert!(
+            parse_endpoint("https://core.kube-system.svc:443")
+                .unwrap()
+                .is_dns_name()
+        );
         assert!(!parse_endpoint("https://[::1]:6443").unwrap().is_dns_name());
         assert_eq!(parse_endpoint("https://core").unwrap().port, 443);
         assert!(parse_endpoint("http://127.0.0.1:1").is_err());

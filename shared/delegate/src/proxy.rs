@@ -22,9 +22,9 @@ use kas_endpoints::{Body, BoxError, body, write_status};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tracing::Instrument;
 
+use crate::Result;
 use crate::endpoint::StreamGuard;
 use crate::pool::{EndpointState, Pool};
-use crate::Result;
 
 pub const USER_HEADER: &str = "x-remote-user";
 pub const UID_HEADER: &str = "x-remote-uid";
@@ -85,7 +85,9 @@ impl Delegate {
         let attempts = self.pool.len() + 1;
         for _ in 0..attempts {
             let Some(current) = req.take() else { break };
-            let Some((index, endpoint)) = self.pool.pick(&tried) else { break };
+            let Some((index, endpoint)) = self.pool.pick(&tried) else {
+                break;
+            };
             tried.push(index);
             let (mut sender, guard) = match endpoint.sender().await {
                 Ok(pair) => pair,
@@ -165,8 +167,14 @@ fn with_authority(mut req: Request<Body>, authority: &http::uri::Authority) -> R
 /// Drops what must not cross the hop (hop-by-hop headers, the caller's credentials, any
 /// identity headers the caller made up) and writes the authenticated user.
 pub(crate) fn rewrite_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
-    if let Some(connection) = headers.get(header::CONNECTION).and_then(|v| v.to_str().ok()) {
-        let named: Vec<String> = connection.split(',').map(|s| s.trim().to_ascii_lowercase()).collect();
+    if let Some(connection) = headers
+        .get(header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+    {
+        let named: Vec<String> = connection
+            .split(',')
+            .map(|s| s.trim().to_ascii_lowercase())
+            .collect();
         for name in named {
             headers.remove(name.as_str());
         }
@@ -197,7 +205,9 @@ pub(crate) fn rewrite_headers(headers: &mut http::HeaderMap, user: Option<&UserI
         put(HeaderName::from_static(GROUP_HEADER), group);
     }
     for (key, values) in &user.extra {
-        let escaped = utf8_percent_encode(key, EXTRA_KEY).to_string().to_ascii_lowercase();
+        let escaped = utf8_percent_encode(key, EXTRA_KEY)
+            .to_string()
+            .to_ascii_lowercase();
         let Ok(name) = HeaderName::from_bytes(format!("{EXTRA_PREFIX}{escaped}").as_bytes()) else {
             continue;
         };
@@ -215,7 +225,10 @@ struct Tracked {
 
 impl Tracked {
     fn boxed(inner: hyper::body::Incoming, guard: StreamGuard) -> Body {
-        body::boxed(Tracked { inner, _guard: guard })
+        body::boxed(Tracked {
+            inner,
+            _guard: guard,
+        })
     }
 }
 
@@ -239,7 +252,6 @@ impl HttpBody for Tracked {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,7 +263,10 @@ mod tests {
         h.insert("authorization", HeaderValue::from_static("Bearer secret"));
         h.insert("x-remote-user", HeaderValue::from_static("forged"));
         h.insert("x-remote-extra-scopes", HeaderValue::from_static("forged"));
-        h.insert("connection", HeaderValue::from_static("keep-alive, x-custom"));
+        h.insert(
+            "connection",
+            HeaderValue::from_static("keep-alive, x-custom"),
+        );
         h.insert("x-custom", HeaderValue::from_static("hop"));
         h.insert("accept", HeaderValue::from_static("application/json"));
         let user = UserInfo {
@@ -270,7 +285,10 @@ mod tests {
         let groups: Vec<_> = h.get_all("x-remote-group").iter().collect();
         assert_eq!(groups, ["system:masters", "system:authenticated"]);
         assert!(h.get("x-remote-extra-scopes").is_none());
-        let extra: Vec<_> = h.get_all("x-remote-extra-example.org%2fscopes%20x").iter().collect();
+        let extra: Vec<_> = h
+            .get_all("x-remote-extra-example.org%2fscopes%20x")
+            .iter()
+            .collect();
         assert_eq!(extra, ["a", "b"]);
     }
 

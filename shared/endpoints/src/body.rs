@@ -76,10 +76,11 @@ where
     B::Error: Into<BoxError>,
 {
     let mut slot = Some(body);
-    if let Some(already) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Body>>() {
-        if let Some(body) = already.take() {
-            return body;
-        }
+    if let Some(body) = (&mut slot as &mut dyn std::any::Any)
+        .downcast_mut::<Option<Body>>()
+        .and_then(Option::take)
+    {
+        return body;
     }
     match slot {
         Some(body) => Body::new(body),

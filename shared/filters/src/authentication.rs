@@ -37,7 +37,10 @@ impl<S> Layer<S> for AuthenticationLayer {
     type Service = Authentication<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Authentication { inner, authenticator: self.authenticator.clone() }
+        Authentication {
+            inner,
+            authenticator: self.authenticator.clone(),
+        }
     }
 }
 
@@ -49,7 +52,10 @@ pub struct Authentication<S> {
 
 impl<S> Service<Request<Body>> for Authentication<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -137,7 +143,11 @@ mod tests {
             req: &'a AuthRequest<'a>,
         ) -> BoxFuture<'a, kas_auth::Result<Option<AuthResponse>>> {
             *self.seen_path.lock().unwrap() = Some(req.path.to_string());
-            let token = req.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let token = req
+                .headers
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let has_cert = req.peer_certificates.is_some();
             async move {
                 match token.as_deref() {
@@ -153,7 +163,10 @@ mod tests {
                         Err(kas_auth::Error::InvalidCredentials("token expired".into()))
                     }
                     _ if has_cert => Ok(Some(AuthResponse {
-                        user: UserInfo { name: "cert-user".into(), ..Default::default() },
+                        user: UserInfo {
+                            name: "cert-user".into(),
+                            ..Default::default()
+                        },
                         consumed_headers: vec![],
                     })),
                     _ => Ok(None),
@@ -164,25 +177,37 @@ mod tests {
     }
 
     fn layer() -> (AuthenticationLayer, Arc<TokenAuth>) {
-        let auth = Arc::new(TokenAuth { seen_path: Mutex::new(None) });
+        let auth = Arc::new(TokenAuth {
+            seen_path: Mutex::new(None),
+        });
         (AuthenticationLayer::new(auth.clone()), auth)
     }
 
     /// Echoes the user and the headers that reached it.
-    fn echo() -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
+    fn echo()
+    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
     + Clone
     + Send
     + 'static {
         tower::service_fn(|req: Request<Body>| async move {
-            let user = req.extensions().get::<UserInfo>().map(|u| u.name.clone()).unwrap_or_default();
+            let user = req
+                .extensions()
+                .get::<UserInfo>()
+                .map(|u| u.name.clone())
+                .unwrap_or_default();
             let mut names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
             names.sort();
-            Ok::<_, Infallible>(Response::new(body::full(format!("{user}|{}", names.join(",")))))
+            Ok::<_, Infallible>(Response::new(body::full(format!(
+                "{user}|{}",
+                names.join(",")
+            ))))
         })
     }
 
     async fn assert_401(resp: Response<Body>) {
-        let expected = write_status(&Status::unauthorized("Unauthorized"));
+        let status = Status::unauthorized("Unauthorized");
+        assert_eq!(status.message.as_deref(), Some("Unauthorized"));
+        let expected = write_status(&status);
         assert_eq!(resp.status(), 401);
         assert_eq!(resp.headers(), expected.headers());
         assert_eq!(body_string(resp).await, body_string(expected).await);
@@ -204,14 +229,17 @@ mod tests {
         let resp = layer.layer(echo()).oneshot(req).await.unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(body_string(resp).await, "alice|accept");
-        assert_eq!(auth.seen_path.lock().unwrap().as_deref(), Some("/api/v1/pods"));
+        assert_eq!(
+            auth.seen_path.lock().unwrap().as_deref(),
+            Some("/api/v1/pods")
+        );
     }
 
     #[tokio::test]
     async fn peer_certificates_reach_the_authenticator() {
         let (layer, _) = layer();
         let mut req = Request::get("/version").body(body::empty()).unwrap();
-        req.extensions_mut().insert(PeerCertificates(Arc::new(vec![])));
+        req.extensions_mut().insert(PeerCertificates::new(vec![]));
         let resp = layer.layer(echo()).oneshot(req).await.unwrap();
         assert_eq!(body_string(resp).await, "cert-user|");
     }

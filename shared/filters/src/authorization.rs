@@ -18,7 +18,9 @@ use kas_auth::authorization::{Attributes, Decision, DynAuthorizer};
 use kas_endpoints::{Body, RequestInfo, write_status};
 use tower::{Layer, Service};
 
-use crate::support::{NOSNIFF, X_CONTENT_TYPE_OPTIONS, go_quote, internal_error, request_uri, sanitize};
+use crate::support::{
+    NOSNIFF, X_CONTENT_TYPE_OPTIONS, go_quote, internal_error, request_uri, sanitize,
+};
 
 #[derive(Clone)]
 pub struct AuthorizationLayer {
@@ -35,7 +37,10 @@ impl<S> Layer<S> for AuthorizationLayer {
     type Service = Authorization<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Authorization { inner, authorizer: self.authorizer.clone() }
+        Authorization {
+            inner,
+            authorizer: self.authorizer.clone(),
+        }
     }
 }
 
@@ -47,7 +52,10 @@ pub struct Authorization<S> {
 
 impl<S> Service<Request<Body>> for Authorization<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -97,7 +105,11 @@ where
 fn attributes<B>(req: &Request<B>) -> Option<Attributes> {
     let info = req.extensions().get::<RequestInfo>()?;
     Some(Attributes {
-        user: req.extensions().get::<UserInfo>().cloned().unwrap_or_default(),
+        user: req
+            .extensions()
+            .get::<UserInfo>()
+            .cloned()
+            .unwrap_or_default(),
         verb: info.verb.clone(),
         is_resource_request: info.is_resource_request,
         path: info.path.clone(),
@@ -113,8 +125,17 @@ fn attributes<B>(req: &Request<B>) -> Option<Attributes> {
 /// Upstream's `responsewriters.Forbidden`.
 fn forbidden(attrs: &Attributes, reason: &str) -> Response<Body> {
     let msg = sanitize(&forbidden_message(attrs));
-    let err = if reason.is_empty() { msg } else { format!("{msg}: {reason}") };
-    let mut resp = write_status(&Status::forbidden(&attrs.api_group, &attrs.resource, &attrs.name, &err));
+    let err = if reason.is_empty() {
+        msg
+    } else {
+        format!("{msg}: {reason}")
+    };
+    let mut resp = write_status(&Status::forbidden(
+        &attrs.api_group,
+        &attrs.resource,
+        &attrs.name,
+        &err,
+    ));
     resp.headers_mut().insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     resp
 }
@@ -123,7 +144,11 @@ fn forbidden(attrs: &Attributes, reason: &str) -> Response<Body> {
 fn forbidden_message(attrs: &Attributes) -> String {
     let user = go_quote(&attrs.user.name);
     if !attrs.is_resource_request {
-        return format!("User {user} cannot {} path {}", attrs.verb, go_quote(&attrs.path));
+        return format!(
+            "User {user} cannot {} path {}",
+            attrs.verb,
+            go_quote(&attrs.path)
+        );
     }
     let mut resource = attrs.resource.clone();
     if !attrs.subresource.is_empty() {
@@ -132,9 +157,13 @@ fn forbidden_message(attrs: &Attributes) -> String {
     let (verb, resource, group) = (&attrs.verb, go_quote(&resource), go_quote(&attrs.api_group));
     if !attrs.namespace.is_empty() {
         let ns = go_quote(&attrs.namespace);
-        return format!("User {user} cannot {verb} resource {resource} in API group {group} in the namespace {ns}");
+        return format!(
+            "User {user} cannot {verb} resource {resource} in API group {group} in the namespace {ns}"
+        );
     }
-    format!("User {user} cannot {verb} resource {resource} in API group {group} at the cluster scope")
+    format!(
+        "User {user} cannot {verb} resource {resource} in API group {group} at the cluster scope"
+    )
 }
 
 #[cfg(test)]
@@ -174,14 +203,24 @@ mod tests {
     type Inner = tower::util::BoxCloneService<Request<Body>, Response<Body>, Infallible>;
 
     fn svc(reason: &str) -> (Authorization<Inner>, Arc<Policy>) {
-        let policy = Arc::new(Policy { reason: reason.into(), seen: Mutex::new(None) });
+        let policy = Arc::new(Policy {
+            reason: reason.into(),
+            seen: Mutex::new(None),
+        });
         let inner = Inner::new(tower::service_fn(|_req: Request<Body>| async {
             Ok::<_, Infallible>(Response::new(body::full("allowed")))
         }));
         (AuthorizationLayer::new(policy.clone()).layer(inner), policy)
     }
 
-    fn resource(verb: &str, namespace: &str, group: &str, resource: &str, sub: &str, name: &str) -> RequestInfo {
+    fn resource(
+        verb: &str,
+        namespace: &str,
+        group: &str,
+        resource: &str,
+        sub: &str,
+        name: &str,
+    ) -> RequestInfo {
         RequestInfo {
             is_resource_request: true,
             path: "/p".into(),
@@ -197,12 +236,15 @@ mod tests {
     }
 
     fn request(info: Option<RequestInfo>, user: Option<&str>) -> Request<Body> {
-        let mut req = Request::get("/p?x=<1>").body(body::empty()).unwrap();
+        let mut req = Request::get("/p?a=1&b=2").body(body::empty()).unwrap();
         if let Some(info) = info {
             req.extensions_mut().insert(info);
         }
         if let Some(name) = user {
-            req.extensions_mut().insert(UserInfo { name: name.into(), ..Default::default() });
+            req.extensions_mut().insert(UserInfo {
+                name: name.into(),
+                ..Default::default()
+            });
         }
         req
     }
@@ -213,15 +255,31 @@ mod tests {
 
     #[test]
     fn forbidden_messages_match_upstream() {
-        let m = forbidden_message(&attrs(resource("list", "default", "", "configmaps", "", ""), "bob"));
-        assert_eq!(m, r#"User "bob" cannot list resource "configmaps" in API group "" in the namespace "default""#);
-        let m = forbidden_message(&attrs(resource("get", "", "apps", "deployments", "scale", "d"), "bob"));
+        let m = forbidden_message(&attrs(
+            resource("list", "default", "", "configmaps", "", ""),
+            "bob",
+        ));
+        assert_eq!(
+            m,
+            r#"User "bob" cannot list resource "configmaps" in API group "" in the namespace "default""#
+        );
+        let m = forbidden_message(&attrs(
+            resource("get", "", "apps", "deployments", "scale", "d"),
+            "bob",
+        ));
         assert_eq!(
             m,
             r#"User "bob" cannot get resource "deployments/scale" in API group "apps" at the cluster scope"#
         );
-        let info = RequestInfo { verb: "get".into(), path: "/foo".into(), ..Default::default() };
-        assert_eq!(forbidden_message(&attrs(info, "bob")), r#"User "bob" cannot get path "/foo""#);
+        let info = RequestInfo {
+            verb: "get".into(),
+            path: "/foo".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            forbidden_message(&attrs(info, "bob")),
+            r#"User "bob" cannot get path "/foo""#
+        );
     }
 
     #[tokio::test]
@@ -234,7 +292,10 @@ mod tests {
         assert_eq!(
             seen,
             Attributes {
-                user: UserInfo { name: "bob".into(), ..Default::default() },
+                user: UserInfo {
+                    name: "bob".into(),
+                    ..Default::default()
+                },
                 verb: "get".into(),
                 is_resource_request: true,
                 path: "/p".into(),
@@ -248,11 +309,15 @@ mod tests {
         );
     }
 
-    async fn assert_forbidden(resp: Response<Body>, expected: Status) {
+    async fn assert_forbidden(resp: Response<Body>, expected: Status, message: &str) {
+        assert_eq!(expected.message.as_deref(), Some(message));
         let expected = write_status(&expected);
         assert_eq!(resp.status(), 403);
         assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
-        assert_eq!(resp.headers().get("content-type"), expected.headers().get("content-type"));
+        assert_eq!(
+            resp.headers().get("content-type"),
+            expected.headers().get("content-type")
+        );
         assert_eq!(body_string(resp).await, body_string(expected).await);
     }
 
@@ -262,7 +327,8 @@ mod tests {
         let info = resource("list", "default", "", "configmaps", "", "");
         let resp = svc.oneshot(request(Some(info), Some("bob"))).await.unwrap();
         let msg = r#"User "bob" cannot list resource "configmaps" in API group "" in the namespace "default""#;
-        assert_forbidden(resp, Status::forbidden("", "configmaps", "", msg)).await;
+        let full = format!("configmaps is forbidden: {msg}");
+        assert_forbidden(resp, Status::forbidden("", "configmaps", "", msg), &full).await;
     }
 
     #[tokio::test]
@@ -272,35 +338,53 @@ mod tests {
         let resp = svc.oneshot(request(Some(info), Some("bob"))).await.unwrap();
         // The sanitizer applies to upstream's message, not to the authorizer's reason.
         let msg = r#"User "bob" cannot delete resource "deployments" in API group "apps" in the namespace "ns": RBAC: <no> role"#;
-        assert_forbidden(resp, Status::forbidden("apps", "deployments", "web", msg)).await;
+        let full = format!("deployments.apps \"web\" is forbidden: {msg}");
+        assert_forbidden(
+            resp,
+            Status::forbidden("apps", "deployments", "web", msg),
+            &full,
+        )
+        .await;
     }
 
     #[tokio::test]
     async fn non_resource_deny_and_missing_user() {
         let (svc, _) = svc("");
-        let info = RequestInfo { verb: "post".into(), path: "/<foo>".into(), ..Default::default() };
+        let info = RequestInfo {
+            verb: "post".into(),
+            path: "/<foo>".into(),
+            ..Default::default()
+        };
         let resp = svc.oneshot(request(Some(info), None)).await.unwrap();
         let msg = r#"User "" cannot post path "/&lt;foo&gt;""#;
-        assert_forbidden(resp, Status::forbidden("", "", "", msg)).await;
+        let full = format!("forbidden: {msg}");
+        assert_forbidden(resp, Status::forbidden("", "", "", msg), &full).await;
     }
 
     #[tokio::test]
     async fn missing_request_info_and_errors_are_500() {
         let (svc, _) = svc("");
-        let resp = svc.clone().oneshot(request(None, Some("bob"))).await.unwrap();
+        let resp = svc
+            .clone()
+            .oneshot(request(None, Some("bob")))
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 500);
         assert_eq!(resp.headers()["content-type"], "text/plain");
         assert_eq!(
             body_string(resp).await,
-            r#"Internal Server Error: "/p?x=&lt;1&gt;": no RequestInfo found in the context"#
+            r#"Internal Server Error: "/p?a=1&amp;b=2": no RequestInfo found in the context"#
         );
 
         let info = resource("get", "ns", "", "pods", "", "p");
-        let resp = svc.oneshot(request(Some(info), Some("error"))).await.unwrap();
+        let resp = svc
+            .oneshot(request(Some(info), Some("error")))
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 500);
         assert_eq!(
             body_string(resp).await,
-            r#"Internal Server Error: "/p?x=&lt;1&gt;": webhook down"#
+            r#"Internal Server Error: "/p?a=1&amp;b=2": webhook down"#
         );
     }
 }

@@ -61,7 +61,9 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
 
 /// Go's `time.ParseDuration`, with its error texts.
 pub fn parse_go_duration_signed(orig: &str) -> Result<GoDuration, DurationError> {
-    let invalid = || DurationError::Invalid { orig: orig.to_string() };
+    let invalid = || DurationError::Invalid {
+        orig: orig.to_string(),
+    };
     let mut s = orig.as_bytes();
     let mut negative = false;
     if let Some(&c) = s.first()
@@ -71,7 +73,10 @@ pub fn parse_go_duration_signed(orig: &str) -> Result<GoDuration, DurationError>
         s = &s[1..];
     }
     if s == b"0" {
-        return Ok(GoDuration { negative: false, magnitude: Duration::ZERO });
+        return Ok(GoDuration {
+            negative: false,
+            magnitude: Duration::ZERO,
+        });
     }
     if s.is_empty() {
         return Err(invalid());
@@ -96,9 +101,14 @@ pub fn parse_go_duration_signed(orig: &str) -> Result<GoDuration, DurationError>
         if !has_int && !has_frac {
             return Err(invalid());
         }
-        let unit_len = s.iter().position(|&c| c == b'.' || c.is_ascii_digit()).unwrap_or(s.len());
+        let unit_len = s
+            .iter()
+            .position(|&c| c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
         if unit_len == 0 {
-            return Err(DurationError::MissingUnit { orig: orig.to_string() });
+            return Err(DurationError::MissingUnit {
+                orig: orig.to_string(),
+            });
         }
         let unit_bytes = &s[..unit_len];
         s = &s[unit_len..];
@@ -127,7 +137,10 @@ pub fn parse_go_duration_signed(orig: &str) -> Result<GoDuration, DurationError>
     if !negative && total > MAX_MAGNITUDE - 1 {
         return Err(invalid());
     }
-    Ok(GoDuration { negative, magnitude: Duration::from_nanos(total) })
+    Ok(GoDuration {
+        negative,
+        magnitude: Duration::from_nanos(total),
+    })
 }
 
 fn unit_nanos(unit: &[u8]) -> Option<u64> {
@@ -228,7 +241,10 @@ mod tests {
         assert_eq!(ok("3µs"), Duration::from_micros(3));
         assert_eq!(ok("3μs"), Duration::from_micros(3));
         assert_eq!(ok("0s"), Duration::ZERO);
-        assert_eq!(ok("9223372036854775807ns"), Duration::from_nanos(i64::MAX as u64));
+        assert_eq!(
+            ok("9223372036854775807ns"),
+            Duration::from_nanos(i64::MAX as u64)
+        );
     }
 
     #[test]
@@ -256,6 +272,9 @@ mod tests {
         assert_eq!(err("5 s"), r#"time: unknown unit " s" in duration "5 s""#);
         assert_eq!(err("3000000h"), r#"time: invalid duration "3000000h""#);
         assert_eq!(err("\"1\"s"), r#"time: invalid duration "\"1\"s""#);
-        assert_eq!(err("1é"), r#"time: unknown unit "\xc3\xa9" in duration "1\xc3\xa9""#);
+        assert_eq!(
+            err("1é"),
+            r#"time: unknown unit "\xc3\xa9" in duration "1\xc3\xa9""#
+        );
     }
 }

@@ -50,7 +50,11 @@ struct Limit {
 
 impl Limit {
     fn new(max: usize) -> Option<Limit> {
-        (max > 0).then(|| Limit { semaphore: Arc::new(Semaphore::new(max)), max, gauge: None })
+        (max > 0).then(|| Limit {
+            semaphore: Arc::new(Semaphore::new(max)),
+            max,
+            gauge: None,
+        })
     }
 
     fn in_use(&self) -> usize {
@@ -95,7 +99,10 @@ impl MaxInFlightLayer {
             &["request_kind"],
         )?;
         registry.register(Box::new(gauge.clone()))?;
-        for (limit, kind) in [(&mut self.read_only, READ_ONLY_KIND), (&mut self.mutating, MUTATING_KIND)] {
+        for (limit, kind) in [
+            (&mut self.read_only, READ_ONLY_KIND),
+            (&mut self.mutating, MUTATING_KIND),
+        ] {
             let g = gauge.with_label_values(&[kind]);
             if let Some(limit) = limit {
                 limit.gauge = Some(g);
@@ -107,7 +114,11 @@ impl MaxInFlightLayer {
 
     /// Counts rejected requests in `apiserver_request_total` with code 429, as upstream's
     /// `RecordDroppedRequest` does (the request never reaches the instrumented handler).
-    pub fn with_request_metrics(mut self, metrics: Arc<RequestMetrics>, component: &'static str) -> Self {
+    pub fn with_request_metrics(
+        mut self,
+        metrics: Arc<RequestMetrics>,
+        component: &'static str,
+    ) -> Self {
         self.request_metrics = Some((metrics, component));
         self
     }
@@ -125,7 +136,10 @@ impl<S> Layer<S> for MaxInFlightLayer {
     type Service = MaxInFlight<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MaxInFlight { inner, config: self.clone() }
+        MaxInFlight {
+            inner,
+            config: self.clone(),
+        }
     }
 }
 
@@ -150,7 +164,10 @@ impl Drop for InFlightSlot {
 
 impl<S> Service<Request<Body>> for MaxInFlight<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -168,22 +185,35 @@ where
         let Some(info) = req.extensions().get::<RequestInfo>() else {
             let err = "no RequestInfo found in context, handler chain must be wrong";
             tracing::error!("{err}");
-            let msg = format!("Internal Server Error: {}", crate::support::go_quote(&request_uri(&req)));
-            return futures_util::future::ready(Ok(http_error(StatusCode::INTERNAL_SERVER_ERROR, &msg)))
-                .boxed();
+            let msg = format!(
+                "Internal Server Error: {}",
+                crate::support::go_quote(&request_uri(&req))
+            );
+            return futures_util::future::ready(Ok(http_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &msg,
+            )))
+            .boxed();
         };
         if info.is_long_running() {
             return self.inner.call(req).boxed();
         }
         let mutating = !matches!(info.verb.as_str(), "get" | "list" | "watch");
-        let limit = if mutating { &self.config.mutating } else { &self.config.read_only };
+        let limit = if mutating {
+            &self.config.mutating
+        } else {
+            &self.config.read_only
+        };
         let Some(limit) = limit.clone() else {
             return self.inner.call(req).boxed();
         };
         match limit.semaphore.clone().try_acquire_owned() {
             Ok(permit) => {
                 limit.update_gauge();
-                let slot = InFlightSlot { permit: Some(permit), limit };
+                let slot = InFlightSlot {
+                    permit: Some(permit),
+                    limit,
+                };
                 let fut = self.inner.call(req);
                 fut.map(move |resp| {
                     let Ok(resp) = resp;
@@ -211,7 +241,8 @@ fn is_privileged(req: &Request<Body>) -> bool {
 
 fn too_many_requests() -> Response<Body> {
     let mut resp = http_error(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_REQUESTS_MESSAGE);
-    resp.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    resp.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     resp
 }
 
@@ -238,17 +269,16 @@ mod tests {
     }
 
     fn req(verb: &str) -> Request<Body> {
-        let mut req = Request::get("/api/v1/namespaces/default/pods").body(body::empty()).unwrap();
+        let mut req = Request::get("/api/v1/namespaces/default/pods")
+            .body(body::empty())
+            .unwrap();
         req.extensions_mut().insert(info(verb));
         req
     }
 
-    fn ok_svc() -> impl Service<
-        Request<Body>,
-        Response = Response<Body>,
-        Error = Infallible,
-        Future = impl Send,
-    > + Clone
+    fn ok_svc()
+    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
+    + Clone
     + Send
     + 'static {
         tower::service_fn(|_req: Request<Body>| async {
@@ -260,7 +290,10 @@ mod tests {
         assert_eq!(resp.status(), 429);
         assert_eq!(resp.headers()["retry-after"], "1");
         assert_eq!(resp.headers()["content-type"], "text/plain; charset=utf-8");
-        assert_eq!(body_string(resp).await, "Too many requests, please try again later.\n");
+        assert_eq!(
+            body_string(resp).await,
+            "Too many requests, please try again later.\n"
+        );
     }
 
     #[tokio::test]
@@ -268,12 +301,24 @@ mod tests {
         let layer = MaxInFlightLayer::new(1, 1);
         let svc = layer.layer(ok_svc());
         let held = svc.clone().oneshot(req("list")).await.unwrap();
-        assert_eq!(layer.in_flight(), InFlightCounts { read_only: 1, mutating: 0 });
+        assert_eq!(
+            layer.in_flight(),
+            InFlightCounts {
+                read_only: 1,
+                mutating: 0
+            }
+        );
         assert_429(svc.clone().oneshot(req("get")).await.unwrap()).await;
         // The mutating limit is separate.
         let created = svc.clone().oneshot(req("create")).await.unwrap();
         assert_eq!(created.status(), 200);
-        assert_eq!(layer.in_flight(), InFlightCounts { read_only: 1, mutating: 1 });
+        assert_eq!(
+            layer.in_flight(),
+            InFlightCounts {
+                read_only: 1,
+                mutating: 1
+            }
+        );
         assert_429(svc.clone().oneshot(req("delete")).await.unwrap()).await;
         // Finishing a body frees its slot.
         assert_eq!(body_string(held).await, "ok");
@@ -290,7 +335,8 @@ mod tests {
         let svc = layer.layer(tower::service_fn(move |_req: Request<Body>| {
             let rx = rx.clone();
             async move {
-                if let Some(rx) = rx.lock().await.take() {
+                let first = rx.lock().await.take();
+                if let Some(rx) = first {
                     let _ = rx.await;
                 }
                 Ok::<_, Infallible>(Response::new(body::empty()))
@@ -329,10 +375,15 @@ mod tests {
     #[tokio::test]
     async fn missing_request_info_is_500_unless_disabled() {
         let svc = MaxInFlightLayer::new(1, 1).layer(ok_svc());
-        let req = Request::get("/api/v1/pods?limit=1").body(body::empty()).unwrap();
+        let req = Request::get("/api/v1/pods?limit=1")
+            .body(body::empty())
+            .unwrap();
         let resp = svc.oneshot(req).await.unwrap();
         assert_eq!(resp.status(), 500);
-        assert_eq!(body_string(resp).await, "Internal Server Error: \"/api/v1/pods?limit=1\"\n");
+        assert_eq!(
+            body_string(resp).await,
+            "Internal Server Error: \"/api/v1/pods?limit=1\"\n"
+        );
 
         let svc = MaxInFlightLayer::new(0, 0).layer(ok_svc());
         let req = Request::get("/api/v1/pods").body(body::empty()).unwrap();
@@ -350,9 +401,17 @@ mod tests {
         let svc = layer.layer(ok_svc());
         let held = svc.clone().oneshot(req("list")).await.unwrap();
         assert_429(svc.clone().oneshot(req("list")).await.unwrap()).await;
-        let text = prometheus::TextEncoder::new().encode_to_string(&registry.gather()).unwrap();
-        assert!(text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 1"), "{text}");
-        assert!(text.contains("apiserver_current_inflight_requests{request_kind=\"mutating\"} 0"), "{text}");
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        assert!(
+            text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("apiserver_current_inflight_requests{request_kind=\"mutating\"} 0"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "apiserver_request_total{code=\"429\",component=\"apiserver\",dry_run=\"\",group=\"\",\
@@ -361,7 +420,12 @@ mod tests {
             "{text}"
         );
         drop(held);
-        let text = prometheus::TextEncoder::new().encode_to_string(&registry.gather()).unwrap();
-        assert!(text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 0"), "{text}");
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        assert!(
+            text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 0"),
+            "{text}"
+        );
     }
 }

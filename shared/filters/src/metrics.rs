@@ -32,8 +32,20 @@ const DURATION_BUCKETS: [f64; 23] = [
 
 /// Verbs reported as themselves; anything else is reported as "other".
 const VALID_REQUEST_METHODS: [&str; 14] = [
-    "APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH", "POST",
-    "PROXY", "PUT", "UPDATE", "WATCH", "WATCHLIST",
+    "APPLY",
+    "CONNECT",
+    "CREATE",
+    "DELETE",
+    "DELETECOLLECTION",
+    "GET",
+    "LIST",
+    "PATCH",
+    "POST",
+    "PROXY",
+    "PUT",
+    "UPDATE",
+    "WATCH",
+    "WATCHLIST",
 ];
 
 /// Subresources whose requests are reported as CONNECT.
@@ -57,7 +69,17 @@ impl RequestMetrics {
                 "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, \
                  group, version, resource, scope, component, and HTTP response code.",
             ),
-            &["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"],
+            &[
+                "verb",
+                "dry_run",
+                "group",
+                "version",
+                "resource",
+                "subresource",
+                "scope",
+                "component",
+                "code",
+            ],
         )?;
         let durations = HistogramVec::new(
             HistogramOpts::new(
@@ -66,11 +88,23 @@ impl RequestMetrics {
                  group, version, resource, subresource, scope and component.",
             )
             .buckets(DURATION_BUCKETS.to_vec()),
-            &["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"],
+            &[
+                "verb",
+                "dry_run",
+                "group",
+                "version",
+                "resource",
+                "subresource",
+                "scope",
+                "component",
+            ],
         )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(durations.clone()))?;
-        Ok(Arc::new(RequestMetrics { requests, durations }))
+        Ok(Arc::new(RequestMetrics {
+            requests,
+            durations,
+        }))
     }
 
     /// Upstream's `MonitorRequest`: one request served with `code` after `elapsed`.
@@ -79,13 +113,26 @@ impl RequestMetrics {
         let l = labels;
         self.requests
             .with_label_values(&[
-                &l.verb, &l.dry_run, &l.group, &l.version, &l.resource, &l.subresource, &l.scope,
-                component, &code,
+                &l.verb,
+                &l.dry_run,
+                &l.group,
+                &l.version,
+                &l.resource,
+                &l.subresource,
+                &l.scope,
+                component,
+                &code,
             ])
             .inc();
         self.durations
             .with_label_values(&[
-                &l.verb, &l.dry_run, &l.group, &l.version, &l.resource, &l.subresource, &l.scope,
+                &l.verb,
+                &l.dry_run,
+                &l.group,
+                &l.version,
+                &l.resource,
+                &l.subresource,
+                &l.scope,
                 component,
             ])
             .observe(elapsed.as_secs_f64());
@@ -96,8 +143,15 @@ impl RequestMetrics {
         let l = labels;
         self.requests
             .with_label_values(&[
-                &l.verb, &l.dry_run, &l.group, &l.version, &l.resource, &l.subresource, &l.scope,
-                component, "429",
+                &l.verb,
+                &l.dry_run,
+                &l.group,
+                &l.version,
+                &l.resource,
+                &l.subresource,
+                &l.scope,
+                component,
+                "429",
             ])
             .inc();
     }
@@ -119,7 +173,12 @@ impl RequestLabels {
     /// From the request and its `RequestInfo` extension; without one the method is the verb
     /// and the other labels are empty.
     pub fn from_request<B>(req: &Request<B>) -> RequestLabels {
-        RequestLabels::from_parts(req.method(), req.uri(), req.headers(), req.extensions().get())
+        RequestLabels::from_parts(
+            req.method(),
+            req.uri(),
+            req.headers(),
+            req.extensions().get(),
+        )
     }
 
     pub fn from_parts(
@@ -147,7 +206,12 @@ impl RequestLabels {
         let suggested = if info.verb == "watch" { "WATCH" } else { "" };
         let verb = clean_verb(&canonical, suggested, method, uri, headers, info);
         let (group, version, resource, subresource) = if info.is_resource_request {
-            (&*info.api_group, &*info.api_version, &*info.resource, &*info.subresource)
+            (
+                &*info.api_group,
+                &*info.api_version,
+                &*info.resource,
+                &*info.subresource,
+            )
         } else {
             ("", "", "", "")
         };
@@ -208,12 +272,17 @@ fn clean_verb(
     if info.is_resource_request && VALID_CONNECT_REQUESTS.contains(&info.subresource.as_str()) {
         reported = "CONNECT";
     }
-    if VALID_REQUEST_METHODS.contains(&reported) { reported.into() } else { "other".into() }
+    if VALID_REQUEST_METHODS.contains(&reported) {
+        reported.into()
+    } else {
+        "other".into()
+    }
 }
 
 /// Upstream's `getVerbIfWatch`: a GET whose first `watch` parameter is not 0 or false.
 fn is_watch_query(method: &Method, uri: &Uri) -> bool {
-    if !method.as_str().eq_ignore_ascii_case("GET") && !method.as_str().eq_ignore_ascii_case("LIST") {
+    if !method.as_str().eq_ignore_ascii_case("GET") && !method.as_str().eq_ignore_ascii_case("LIST")
+    {
         return false;
     }
     query_values(uri, "watch")
@@ -259,7 +328,11 @@ impl<S> Layer<S> for RequestMetricsLayer {
     type Service = RequestMetricsFilter<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RequestMetricsFilter { inner, metrics: self.metrics.clone(), component: self.component }
+        RequestMetricsFilter {
+            inner,
+            metrics: self.metrics.clone(),
+            component: self.component,
+        }
     }
 }
 
@@ -273,7 +346,10 @@ pub struct RequestMetricsFilter<S> {
 
 impl<S> Service<Request<Body>> for RequestMetricsFilter<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -294,7 +370,12 @@ where
         // rustc's higher-ranked `Send` check (a known rustc limitation).
         fut.map(move |resp| {
             let Ok(resp) = resp;
-            metrics.record(&labels, component, resp.status().as_u16(), started.elapsed());
+            metrics.record(
+                &labels,
+                component,
+                resp.status().as_u16(),
+                started.elapsed(),
+            );
             Ok(resp)
         })
         .boxed()
@@ -327,7 +408,12 @@ mod tests {
         labels_with(method, uri, info, HeaderMap::new())
     }
 
-    fn labels_with(method: &str, uri: &str, info: Option<RequestInfo>, headers: HeaderMap) -> RequestLabels {
+    fn labels_with(
+        method: &str,
+        uri: &str,
+        info: Option<RequestInfo>,
+        headers: HeaderMap,
+    ) -> RequestLabels {
         let method: Method = method.parse().unwrap();
         let uri: Uri = uri.parse().unwrap();
         RequestLabels::from_parts(&method, &uri, &headers, info.as_ref())
@@ -335,45 +421,113 @@ mod tests {
 
     #[test]
     fn verbs_are_cleaned_as_upstream() {
-        let list = labels("GET", "/apis/apps/v1/deployments", Some(resource_info("list", "", "", "")));
-        assert_eq!((list.verb.as_str(), list.scope.as_str()), ("LIST", "cluster"));
+        let list = labels(
+            "GET",
+            "/apis/apps/v1/deployments",
+            Some(resource_info("list", "", "", "")),
+        );
+        assert_eq!(
+            (list.verb.as_str(), list.scope.as_str()),
+            ("LIST", "cluster")
+        );
         let get = labels("GET", "/x", Some(resource_info("get", "ns", "d", "")));
         assert_eq!((get.verb.as_str(), get.scope.as_str()), ("GET", "resource"));
-        let watch = labels("GET", "/x?watch=true", Some(resource_info("watch", "ns", "", "")));
-        assert_eq!((watch.verb.as_str(), watch.scope.as_str()), ("WATCH", "namespace"));
-        let watch_false = labels("GET", "/x?watch=false", Some(resource_info("list", "ns", "", "")));
+        let watch = labels(
+            "GET",
+            "/x?watch=true",
+            Some(resource_info("watch", "ns", "", "")),
+        );
+        assert_eq!(
+            (watch.verb.as_str(), watch.scope.as_str()),
+            ("WATCH", "namespace")
+        );
+        let watch_false = labels(
+            "GET",
+            "/x?watch=false",
+            Some(resource_info("list", "ns", "", "")),
+        );
         assert_eq!(watch_false.verb, "LIST");
-        let watch_one = labels("GET", "/x?watch=1", Some(resource_info("list", "ns", "", "")));
+        let watch_one = labels(
+            "GET",
+            "/x?watch=1",
+            Some(resource_info("list", "ns", "", "")),
+        );
         assert_eq!(watch_one.verb, "WATCH");
         let create = labels("POST", "/x", Some(resource_info("create", "ns", "", "")));
-        assert_eq!((create.verb.as_str(), create.scope.as_str()), ("POST", "resource"));
+        assert_eq!(
+            (create.verb.as_str(), create.scope.as_str()),
+            ("POST", "resource")
+        );
         let update = labels("PUT", "/x", Some(resource_info("update", "ns", "d", "")));
         assert_eq!(update.verb, "PUT");
-        let delete_all = labels("DELETE", "/x", Some(resource_info("deletecollection", "ns", "", "")));
-        assert_eq!((delete_all.verb.as_str(), delete_all.scope.as_str()), ("DELETE", "namespace"));
+        let delete_all = labels(
+            "DELETE",
+            "/x",
+            Some(resource_info("deletecollection", "ns", "", "")),
+        );
+        assert_eq!(
+            (delete_all.verb.as_str(), delete_all.scope.as_str()),
+            ("DELETE", "namespace")
+        );
         let mut apply_headers = HeaderMap::new();
         apply_headers.insert(CONTENT_TYPE, APPLY_PATCH_CONTENT_TYPE.parse().unwrap());
-        let apply = labels_with("PATCH", "/x", Some(resource_info("patch", "ns", "d", "")), apply_headers);
+        let apply = labels_with(
+            "PATCH",
+            "/x",
+            Some(resource_info("patch", "ns", "d", "")),
+            apply_headers,
+        );
         assert_eq!(apply.verb, "APPLY");
         let patch = labels("PATCH", "/x", Some(resource_info("patch", "ns", "d", "")));
         assert_eq!(patch.verb, "PATCH");
-        let exec = labels("POST", "/x", Some(resource_info("create", "ns", "p", "exec")));
-        assert_eq!((exec.verb.as_str(), exec.subresource.as_str()), ("CONNECT", "exec"));
-        let scale = labels("PUT", "/x", Some(resource_info("update", "ns", "d", "scale")));
+        let exec = labels(
+            "POST",
+            "/x",
+            Some(resource_info("create", "ns", "p", "exec")),
+        );
+        assert_eq!(
+            (exec.verb.as_str(), exec.subresource.as_str()),
+            ("CONNECT", "exec")
+        );
+        let scale = labels(
+            "PUT",
+            "/x",
+            Some(resource_info("update", "ns", "d", "scale")),
+        );
         assert_eq!(scale.verb, "PUT");
         let head = labels("HEAD", "/x", Some(resource_info("get", "ns", "d", "")));
         assert_eq!(head.verb, "GET");
-        let options = labels("OPTIONS", "/x", Some(resource_info("options", "ns", "d", "")));
+        let options = labels(
+            "OPTIONS",
+            "/x",
+            Some(resource_info("options", "ns", "d", "")),
+        );
         assert_eq!(options.verb, "other");
     }
 
     #[test]
     fn non_resource_and_missing_info() {
-        let info = RequestInfo { verb: "get".into(), path: "/healthz".into(), ..Default::default() };
+        let info = RequestInfo {
+            verb: "get".into(),
+            path: "/healthz".into(),
+            ..Default::default()
+        };
         let l = labels("GET", "/healthz", Some(info));
-        assert_eq!(l, RequestLabels { verb: "GET".into(), ..Default::default() });
+        assert_eq!(
+            l,
+            RequestLabels {
+                verb: "GET".into(),
+                ..Default::default()
+            }
+        );
         let l = labels("POST", "/foo", None);
-        assert_eq!(l, RequestLabels { verb: "POST".into(), ..Default::default() });
+        assert_eq!(
+            l,
+            RequestLabels {
+                verb: "POST".into(),
+                ..Default::default()
+            }
+        );
         let l = labels("BREW", "/foo", None);
         assert_eq!(l.verb, "other");
     }
@@ -404,15 +558,33 @@ mod tests {
         let mut req = Request::post("/apis/apps/v1/namespaces/ns/deployments?dryRun=All")
             .body(body::empty())
             .unwrap();
-        req.extensions_mut().insert(resource_info("create", "ns", "", ""));
+        req.extensions_mut()
+            .insert(resource_info("create", "ns", "", ""));
         assert_eq!(svc.oneshot(req).await.unwrap().status(), 201);
 
-        let values = ["POST", "All", "apps", "v1", "deployments", "", "resource", "apiserver"];
+        let values = [
+            "POST",
+            "All",
+            "apps",
+            "v1",
+            "deployments",
+            "",
+            "resource",
+            "apiserver",
+        ];
         let code: Vec<&str> = values.iter().copied().chain(["201"]).collect();
         assert_eq!(metrics.requests.with_label_values(&code).get(), 1);
-        assert_eq!(metrics.durations.with_label_values(&values).get_sample_count(), 1);
+        assert_eq!(
+            metrics
+                .durations
+                .with_label_values(&values)
+                .get_sample_count(),
+            1
+        );
 
-        let text = prometheus::TextEncoder::new().encode_to_string(&registry.gather()).unwrap();
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
         assert!(text.contains(
             "# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for \
              each verb, dry run value, group, version, resource, scope, component, and HTTP \

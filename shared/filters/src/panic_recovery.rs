@@ -48,7 +48,10 @@ pub struct PanicRecovery<S> {
 
 impl<S> Service<Request<Body>> for PanicRecovery<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -75,7 +78,12 @@ where
             .catch_unwind()
             .map(move |result| match result {
                 Ok(Ok(resp)) => Ok(resp.map(|b| {
-                    body::boxed(PanicSafeBody { inner: b, method, uri, done: false })
+                    body::boxed(PanicSafeBody {
+                        inner: b,
+                        method,
+                        uri,
+                        done: false,
+                    })
                 })),
                 Ok(Err(never)) => match never {},
                 Err(payload) => {
@@ -126,7 +134,9 @@ impl HttpBody for PanicSafeBody {
             return Poll::Ready(None);
         }
         let this = &mut *self;
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut this.inner).poll_frame(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| {
+            Pin::new(&mut this.inner).poll_frame(cx)
+        })) {
             Ok(poll) => poll,
             Err(payload) => {
                 this.done = true;
@@ -219,7 +229,9 @@ mod tests {
                     panic!("watch exploded");
                 }
                 sent = true;
-                Poll::Ready(Some(Ok::<_, BoxError>(Frame::data(Bytes::from_static(b"event")))))
+                Poll::Ready(Some(Ok::<_, BoxError>(Frame::data(Bytes::from_static(
+                    b"event",
+                )))))
             });
             Ok::<_, Infallible>(Response::new(body::boxed(StreamBody::new(stream))))
         }));

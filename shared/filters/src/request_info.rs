@@ -19,7 +19,9 @@ pub struct RequestInfoLayer {
 
 impl RequestInfoLayer {
     pub fn new(factory: RequestInfoFactory) -> Self {
-        RequestInfoLayer { factory: Arc::new(factory) }
+        RequestInfoLayer {
+            factory: Arc::new(factory),
+        }
     }
 }
 
@@ -27,7 +29,10 @@ impl<S> Layer<S> for RequestInfoLayer {
     type Service = RequestInfoFilter<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RequestInfoFilter { inner, factory: self.factory.clone() }
+        RequestInfoFilter {
+            inner,
+            factory: self.factory.clone(),
+        }
     }
 }
 
@@ -41,7 +46,10 @@ pub struct RequestInfoFilter<S> {
 
 impl<S> Service<Request<Body>> for RequestInfoFilter<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -69,10 +77,19 @@ mod tests {
     async fn inserts_request_info() {
         let svc = RequestInfoLayer::new(RequestInfoFactory::default()).layer(tower::service_fn(
             |req: Request<Body>| async move {
-                let info = req.extensions().get::<RequestInfo>().cloned().expect("RequestInfo");
+                let info = req
+                    .extensions()
+                    .get::<RequestInfo>()
+                    .cloned()
+                    .expect("RequestInfo");
                 let text = format!(
                     "{}|{}|{}|{}|{}|{}",
-                    info.verb, info.api_group, info.api_version, info.namespace, info.resource, info.name
+                    info.verb,
+                    info.api_group,
+                    info.api_version,
+                    info.namespace,
+                    info.resource,
+                    info.name
                 );
                 Ok::<_, Infallible>(Response::new(body::full(text)))
             },
@@ -90,17 +107,18 @@ mod tests {
     #[tokio::test]
     async fn matches_the_factory() {
         let factory = RequestInfoFactory::default();
-        let uri: http::Uri = "/api/v1/namespaces/default/pods?watch=true".parse().unwrap();
+        let uri: http::Uri = "/api/v1/namespaces/default/pods?watch=true"
+            .parse()
+            .unwrap();
         let expected = factory.new_request_info(&http::Method::GET, &uri);
-        let svc = RequestInfoLayer::new(factory).layer(tower::service_fn(
-            move |req: Request<Body>| {
+        let svc =
+            RequestInfoLayer::new(factory).layer(tower::service_fn(move |req: Request<Body>| {
                 let expected = expected.clone();
                 async move {
                     assert_eq!(req.extensions().get::<RequestInfo>(), Some(&expected));
                     Ok::<_, Infallible>(Response::new(body::empty()))
                 }
-            },
-        ));
+            }));
         let req = Request::get(uri).body(body::empty()).unwrap();
         assert_eq!(svc.oneshot(req).await.unwrap().status(), 200);
     }

@@ -57,7 +57,9 @@ pub(crate) fn go_quote(s: &str) -> String {
 
 /// Upstream's `sanitizer`: keeps error text from looking like HTML.
 pub(crate) fn sanitize(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Go's `http.Error(w, msg, code)`: plain text, `nosniff`, the message plus a newline.
@@ -65,14 +67,20 @@ pub(crate) fn http_error(code: StatusCode, msg: &str) -> Response<Body> {
     let mut resp = Response::new(body::full(format!("{msg}\n")));
     *resp.status_mut() = code;
     let h = resp.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    h.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     h.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     resp
 }
 
 /// Upstream's `responsewriters.InternalError(w, req, err)`.
 pub(crate) fn internal_error(request_uri: &str, err: &str) -> Response<Body> {
-    let text = format!("Internal Server Error: {}: {err}", go_quote(&sanitize(request_uri)));
+    let text = format!(
+        "Internal Server Error: {}: {err}",
+        go_quote(&sanitize(request_uri))
+    );
     let mut resp = Response::new(body::full(text));
     *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     let h = resp.headers_mut();
@@ -90,7 +98,10 @@ pub(crate) struct GuardedBody<G> {
 
 impl<G: Send + 'static> GuardedBody<G> {
     pub(crate) fn wrap(inner: Body, guard: G) -> Body {
-        body::boxed(GuardedBody { inner, _guard: guard })
+        body::boxed(GuardedBody {
+            inner,
+            _guard: guard,
+        })
     }
 }
 
@@ -143,7 +154,10 @@ mod tests {
 
     #[test]
     fn sanitize_escapes_html() {
-        assert_eq!(sanitize("<a href='x'>&</a>"), "&lt;a href='x'&gt;&amp;&lt;/a&gt;");
+        assert_eq!(
+            sanitize("<a href='x'>&</a>"),
+            "&lt;a href='x'&gt;&amp;&lt;/a&gt;"
+        );
     }
 
     #[tokio::test]

@@ -61,7 +61,10 @@ impl<S> Layer<S> for TimeoutLayer {
     type Service = Timeout<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Timeout { inner, default: self.default }
+        Timeout {
+            inner,
+            default: self.default,
+        }
     }
 }
 
@@ -73,7 +76,10 @@ pub struct Timeout<S> {
 
 impl<S> Service<Request<Body>> for Timeout<S>
 where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send,
 {
     type Response = Response<Body>;
@@ -142,8 +148,10 @@ fn request_timeout(uri: &http::Uri, default: Duration) -> Result<Duration, Strin
 fn timeout_response() -> Response<Body> {
     let mut resp = Response::new(body::full(TIMEOUT_BODY));
     *resp.status_mut() = StatusCode::GATEWAY_TIMEOUT;
-    resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     resp
 }
 
@@ -159,7 +167,11 @@ impl DeadlineBody {
         if inner.is_end_stream() {
             return inner;
         }
-        body::boxed(DeadlineBody { inner, sleep: Box::pin(tokio::time::sleep_until(deadline)), expired: false })
+        body::boxed(DeadlineBody {
+            inner,
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            expired: false,
+        })
     }
 }
 
@@ -216,7 +228,8 @@ mod tests {
     }
 
     /// Answers with the time left until the deadline, in whole milliseconds.
-    fn deadline_echo() -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
+    fn deadline_echo()
+    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
     + Clone
     + Send
     + 'static {
@@ -224,7 +237,11 @@ mod tests {
             let left = req
                 .extensions()
                 .get::<RequestDeadline>()
-                .map(|d| d.0.saturating_duration_since(Instant::now()).as_millis().to_string())
+                .map(|d| {
+                    d.0.saturating_duration_since(Instant::now())
+                        .as_millis()
+                        .to_string()
+                })
                 .unwrap_or_else(|| "none".into());
             Ok::<_, Infallible>(Response::new(body::full(left)))
         })
@@ -246,10 +263,16 @@ mod tests {
         assert_eq!(t("?timeout=2m"), Ok(d));
         assert_eq!(t("?timeout=0s"), Ok(d));
         assert_eq!(t("?timeout=-5s"), Ok(d));
-        assert_eq!(t("?timeout=500ms&timeout=1s"), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            t("?timeout=500ms&timeout=1s"),
+            Ok(Duration::from_millis(500))
+        );
         assert_eq!(
             t("?timeout=abc"),
-            Err("invalid timeout specified in the request URL - time: invalid duration \"abc\"".into())
+            Err(
+                "invalid timeout specified in the request URL - time: invalid duration \"abc\""
+                    .into()
+            )
         );
         assert_eq!(
             t("?timeout=5"),
@@ -259,16 +282,25 @@ mod tests {
 
     #[tokio::test]
     async fn sets_the_deadline_extension() {
-        let left: u128 = left_ms("/api/v1/pods?timeout=10s", Duration::from_secs(60)).await.parse().unwrap();
+        let left: u128 = left_ms("/api/v1/pods?timeout=10s", Duration::from_secs(60))
+            .await
+            .parse()
+            .unwrap();
         assert!((9_000..=10_000).contains(&left), "{left}");
-        let left: u128 = left_ms("/api/v1/pods?timeout=10m", Duration::from_secs(60)).await.parse().unwrap();
+        let left: u128 = left_ms("/api/v1/pods?timeout=10m", Duration::from_secs(60))
+            .await
+            .parse()
+            .unwrap();
         assert!((59_000..=60_000).contains(&left), "{left}");
     }
 
     #[tokio::test]
     async fn invalid_timeout_is_bad_request() {
         let svc = TimeoutLayer::new(Duration::from_secs(60)).layer(deadline_echo());
-        let resp = svc.oneshot(req("/api/v1/pods?timeout=abc", "list")).await.unwrap();
+        let resp = svc
+            .oneshot(req("/api/v1/pods?timeout=abc", "list"))
+            .await
+            .unwrap();
         let expected = write_status(&Status::bad_request(
             "invalid timeout specified in the request URL - time: invalid duration \"abc\"",
         ));
@@ -303,7 +335,10 @@ mod tests {
                 Ok::<_, Infallible>(Response::new(body::empty()))
             },
         ));
-        let resp = svc.oneshot(req("/api/v1/pods?timeout=20ms", "list")).await.unwrap();
+        let resp = svc
+            .oneshot(req("/api/v1/pods?timeout=20ms", "list"))
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 504);
     }
 
@@ -316,7 +351,10 @@ mod tests {
                 Ok::<_, Infallible>(Response::new(body::full(has.to_string())))
             },
         ));
-        let resp = svc.oneshot(req("/api/v1/pods?watch=true", "watch")).await.unwrap();
+        let resp = svc
+            .oneshot(req("/api/v1/pods?watch=true", "watch"))
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(body_string(resp).await, "false");
     }
@@ -329,7 +367,10 @@ mod tests {
                     if n > 0 {
                         tokio::time::sleep(Duration::from_secs(5)).await;
                     }
-                    Some((Ok::<_, BoxError>(Frame::data(Bytes::from_static(b"chunk"))), n + 1))
+                    Some((
+                        Ok::<_, BoxError>(Frame::data(Bytes::from_static(b"chunk"))),
+                        n + 1,
+                    ))
                 });
                 Ok::<_, Infallible>(Response::new(body::boxed(StreamBody::new(stream))))
             },
@@ -346,7 +387,10 @@ mod tests {
     #[tokio::test]
     async fn missing_request_info_is_500() {
         let svc = TimeoutLayer::new(Duration::from_secs(1)).layer(deadline_echo());
-        let resp = svc.oneshot(Request::get("/x").body(body::empty()).unwrap()).await.unwrap();
+        let resp = svc
+            .oneshot(Request::get("/x").body(body::empty()).unwrap())
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 500);
         assert_eq!(
             body_string(resp).await,

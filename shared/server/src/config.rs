@@ -57,7 +57,9 @@ impl Config {
             component: self.component,
             listener: self.listener.ok_or(Error::Incomplete("listener"))?,
             tls: self.tls.ok_or(Error::Incomplete("TLS serving config"))?,
-            authenticator: self.authenticator.ok_or(Error::Incomplete("authenticator"))?,
+            authenticator: self
+                .authenticator
+                .ok_or(Error::Incomplete("authenticator"))?,
             authorizer: self.authorizer.ok_or(Error::Incomplete("authorizer"))?,
             request_header: self.request_header,
             max_requests_inflight: self.max_requests_inflight,
@@ -90,7 +92,9 @@ pub struct CompletedConfig {
 
 impl CompletedConfig {
     /// Builds the server in front of `delegate`, which gets every request the role's own
-    /// routes do not serve (upstream's `DelegationTarget`).
+    /// routes do not serve (upstream's `DelegationTarget`). Named as upstream's
+    /// `CompletedConfig.New(name, delegationTarget)`.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(self, delegate: Handler) -> Result<crate::GenericApiServer> {
         crate::GenericApiServer::new(self, delegate)
     }

@@ -87,7 +87,12 @@ impl Health {
     }
 
     /// Serves `/<endpoint>` or `/<endpoint>/<check>`.
-    pub async fn serve(&self, endpoint: Endpoint, check: Option<&str>, query: Option<&str>) -> Response<Body> {
+    pub async fn serve(
+        &self,
+        endpoint: Endpoint,
+        check: Option<&str>,
+        query: Option<&str>,
+    ) -> Response<Body> {
         match check {
             Some(name) => self.serve_one(endpoint, name).await,
             None => self.serve_root(endpoint, query).await,
@@ -225,7 +230,8 @@ impl EtcdCheck {
     async fn probe(&self) -> Result<(), String> {
         let mut guard = self.client.lock().await;
         if guard.is_none() {
-            let options = etcd_client::ConnectOptions::new().with_connect_timeout(Duration::from_secs(2));
+            let options =
+                etcd_client::ConnectOptions::new().with_connect_timeout(Duration::from_secs(2));
             let client = etcd_client::Client::connect(&self.endpoints, Some(options))
                 .await
                 .map_err(|e| e.to_string())?;
@@ -286,10 +292,16 @@ mod tests {
     #[tokio::test]
     async fn verbose_lists_checks_and_plain_says_ok() {
         let (h, _) = health();
-        assert_eq!(body_text(h.serve(Endpoint::Readyz, None, None).await).await, (200, "ok".into()));
+        assert_eq!(
+            body_text(h.serve(Endpoint::Readyz, None, None).await).await,
+            (200, "ok".into())
+        );
         let (code, text) = body_text(h.serve(Endpoint::Readyz, None, Some("verbose")).await).await;
         assert_eq!(code, 200);
-        assert_eq!(text, "[+]ping ok\n[+]log ok\n[+]shutdown ok\nreadyz check passed\n");
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]log ok\n[+]shutdown ok\nreadyz check passed\n"
+        );
         let (_, text) = body_text(h.serve(Endpoint::Livez, None, Some("verbose")).await).await;
         assert_eq!(text, "[+]ping ok\n[+]log ok\nlivez check passed\n");
     }
@@ -304,9 +316,17 @@ mod tests {
             text,
             "[+]ping ok\n[+]log ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n"
         );
-        assert_eq!(body_text(h.serve(Endpoint::Livez, None, None).await).await.0, 200);
+        assert_eq!(
+            body_text(h.serve(Endpoint::Livez, None, None).await)
+                .await
+                .0,
+            200
+        );
         let (code, text) = body_text(h.serve(Endpoint::Readyz, Some("shutdown"), None).await).await;
-        assert_eq!((code, text.as_str()), (500, "internal server error: process is shutting down\n"));
+        assert_eq!(
+            (code, text.as_str()),
+            (500, "internal server error: process is shutting down\n")
+        );
     }
 
     #[tokio::test]
@@ -314,7 +334,12 @@ mod tests {
         let mut h = Health::new();
         h.add_readyz(Failing);
         let (code, text) = body_text(
-            h.serve(Endpoint::Readyz, None, Some("verbose&exclude=broken&exclude=nope")).await,
+            h.serve(
+                Endpoint::Readyz,
+                None,
+                Some("verbose&exclude=broken&exclude=nope"),
+            )
+            .await,
         )
         .await;
         assert_eq!(code, 200);
@@ -328,7 +353,15 @@ mod tests {
     #[tokio::test]
     async fn single_check_paths() {
         let (h, _) = health();
-        assert_eq!(body_text(h.serve(Endpoint::Readyz, Some("ping"), None).await).await, (200, "ok".into()));
-        assert_eq!(body_text(h.serve(Endpoint::Readyz, Some("nope"), None).await).await.0, 404);
+        assert_eq!(
+            body_text(h.serve(Endpoint::Readyz, Some("ping"), None).await).await,
+            (200, "ok".into())
+        );
+        assert_eq!(
+            body_text(h.serve(Endpoint::Readyz, Some("nope"), None).await)
+                .await
+                .0,
+            404
+        );
     }
 }

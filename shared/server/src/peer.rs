@@ -12,7 +12,9 @@ use std::time::Duration;
 use futures_util::Stream;
 use http::{Request, Response};
 use kas_apimachinery::Status;
-use kas_auth::authentication::{AuthRequest, Authenticator, PeerCertificates, x509::X509Authenticator};
+use kas_auth::authentication::{
+    AuthRequest, Authenticator, PeerCertificates, x509::X509Authenticator,
+};
 use kas_endpoints::{Body, body, write_status};
 use kas_proto::peer::v1::peer_server::{Peer, PeerServer};
 use kas_proto::peer::v1::{Check, Readiness, WatchReadinessRequest};
@@ -50,7 +52,10 @@ pub fn spawn_publisher(
                 shutting_down: shutting_down.load(std::sync::atomic::Ordering::Acquire),
                 checks: results
                     .into_iter()
-                    .map(|(name, r)| Check { name, ok: r.is_ok() })
+                    .map(|(name, r)| Check {
+                        name,
+                        ok: r.is_ok(),
+                    })
                     .collect(),
             };
             tx.send_if_modified(|old| {
@@ -88,9 +93,8 @@ impl Peer for PeerService {
         let stream = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
             if !first {
                 // A change or a heartbeat, whichever comes first; a closed channel ends the stream.
-                match tokio::time::timeout(HEARTBEAT, rx.changed()).await {
-                    Ok(Err(_)) => return None,
-                    Ok(Ok(())) | Err(_) => {}
+                if let Ok(Err(_)) = tokio::time::timeout(HEARTBEAT, rx.changed()).await {
+                    return None;
                 }
             }
             let current = rx.borrow_and_update().clone();
@@ -113,7 +117,10 @@ impl PeerRoute {
         request_header: Option<(&Path, &[String])>,
     ) -> Result<Self> {
         let peers = match request_header {
-            Some((ca, names)) => Some(Arc::new((X509Authenticator::from_ca_file(ca)?, names.to_vec()))),
+            Some((ca, names)) => Some(Arc::new((
+                X509Authenticator::from_ca_file(ca)?,
+                names.to_vec(),
+            ))),
             None => None,
         };
         Ok(PeerRoute {
@@ -140,7 +147,9 @@ impl PeerRoute {
 
     async fn authorized(&self, req: &http::request::Parts) -> bool {
         // A role with no front-proxy CA has no peers to serve.
-        let Some(peers) = &self.peers else { return false };
+        let Some(peers) = &self.peers else {
+            return false;
+        };
         let auth = AuthRequest {
             path: req.uri.path(),
             headers: &req.headers,

@@ -43,12 +43,17 @@ impl Router {
 
 fn health_route(path: &str) -> Option<(Endpoint, Option<&str>)> {
     for endpoint in [Endpoint::Healthz, Endpoint::Livez, Endpoint::Readyz] {
-        let Some(rest) = path.strip_prefix('/').and_then(|p| p.strip_prefix(endpoint.name())) else {
+        let Some(rest) = path
+            .strip_prefix('/')
+            .and_then(|p| p.strip_prefix(endpoint.name()))
+        else {
             continue;
         };
         match rest {
             "" => return Some((endpoint, None)),
-            check if check.starts_with('/') && check.len() > 1 => return Some((endpoint, Some(&check[1..]))),
+            check if check.starts_with('/') && check.len() > 1 => {
+                return Some((endpoint, Some(&check[1..])));
+            }
             _ => {}
         }
     }
@@ -75,7 +80,10 @@ impl Service<Request<Body>> for Router {
         Box::pin(async move {
             let path = req.uri().path();
             if let Some((endpoint, check)) = health_route(path) {
-                return Ok(routes.health.serve(endpoint, check, req.uri().query()).await);
+                return Ok(routes
+                    .health
+                    .serve(endpoint, check, req.uri().query())
+                    .await);
             }
             if path == "/version" {
                 return Ok(json(routes.version.clone()));
@@ -121,7 +129,10 @@ mod tests {
     #[test]
     fn health_paths() {
         assert_eq!(health_route("/readyz"), Some((Endpoint::Readyz, None)));
-        assert_eq!(health_route("/livez/ping"), Some((Endpoint::Livez, Some("ping"))));
+        assert_eq!(
+            health_route("/livez/ping"),
+            Some((Endpoint::Livez, Some("ping")))
+        );
         assert_eq!(health_route("/readyzz"), None);
         assert_eq!(health_route("/readyz/"), None);
         assert_eq!(health_route("/api"), None);

@@ -14,12 +14,20 @@ pub struct Role {
 
 /// Runs a role to completion. `delegate` builds the handler for requests the role's own
 /// routes do not serve; it runs inside the runtime, after the flags were validated.
-pub fn main(role: Role, options: CommonOptions, extra_errors: Vec<String>, delegate: impl FnOnce() -> Result<Handler, String>) -> ExitCode {
+pub fn main(
+    role: Role,
+    options: CommonOptions,
+    extra_errors: Vec<String>,
+    delegate: impl FnOnce() -> Result<Handler, String>,
+) -> ExitCode {
     if let Err(e) = options.validate(extra_errors) {
         eprintln!("Error: {e}");
         return ExitCode::from(1);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("Error: starting the runtime: {e}");
@@ -36,7 +44,11 @@ pub fn main(role: Role, options: CommonOptions, extra_errors: Vec<String>, deleg
     }
 }
 
-async fn serve(role: Role, options: CommonOptions, delegate: impl FnOnce() -> Result<Handler, String>) -> Result<()> {
+async fn serve(
+    role: Role,
+    options: CommonOptions,
+    delegate: impl FnOnce() -> Result<Handler, String>,
+) -> Result<()> {
     let tracing_config = options.tracing.load()?;
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);

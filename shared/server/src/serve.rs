@@ -72,7 +72,8 @@ pub(crate) async fn accept_loop(
         let watcher = graceful.watcher();
         let inflight = inflight.clone();
         tokio::spawn(async move {
-            let tls = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+            let tls = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
+            {
                 Ok(Ok(tls)) => tls,
                 Ok(Err(e)) => {
                     tracing::debug!(%remote, error = %e, "TLS handshake failed");
@@ -83,11 +84,10 @@ pub(crate) async fn accept_loop(
                     return;
                 }
             };
-            let certs = tls
-                .get_ref()
-                .1
-                .peer_certificates()
-                .map(|c| PeerCertificates(Arc::new(c.iter().map(|c| c.clone().into_owned()).collect())));
+            let certs =
+                tls.get_ref().1.peer_certificates().map(|c| {
+                    PeerCertificates::new(c.iter().map(|c| c.clone().into_owned()).collect())
+                });
             let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
                 if let Some(certs) = &certs {
                     req.extensions_mut().insert(certs.clone());
@@ -162,6 +162,9 @@ pub(crate) async fn drain(graceful: GracefulShutdown, inflight: &InFlight, limit
         }
     };
     if tokio::time::timeout(limit, wait).await.is_err() {
-        tracing::warn!(?limit, "in-flight requests did not finish in time; exiting anyway");
+        tracing::warn!(
+            ?limit,
+            "in-flight requests did not finish in time; exiting anyway"
+        );
     }
 }

@@ -25,7 +25,9 @@ pub struct GenericApiServer {
 impl GenericApiServer {
     pub(crate) fn new(mut config: CompletedConfig, delegate: Handler) -> Result<Self> {
         let shutting_down = Arc::new(AtomicBool::new(false));
-        config.health.add_readyz(ShutdownCheck(shutting_down.clone()));
+        config
+            .health
+            .add_readyz(ShutdownCheck(shutting_down.clone()));
         let router = Router::new(config.health.clone(), config.registry.clone(), delegate);
         let handler = build_handler_chain(&config, Handler::new(router))?;
         Ok(GenericApiServer {
@@ -94,9 +96,16 @@ impl PreparedServer {
         tokio::time::sleep(config.shutdown_delay).await;
 
         let _ = stop_tx.send(true);
-        let graceful = accept.await.map_err(|e| std::io::Error::other(e.to_string()))?;
+        let graceful = accept
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         tracing::info!("listener closed; draining in-flight requests");
-        drain(graceful, &inflight, config.request_timeout.max(Duration::from_secs(1))).await;
+        drain(
+            graceful,
+            &inflight,
+            config.request_timeout.max(Duration::from_secs(1)),
+        )
+        .await;
         tracing::info!("shutdown complete");
         Ok(())
     }
@@ -105,7 +114,10 @@ impl PreparedServer {
 /// Resolves on SIGTERM or SIGINT.
 pub async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         tracing::error!("cannot install signal handlers; shutdown only by SIGKILL");
         return std::future::pending().await;
     };

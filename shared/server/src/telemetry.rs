@@ -35,7 +35,8 @@ pub fn init(
     tracing_config: Option<TracingConfiguration>,
     service_name: &'static str,
 ) -> Result<TelemetryGuard> {
-    let filter = EnvFilter::try_from_env("KAS_LOG").unwrap_or_else(|_| EnvFilter::new(logging.filter()));
+    let filter =
+        EnvFilter::try_from_env("KAS_LOG").unwrap_or_else(|_| EnvFilter::new(logging.filter()));
     let fmt = match logging.logging_format {
         LoggingFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
@@ -48,10 +49,11 @@ pub fn init(
             .flatten_event(true)
             .boxed(),
     };
-    let provider = match tracing_config.and_then(|c| c.endpoint.map(|e| (e, c.sampling_rate_per_million))) {
-        Some((endpoint, rate)) => Some(tracer_provider(endpoint, rate, service_name)?),
-        None => None,
-    };
+    let provider =
+        match tracing_config.and_then(|c| c.endpoint.map(|e| (e, c.sampling_rate_per_million))) {
+            Some((endpoint, rate)) => Some(tracer_provider(endpoint, rate, service_name)?),
+            None => None,
+        };
     // Only our own request spans are exported; they are debug level so that, with tracing
     // off, they are disabled outright and cost nothing per request.
     let exported = tracing_subscriber::filter::Targets::new()

@@ -68,9 +68,19 @@ mod tests {
     fn fields_match_upstream_names() {
         let v: serde_json::Value = serde_json::from_slice(&Info::get().to_json()).unwrap();
         for key in [
-            "major", "minor", "emulationMajor", "emulationMinor", "minCompatibilityMajor",
-            "minCompatibilityMinor", "gitVersion", "gitCommit", "gitTreeState", "buildDate",
-            "goVersion", "compiler", "platform",
+            "major",
+            "minor",
+            "emulationMajor",
+            "emulationMinor",
+            "minCompatibilityMajor",
+            "minCompatibilityMinor",
+            "gitVersion",
+            "gitCommit",
+            "gitTreeState",
+            "buildDate",
+            "goVersion",
+            "compiler",
+            "platform",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }

@@ -97,8 +97,8 @@ pub fn server_config(
 ) -> Result<rustls::ServerConfig> {
     let certs = load_certs(cert_file)?;
     let key = load_key(key_file)?;
-    let builder =
-        rustls::ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?;
     let builder = if client_ca_files.is_empty() {
         builder.with_no_client_auth()
     } else {
@@ -143,7 +143,11 @@ pub fn ensure_self_signed(cert_dir: &Path, extra_names: &[String]) -> Result<(Pa
     if cert_path.exists() && key_path.exists() {
         return Ok((cert_path, key_path));
     }
-    let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    let mut names = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
     names.extend(extra_names.iter().cloned());
     let key = rcgen::KeyPair::generate()?;
     let mut params = rcgen::CertificateParams::new(names)?;
@@ -176,7 +180,11 @@ mod tests {
         let first = std::fs::read(&cert).unwrap();
         let again = ensure_self_signed(dir.path(), &[]).unwrap();
         assert_eq!(again, (cert.clone(), key.clone()));
-        assert_eq!(std::fs::read(&cert).unwrap(), first, "an existing pair is kept");
+        assert_eq!(
+            std::fs::read(&cert).unwrap(),
+            first,
+            "an existing pair is kept"
+        );
         let config = server_config(&cert, &key, &[&cert]).unwrap();
         assert_eq!(config.alpn_protocols, alpn());
     }

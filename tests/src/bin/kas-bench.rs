@@ -1,1 +1,284 @@
-fn main() {}
+//! kas-bench: load against any Kubernetes API endpoint (`load`), and this project's own
+//! side-by-side figures measured in one run (`hops`, `roles`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use kas_e2e::client::{Proto, Tls};
+use kas_e2e::load::{LoadResult, LoadSpec, run};
+use kas_local::{Cluster, ClusterSpec, Role};
+
+#[derive(Parser)]
+#[command(
+    name = "kas-bench",
+    about = "Load and side-by-side benchmarks for Kubernetes API servers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Closed-loop HTTP/2 load of one request against any endpoint.
+    Load(LoadArgs),
+    /// The same request answered by extensions, sent through aggregator → core →
+    /// extensions and straight to extensions with a peer certificate, alternating rounds.
+    Hops(HopsArgs),
+    /// Start-to-ready time and idle RSS of each role.
+    Roles(RolesArgs),
+}
+
+#[derive(Args)]
+struct LoadArgs {
+    /// Base URL, e.g. https://127.0.0.1:6443
+    #[arg(long)]
+    url: String,
+    #[arg(long, default_value = "/version")]
+    path: String,
+    #[arg(long, default_value = "GET")]
+    method: String,
+    /// Bearer token.
+    #[arg(long)]
+    token: Option<String>,
+    #[arg(long)]
+    ca_file: PathBuf,
+    #[arg(long, requires = "client_key")]
+    client_cert: Option<PathBuf>,
+    #[arg(long)]
+    client_key: Option<PathBuf>,
+    /// Extra header, `Name: value`; repeatable.
+    #[arg(long = "header")]
+    headers: Vec<String>,
+    #[arg(short, long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 1)]
+    connections: usize,
+    #[arg(long, default_value = "10")]
+    seconds: u64,
+}
+
+#[derive(Args)]
+struct HopsArgs {
+    /// Directory holding the role binaries (default: beside kas-bench).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    #[arg(short, long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+#[derive(Args)]
+struct RolesArgs {
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Starts of each role to take the median of.
+    #[arg(long, default_value_t = 5)]
+    starts: usize,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Load(args) => rt.block_on(load(args)),
+        Command::Hops(args) => rt.block_on(hops(args)),
+        Command::Roles(args) => roles(args),
+    }
+}
+
+fn header_map(pairs: &[(String, String)]) -> Result<HeaderMap> {
+    let mut map = HeaderMap::new();
+    for (k, v) in pairs {
+        map.append(
+            HeaderName::from_bytes(k.as_bytes())?,
+            HeaderValue::from_str(v)?,
+        );
+    }
+    Ok(map)
+}
+
+async fn load(args: LoadArgs) -> Result<()> {
+    let client = match (&args.client_cert, &args.client_key) {
+        (Some(c), Some(k)) => Some((c.as_path(), k.as_path())),
+        _ => None,
+    };
+    let mut pairs = Vec::new();
+    if let Some(token) = &args.token {
+        pairs.push(("authorization".to_owned(), format!("Bearer {token}")));
+    }
+    for h in &args.headers {
+        let Some((k, v)) = h.split_once(':') else {
+            bail!("header {h:?} is not `Name: value`")
+        };
+        pairs.push((k.trim().to_owned(), v.trim().to_owned()));
+    }
+    let spec = LoadSpec {
+        base: args.url.parse()?,
+        tls: Tls::new(&args.ca_file, client, Proto::H2)?,
+        method: Method::from_bytes(args.method.as_bytes())?,
+        path: args.path,
+        headers: header_map(&pairs)?,
+        body: bytes::Bytes::new(),
+        concurrency: args.concurrency,
+        connections: args.connections,
+        duration: Duration::from_secs(args.seconds),
+    };
+    println!("{}", run(&spec).await?.summary());
+    Ok(())
+}
+
+fn bin_dir(arg: Option<PathBuf>) -> PathBuf {
+    arg.unwrap_or_else(ClusterSpec::default_bin_dir)
+}
+
+async fn hops(args: HopsArgs) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut spec = ClusterSpec::new(dir.path());
+    spec.bin_dir = bin_dir(args.bin_dir);
+    let cluster = Cluster::up(&spec).context("starting the cluster")?;
+    let pki = cluster.pki().clone();
+    let path = "/apis/bench.example.com/v1/nothing".to_owned();
+    let via = LoadSpec {
+        base: cluster.url(Role::Aggregator, 0).parse()?,
+        tls: Tls::new(&pki.ca.cert, None, Proto::H2)?,
+        method: Method::GET,
+        path: path.clone(),
+        headers: header_map(&[(
+            "authorization".into(),
+            format!("Bearer {}", pki.admin_token),
+        )])?,
+        body: bytes::Bytes::new(),
+        concurrency: args.concurrency,
+        connections: 1,
+        duration: Duration::from_secs(args.seconds),
+    };
+    let fp = &pki.front_proxy_client;
+    let direct = LoadSpec {
+        base: cluster.url(Role::Extensions, 0).parse()?,
+        tls: Tls::new(&pki.ca.cert, Some((&fp.cert, &fp.key)), Proto::H2)?,
+        headers: header_map(&[
+            ("x-remote-user".into(), "admin".into()),
+            ("x-remote-group".into(), "system:masters".into()),
+        ])?,
+        ..via.clone()
+    };
+    // Warm both paths (connections, pools) before measuring.
+    for s in [&via, &direct] {
+        let mut warm = s.clone();
+        warm.duration = Duration::from_secs(1);
+        run(&warm).await?;
+    }
+    let mut ratios = Vec::new();
+    let mut added = Vec::new();
+    for round in 1..=args.rounds {
+        let a = run(&via).await?;
+        let b = run(&direct).await?;
+        check(&a)?;
+        check(&b)?;
+        let ratio = a.throughput() / b.throughput();
+        let per_hop =
+            (a.percentile(50.0).as_secs_f64() - b.percentile(50.0).as_secs_f64()) / 2.0 * 1e3;
+        println!("round {round}: via aggregator+core  {}", a.summary());
+        println!("round {round}: straight to extensions {}", b.summary());
+        println!("round {round}: throughput ratio {ratio:.3}, added p50 per hop {per_hop:.3} ms");
+        ratios.push(ratio);
+        added.push(per_hop);
+    }
+    println!(
+        "median over {} rounds at {} streams: throughput ratio {:.3}, added p50 per hop {:.3} ms",
+        args.rounds,
+        args.concurrency,
+        median(&mut ratios),
+        median(&mut added)
+    );
+    drop(cluster);
+    Ok(())
+}
+
+fn check(r: &LoadResult) -> Result<()> {
+    if r.errors > 0 || r.codes.keys().any(|c| *c != 404) {
+        bail!("unexpected answers: {}", r.summary());
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn roles(args: RolesArgs) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut spec = ClusterSpec::new(dir.path());
+    spec.bin_dir = bin_dir(args.bin_dir);
+    let cluster = Cluster::up(&spec).context("starting the cluster")?;
+    std::thread::sleep(Duration::from_secs(2));
+    let ca = std::fs::read(&cluster.pki().ca.cert)?;
+    for role in [Role::Extensions, Role::Core, Role::Aggregator] {
+        let delegates = match role.delegate() {
+            Some(next) => cluster.urls(next),
+            None => Vec::new(),
+        };
+        let mut times = Vec::new();
+        for _ in 0..args.starts {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")?
+                .local_addr()?
+                .port();
+            let flags = kas_local::cluster::role_args(
+                role,
+                port,
+                cluster.pki(),
+                &cluster.etcd_url(),
+                &delegates,
+            );
+            let started = Instant::now();
+            let mut child = std::process::Command::new(spec.bin_dir.join(role.binary_name()))
+                .args(&flags)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()?;
+            let url = format!("https://127.0.0.1:{port}/readyz");
+            let ready = loop {
+                if let Ok((200, _)) = kas_local::probe::get(&url, &ca, None, None) {
+                    break started.elapsed();
+                }
+                if started.elapsed() > Duration::from_secs(10) {
+                    let _ = child.kill();
+                    bail!("{role} did not become ready");
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            };
+            let _ = child.kill();
+            let _ = child.wait();
+            times.push(ready.as_secs_f64() * 1e3);
+        }
+        let pid = cluster.pid(role, 0).context("pid")?;
+        let rss = rss_kib(pid)?;
+        println!(
+            "{role}: start-to-ready median {:.0} ms over {} starts; idle RSS {:.1} MiB",
+            median(&mut times),
+            args.starts,
+            rss as f64 / 1024.0
+        );
+    }
+    Ok(())
+}
+
+fn rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .context("VmRSS")
+}

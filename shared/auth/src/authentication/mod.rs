@@ -3,6 +3,7 @@
 
 pub mod anonymous;
 pub mod group_adder;
+mod peer;
 pub mod request_header;
 #[cfg(test)]
 mod testing;
@@ -15,21 +16,16 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use http::HeaderMap;
-use rustls_pki_types::CertificateDer;
 
 use crate::{Result, UserInfo};
 
 pub use anonymous::Anonymous;
 pub use group_adder::AuthenticatedGroupAdder;
+pub use peer::PeerCertificates;
 pub use request_header::{RequestHeaderAuthenticator, RequestHeaderConfig};
 pub use token_file::TokenFileAuthenticator;
 pub use union::Union;
 pub use x509::X509Authenticator;
-
-/// The verified-by-TLS peer certificate chain of the connection a request arrived on
-/// (leaf first). Inserted as a request extension by the server's accept loop.
-#[derive(Clone, Debug)]
-pub struct PeerCertificates(pub Arc<Vec<CertificateDer<'static>>>);
 
 /// What an authenticator may look at.
 pub struct AuthRequest<'a> {

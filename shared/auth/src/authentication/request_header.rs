@@ -73,6 +73,7 @@ impl RequestHeaderConfig {
 #[derive(Clone, Debug)]
 pub struct RequestHeaderAuthenticator {
     ca: CaVerifier,
+    memo_key: usize,
     allowed_names: Vec<String>,
     username_headers: Vec<HeaderName>,
     uid_headers: Vec<HeaderName>,
@@ -94,6 +95,7 @@ impl RequestHeaderAuthenticator {
     fn with_ca(ca: CaVerifier, cfg: &RequestHeaderConfig) -> Result<Self> {
         Ok(RequestHeaderAuthenticator {
             ca,
+            memo_key: super::peer::next_memo_key(),
             allowed_names: cfg.allowed_names.clone(),
             username_headers: header_names(&cfg.username_headers),
             uid_headers: header_names(&cfg.uid_headers),
@@ -103,22 +105,35 @@ impl RequestHeaderAuthenticator {
     }
 
     fn authenticate_sync(&self, req: &AuthRequest<'_>) -> Result<Option<Response>> {
-        let leaf = match self.ca.verify(req.peer_certificates) {
-            Ok(Some(leaf)) => leaf,
-            Ok(None) => return Ok(None),
-            Err(cause) => return Err(Error::InvalidCredentials(cause)),
+        let Some(peer) = req.peer_certificates else {
+            return Ok(None);
         };
-        if !self.allowed_names.is_empty() {
-            let cn = CertInfo::parse(leaf)
-                .map_err(Error::InvalidCredentials)?
-                .common_name;
-            if !self.allowed_names.contains(&cn) {
-                return Err(Error::InvalidCredentials(format!(
-                    "x509: subject with cn={cn} is not in the allowed list"
-                )));
-            }
+        // Whether this connection's certificate may speak for users is the same for all
+        // its requests: computed once per connection.
+        let trusted = peer
+            .memoize(self.memo_key, || self.trusts(req))
+            .map_err(Error::InvalidCredentials)?;
+        if !trusted {
+            return Ok(None);
         }
         Ok(self.user_from_headers(req.headers))
+    }
+
+    /// `Ok(false)` with no certificate; an error for one that does not verify or whose
+    /// common name is not allowed.
+    fn trusts(&self, req: &AuthRequest<'_>) -> Result<bool, String> {
+        let Some(leaf) = self.ca.verify(req.peer_certificates)? else {
+            return Ok(false);
+        };
+        if !self.allowed_names.is_empty() {
+            let cn = CertInfo::parse(leaf)?.common_name;
+            if !self.allowed_names.contains(&cn) {
+                return Err(format!(
+                    "x509: subject with cn={cn} is not in the allowed list"
+                ));
+            }
+        }
+        Ok(true)
     }
 
     /// Upstream's `requestHeaderAuthRequestHandler`: no username, no opinion.

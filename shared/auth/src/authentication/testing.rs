@@ -1,7 +1,5 @@
 //! Test fixtures: a throwaway CA and the client certificates it signs.
 
-use std::sync::Arc;
-
 use http::HeaderMap;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
@@ -75,7 +73,7 @@ impl Pki {
         let cert = params.signed_by(&key, &self.issuer).unwrap();
         let mut chain = vec![cert.der().clone()];
         chain.extend(self.intermediates.iter().cloned());
-        PeerCertificates(Arc::new(chain))
+        PeerCertificates::new(chain)
     }
 }
 

@@ -75,7 +75,7 @@ impl CaVerifier {
         &self,
         peer: Option<&'c PeerCertificates>,
     ) -> Result<Option<&'c CertificateDer<'static>>, String> {
-        let Some((leaf, intermediates)) = peer.and_then(|p| p.0.split_first()) else {
+        let Some((leaf, intermediates)) = peer.and_then(|p| p.chain().split_first()) else {
             return Ok(None);
         };
         self.verifier
@@ -180,12 +180,14 @@ fn column_separated_hex(bytes: &[u8]) -> String {
 #[derive(Clone, Debug)]
 pub struct X509Authenticator {
     ca: CaVerifier,
+    memo_key: usize,
 }
 
 impl X509Authenticator {
     /// Reads a PEM bundle of CA certificates (`--client-ca-file`).
     pub fn from_ca_file(path: impl AsRef<Path>) -> Result<Self> {
         Ok(X509Authenticator {
+            memo_key: super::peer::next_memo_key(),
             ca: CaVerifier::from_file(path.as_ref())?,
         })
     }
@@ -193,18 +195,33 @@ impl X509Authenticator {
     /// A PEM bundle already in memory.
     pub fn from_pem(pem: &[u8]) -> Result<Self> {
         Ok(X509Authenticator {
+            memo_key: super::peer::next_memo_key(),
             ca: CaVerifier::from_pem(pem, "<in memory>")?,
         })
     }
 
+    /// The answer for a connection is the same for all its requests: computed once.
     fn authenticate_sync(&self, req: &AuthRequest<'_>) -> Result<Option<Response>> {
+        let Some(peer) = req.peer_certificates else {
+            return Ok(None);
+        };
+        peer.memoize(self.memo_key, || {
+            self.authenticate_chain(req).map_err(|e| match e {
+                Error::InvalidCredentials(message) => message,
+                other => other.to_string(),
+            })
+        })
+        .map_err(Error::InvalidCredentials)
+    }
+
+    fn authenticate_chain(&self, req: &AuthRequest<'_>) -> Result<Option<Response>> {
         let leaf = match self.ca.verify(req.peer_certificates) {
             Ok(Some(leaf)) => leaf,
             Ok(None) => return Ok(None),
             Err(cause) => {
                 let id = req
                     .peer_certificates
-                    .and_then(|p| p.0.first())
+                    .and_then(|p| p.chain().first())
                     .and_then(|leaf| CertInfo::parse(leaf).ok())
                     .map(|info| info.identifier())
                     .unwrap_or_default();
@@ -325,7 +342,7 @@ mod tests {
     async fn chain_through_sent_intermediate_verifies() {
         let root = Pki::new();
         let auth = X509Authenticator::from_pem(root.ca_pem.as_bytes()).unwrap();
-        let mut chain = root.intermediate().client("ivan", &[]);
+        let chain = root.intermediate().client("ivan", &[]);
         let headers = http::HeaderMap::new();
         let req = request("/", &headers, Some(&chain));
         assert_eq!(
@@ -333,7 +350,7 @@ mod tests {
             "ivan"
         );
         // Without the intermediate the leaf cannot be tied to the root.
-        std::sync::Arc::make_mut(&mut chain.0).truncate(1);
+        let chain = PeerCertificates::new(chain.chain()[..1].to_vec());
         let req = request("/", &headers, Some(&chain));
         assert!(auth.authenticate(&req).await.is_err());
     }

@@ -57,7 +57,9 @@ pub struct AuthenticationOptions {
 impl AuthenticationOptions {
     pub fn validate(&self) -> Vec<String> {
         let mut errs = Vec::new();
-        if self.requestheader_client_ca_file.is_none() && !self.requestheader_allowed_names.is_empty() {
+        if self.requestheader_client_ca_file.is_none()
+            && !self.requestheader_allowed_names.is_empty()
+        {
             errs.push(
                 "--requestheader-allowed-names requires --requestheader-client-ca-file".to_owned(),
             );
@@ -84,23 +86,28 @@ impl AuthenticationOptions {
         AuthenticationConfig {
             client_ca_file: self.client_ca_file.clone(),
             token_auth_file: self.token_auth_file.clone(),
-            request_header: self.requestheader_client_ca_file.as_ref().map(|ca| RequestHeaderConfig {
-                client_ca_file: ca.clone(),
-                allowed_names: self.requestheader_allowed_names.clone(),
-                username_headers: self.requestheader_username_headers.clone(),
-                uid_headers: self.requestheader_uid_headers.clone(),
-                group_headers: self.requestheader_group_headers.clone(),
-                extra_header_prefixes: self.requestheader_extra_headers_prefix.clone(),
+            request_header: self.requestheader_client_ca_file.as_ref().map(|ca| {
+                RequestHeaderConfig {
+                    client_ca_file: ca.clone(),
+                    allowed_names: self.requestheader_allowed_names.clone(),
+                    username_headers: self.requestheader_username_headers.clone(),
+                    uid_headers: self.requestheader_uid_headers.clone(),
+                    group_headers: self.requestheader_group_headers.clone(),
+                    extra_header_prefixes: self.requestheader_extra_headers_prefix.clone(),
+                }
             }),
             anonymous,
         }
     }
 
     pub fn apply_to(&self, config: &mut Config, anonymous_by_default: bool) -> Result<()> {
-        config.authenticator = Some(kas_auth::authentication::build(&self.to_config(anonymous_by_default))?);
-        config.request_header = self.requestheader_client_ca_file.clone().map(|ca| {
-            (ca, self.requestheader_allowed_names.clone())
-        });
+        config.authenticator = Some(kas_auth::authentication::build(
+            &self.to_config(anonymous_by_default),
+        )?);
+        config.request_header = self
+            .requestheader_client_ca_file
+            .clone()
+            .map(|ca| (ca, self.requestheader_allowed_names.clone()));
         Ok(())
     }
 }

@@ -19,7 +19,9 @@ impl AuthorizationOptions {
         let mut seen = std::collections::BTreeSet::new();
         for mode in &self.authorization_mode {
             if !seen.insert(mode) {
-                errs.push(format!("authorization-mode {mode:?} has mode specified more than once"));
+                errs.push(format!(
+                    "authorization-mode {mode:?} has mode specified more than once"
+                ));
             }
         }
         errs

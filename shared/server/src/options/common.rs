@@ -3,8 +3,8 @@
 use clap::Args;
 
 use super::{
-    AuthenticationOptions, AuthorizationOptions, EtcdOptions, LoggingOptions,
-    SecureServingOptions, ServerRunOptions, TracingOptions,
+    AuthenticationOptions, AuthorizationOptions, EtcdOptions, LoggingOptions, SecureServingOptions,
+    ServerRunOptions, TracingOptions,
 };
 use crate::config::Config;
 use crate::{Error, Result};

@@ -33,7 +33,9 @@ impl EtcdOptions {
             errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
         }
         if self.etcd_cafile.is_some() || self.etcd_certfile.is_some() {
-            errs.push("etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet".to_owned());
+            errs.push(
+                "etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet".to_owned(),
+            );
         }
         errs
     }

@@ -7,8 +7,8 @@ mod common;
 mod duration;
 mod etcd;
 mod logging;
-mod serving;
 mod server_run;
+mod serving;
 
 pub use authentication::AuthenticationOptions;
 pub use authorization::AuthorizationOptions;

@@ -47,9 +47,12 @@ impl SecureServingOptions {
             _ => kas_tls::ensure_self_signed(&self.cert_dir, &[])?,
         };
         let cas: Vec<&std::path::Path> = client_ca_files.iter().map(PathBuf::as_path).collect();
-        config.tls = Some(std::sync::Arc::new(kas_tls::server_config(&cert, &key, &cas)?));
+        config.tls = Some(std::sync::Arc::new(kas_tls::server_config(
+            &cert, &key, &cas,
+        )?));
         let addr = SocketAddr::new(self.bind_address, self.secure_port);
-        let listener = std::net::TcpListener::bind(addr).map_err(|source| Error::Bind { addr, source })?;
+        let listener =
+            std::net::TcpListener::bind(addr).map_err(|source| Error::Bind { addr, source })?;
         listener
             .set_nonblocking(true)
             .map_err(|source| Error::Bind { addr, source })?;
