@@ -241,6 +241,9 @@ async fn sigterm_fails_readyz_during_the_shutdown_delay_while_livez_succeeds() {
             s.extra_args
                 .insert(role, vec!["--shutdown-delay-duration".into(), "3s".into()]);
         }
+        if let Some(args) = s.extra_args.get_mut(&Role::Extensions) {
+            args.extend(["--logging-format".into(), "json".into()]);
+        }
     });
     for role in [Role::Extensions, Role::Aggregator] {
         let base = c.url(role, 0);
@@ -281,4 +284,15 @@ async fn sigterm_fails_readyz_during_the_shutdown_delay_while_livez_succeeds() {
         let status = status.unwrap_or_else(|| panic!("{role} did not exit"));
         assert!(status.success(), "{role} exited with {status}");
     }
+
+    // --logging-format=json: every line extensions wrote is a JSON object, shutdown included.
+    let log = std::fs::read_to_string(c.log_path(Role::Extensions, 0)).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["message"] == "shutdown complete"),
+        "{log}"
+    );
 }

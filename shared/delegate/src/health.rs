@@ -27,25 +27,41 @@ pub(crate) async fn watch(endpoint: Arc<Endpoint>) {
         match subscribe(&endpoint).await {
             Ok(mut stream) => {
                 backoff = MIN_BACKOFF;
+                let mut heard = false;
                 loop {
                     match tokio::time::timeout(SILENCE_LIMIT, stream.message()).await {
-                        Ok(Ok(Some(r))) => endpoint.set_state(if r.ready && !r.shutting_down {
-                            EndpointState::Ready
-                        } else {
-                            EndpointState::NotReady
-                        }),
+                        Ok(Ok(Some(r))) => {
+                            heard = true;
+                            endpoint.set_state(if r.ready && !r.shutting_down {
+                                EndpointState::Ready
+                            } else {
+                                EndpointState::NotReady
+                            });
+                        }
                         Ok(Ok(None)) => break,
+                        Ok(Err(status)) if !heard => {
+                            // It answered, but not with a readiness stream.
+                            tracing::warn!(endpoint = %endpoint.name, %status, "endpoint does not stream its readiness");
+                            endpoint.set_state(EndpointState::Unknown);
+                            backoff = MAX_BACKOFF;
+                            break;
+                        }
                         Ok(Err(status)) => {
                             tracing::debug!(endpoint = %endpoint.name, %status, "readiness stream failed");
+                            endpoint.set_state(EndpointState::Down);
                             break;
                         }
                         Err(_) => {
                             tracing::warn!(endpoint = %endpoint.name, "peer went silent");
+                            endpoint.set_state(EndpointState::Down);
                             break;
                         }
                     }
                 }
-                endpoint.set_state(EndpointState::Down);
+                if heard && endpoint.state() != EndpointState::Down {
+                    // The stream ended cleanly: the peer is going away.
+                    endpoint.set_state(EndpointState::Down);
+                }
             }
             Err(Subscribe::Unreachable(e)) => {
                 tracing::debug!(endpoint = %endpoint.name, error = %e, "endpoint unreachable");

@@ -115,7 +115,7 @@ impl Pool {
             tls: TlsConnector::from(Arc::new(tls)),
         });
         match parsed.as_slice() {
-            [one] if one.is_dns_name() && one.host != "localhost" => {
+            [one] if one.is_dns_name() => {
                 let weak = Arc::downgrade(&pool);
                 let one = one.clone();
                 tokio::spawn(async move { resolve_loop(weak, one).await });
