@@ -1,0 +1,109 @@
+//! `ResourceDescriptor`: everything about a resource that is data. Discovery, routing and
+//! the handlers read it; nothing probes a store to find out what it can do.
+
+/// Upstream's verbs, as discovery lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verb {
+    Create,
+    Delete,
+    DeleteCollection,
+    Get,
+    List,
+    Patch,
+    Update,
+    Watch,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Patch => "patch",
+            Verb::Update => "update",
+            Verb::Watch => "watch",
+        }
+    }
+
+    /// The full set a plain read-write resource has.
+    pub const ALL: &'static [Verb] = &[
+        Verb::Create,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Update,
+        Verb::Watch,
+    ];
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+}
+
+/// A subresource served by the generic store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// `/status`: get, update and patch of `.status` only.
+    Status,
+    /// `/scale`: autoscaling/v1 Scale view of replicas.
+    Scale,
+}
+
+/// A column of the Table view (`kubectl get`), after upstream's TableColumnDefinition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableColumn {
+    pub name: &'static str,
+    /// OpenAPI type: string, integer, date, ...
+    pub type_: &'static str,
+    pub format: &'static str,
+    pub description: &'static str,
+    /// 0 is shown by default; higher only with `-o wide`.
+    pub priority: i32,
+}
+
+/// Everything about a resource that is data.
+#[derive(Clone, Debug)]
+pub struct ResourceDescriptor {
+    /// "" for the legacy core group.
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub list_kind: &'static str,
+    /// The resource name in URLs, e.g. "configmaps".
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    pub scope: Scope,
+    pub verbs: &'static [Verb],
+    pub subresources: &'static [Subresource],
+    /// Columns after the name column every table has.
+    pub table_columns: &'static [TableColumn],
+    /// The etcd key segment, usually the plural (`/registry/<this>/<ns>/<name>`).
+    pub storage_resource: &'static str,
+}
+
+impl ResourceDescriptor {
+    pub fn namespaced(&self) -> bool {
+        self.scope == Scope::Namespaced
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_owned()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub fn allows(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
+}

@@ -1,0 +1,16 @@
+//! kas-registry: resources served from storage, after upstream's `pkg/registry/generic` and
+//! `pkg/endpoints/handlers`. A resource is a `ResourceDescriptor` (data: names, scope,
+//! verbs, subresources, columns) plus a `Strategy` (code: prepare, validate, canonicalize,
+//! field sets); one generic `Store` and one set of REST handlers serve every resource,
+//! built-in or custom.
+//!
+//! Depends on the storage trait, never on an implementation (etcd, the watch cache).
+
+pub mod descriptor;
+pub mod discovery;
+pub mod meta;
+pub mod rest;
+pub mod strategy;
+
+pub use descriptor::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
+pub use strategy::Strategy;

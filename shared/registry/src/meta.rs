@@ -1,0 +1,112 @@
+//! Reading and writing `metadata` of JSON objects, and upstream's system fields.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+pub fn metadata(obj: &Value) -> Option<&Map<String, Value>> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+/// `metadata`, created when missing or not an object.
+pub fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut().expect("just made an object")
+}
+
+pub fn str_field<'a>(obj: &'a Value, field: &str) -> &'a str {
+    metadata(obj)
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+pub fn name(obj: &Value) -> &str {
+    str_field(obj, "name")
+}
+
+pub fn namespace(obj: &Value) -> &str {
+    str_field(obj, "namespace")
+}
+
+pub fn labels(obj: &Value) -> BTreeMap<String, String> {
+    metadata(obj)
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .map(|l| {
+            l.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `metadata.name` and `metadata.namespace` (upstream's `DefaultClusterScopedAttr` /
+/// `DefaultNamespaceScopedAttr`).
+pub fn default_field_set(obj: &Value) -> BTreeMap<String, String> {
+    let mut set = BTreeMap::new();
+    set.insert("metadata.name".to_owned(), name(obj).to_owned());
+    set.insert("metadata.namespace".to_owned(), namespace(obj).to_owned());
+    set
+}
+
+/// RFC 3339 with second precision, UTC (`metav1.Time`'s wire format).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+    }
+
+    #[test]
+    fn metadata_is_created_on_demand() {
+        let mut obj = serde_json::json!({"kind": "ConfigMap"});
+        metadata_mut(&mut obj).insert("name".into(), "a".into());
+        assert_eq!(name(&obj), "a");
+        assert_eq!(namespace(&obj), "");
+        let mut not_object = serde_json::json!(3);
+        metadata_mut(&mut not_object);
+        assert!(not_object["metadata"].is_object());
+    }
+}

@@ -1,0 +1,292 @@
+//! Query parameters of the REST verbs, parsed and validated as upstream's
+//! `metainternalversion.ListOptions`, `GetOptions`, `CreateOptions`, `UpdateOptions`,
+//! `PatchOptions` and `DeleteOptions` are, with upstream's messages.
+
+use kas_apimachinery::{Status, StatusCause};
+use kas_endpoints::url::Query;
+
+/// `resourceVersionMatch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceVersionMatch {
+    NotOlderThan,
+    Exact,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    pub label_selector: String,
+    pub field_selector: String,
+    pub watch: bool,
+    pub allow_watch_bookmarks: bool,
+    pub resource_version: Option<String>,
+    pub resource_version_match: Option<ResourceVersionMatch>,
+    pub timeout_seconds: Option<i64>,
+    pub limit: Option<i64>,
+    pub continue_token: Option<String>,
+    pub send_initial_events: Option<bool>,
+}
+
+/// `fieldValidation`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub field_manager: Option<String>,
+    pub field_validation: FieldValidation,
+}
+
+fn bad_request(message: String) -> Status {
+    Status::bad_request(&message)
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, Status> {
+    match v {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(bad_request(format!(
+            "failed to parse query parameter {key:?}: strconv.ParseBool: parsing {v:?}: invalid syntax"
+        ))),
+    }
+}
+
+fn parse_i64(key: &str, v: &str) -> Result<i64, Status> {
+    v.parse().map_err(|_| {
+        bad_request(format!(
+            "failed to parse query parameter {key:?}: strconv.ParseInt: parsing {v:?}: invalid syntax"
+        ))
+    })
+}
+
+/// The validation error upstream returns for bad list options.
+fn invalid(causes: Vec<StatusCause>) -> Status {
+    Status::invalid("meta.k8s.io", "ListOptions", "", causes)
+}
+
+fn forbidden(field: &str, message: &str) -> StatusCause {
+    StatusCause {
+        reason: Some("FieldValueForbidden".to_owned()),
+        message: Some(format!("Forbidden: {message}")),
+        field: Some(field.to_owned()),
+    }
+}
+
+impl ListOptions {
+    /// Parses and validates (upstream's `ValidateListOptions`); `watch` is true for the
+    /// legacy `/watch/` paths as well as `?watch=true`.
+    pub fn parse(query: Option<&str>, watch_path: bool) -> Result<ListOptions, Status> {
+        let q = Query::parse(query.unwrap_or(""));
+        let mut o = ListOptions {
+            label_selector: q.first("labelSelector").unwrap_or("").to_owned(),
+            field_selector: q.first("fieldSelector").unwrap_or("").to_owned(),
+            watch: watch_path,
+            ..ListOptions::default()
+        };
+        if let Some(v) = q.first("watch") {
+            o.watch |= parse_bool("watch", v)?;
+        }
+        if let Some(v) = q.first("allowWatchBookmarks") {
+            o.allow_watch_bookmarks = parse_bool("allowWatchBookmarks", v)?;
+        }
+        o.resource_version = q
+            .first("resourceVersion")
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
+        o.resource_version_match = match q.first("resourceVersionMatch").unwrap_or("") {
+            "" => None,
+            "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
+            "Exact" => Some(ResourceVersionMatch::Exact),
+            other => {
+                return Err(invalid(vec![StatusCause {
+                    reason: Some("FieldValueNotSupported".to_owned()),
+                    message: Some(format!(
+                        "Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    )),
+                    field: Some("resourceVersionMatch".to_owned()),
+                }]));
+            }
+        };
+        if let Some(v) = q.first("timeoutSeconds") {
+            o.timeout_seconds = Some(parse_i64("timeoutSeconds", v)?);
+        }
+        if let Some(v) = q.first("limit") {
+            o.limit = Some(parse_i64("limit", v)?).filter(|l| *l > 0);
+        }
+        o.continue_token = q
+            .first("continue")
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
+        if let Some(v) = q.first("sendInitialEvents") {
+            o.send_initial_events = Some(parse_bool("sendInitialEvents", v)?);
+        }
+        o.validate()?;
+        Ok(o)
+    }
+
+    fn validate(&self) -> Result<(), Status> {
+        let mut causes = Vec::new();
+        let rv = self.resource_version.as_deref().unwrap_or("");
+        if let Some(m) = self.resource_version_match {
+            if self.watch {
+                if self.send_initial_events.is_none() {
+                    causes.push(forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch",
+                    ));
+                }
+            } else if rv.is_empty() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            } else if self.continue_token.is_some() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            } else if m == ResourceVersionMatch::Exact && rv == "0" {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if let Some(send) = self.send_initial_events {
+            if !self.watch {
+                causes.push(forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for list",
+                ));
+            } else if send || self.resource_version_match.is_some() {
+                if self.resource_version_match != Some(ResourceVersionMatch::NotOlderThan) {
+                    causes.push(forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    ));
+                }
+                if !self.allow_watch_bookmarks {
+                    causes.push(forbidden(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    ));
+                }
+            }
+        }
+        if causes.is_empty() {
+            Ok(())
+        } else {
+            Err(invalid(causes))
+        }
+    }
+}
+
+impl WriteOptions {
+    /// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options).
+    pub fn parse(query: Option<&str>) -> Result<WriteOptions, Status> {
+        let q = Query::parse(query.unwrap_or(""));
+        let mut o = WriteOptions::default();
+        for v in q.all("dryRun") {
+            if v != "All" {
+                return Err(Status::invalid(
+                    "meta.k8s.io",
+                    "CreateOptions",
+                    "",
+                    vec![StatusCause {
+                        reason: Some("FieldValueNotSupported".to_owned()),
+                        message: Some(format!(
+                            "Unsupported value: {v:?}: supported values: \"All\""
+                        )),
+                        field: Some("dryRun".to_owned()),
+                    }],
+                ));
+            }
+            o.dry_run = true;
+        }
+        o.field_manager = q.first("fieldManager").map(str::to_owned);
+        o.field_validation = match q.first("fieldValidation").unwrap_or("") {
+            "" | "Warn" => FieldValidation::Warn,
+            "Ignore" => FieldValidation::Ignore,
+            "Strict" => FieldValidation::Strict,
+            other => {
+                return Err(bad_request(format!(
+                    "fieldValidation parameter unsupported: {other}. Must be one of Ignore, Warn, Strict"
+                )));
+            }
+        };
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_options_parse() {
+        let o = ListOptions::parse(
+            Some("labelSelector=a%3Db&limit=10&continue=xyz&watch=0"),
+            false,
+        )
+        .unwrap();
+        assert_eq!(o.label_selector, "a=b");
+        assert_eq!(o.limit, Some(10));
+        assert_eq!(o.continue_token.as_deref(), Some("xyz"));
+        assert!(!o.watch);
+        assert!(ListOptions::parse(Some("watch=1"), false).unwrap().watch);
+        assert!(ListOptions::parse(None, true).unwrap().watch);
+        assert_eq!(
+            ListOptions::parse(Some("limit=0"), false).unwrap().limit,
+            None
+        );
+    }
+
+    #[test]
+    fn list_options_errors_are_upstreams() {
+        let e = ListOptions::parse(Some("limit=abc"), false).unwrap_err();
+        assert_eq!(e.code, 400);
+        let e = ListOptions::parse(Some("resourceVersionMatch=Exact"), false).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message.as_deref(),
+            Some(
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+            )
+        );
+        let e = ListOptions::parse(Some("resourceVersion=0&resourceVersionMatch=Exact"), false)
+            .unwrap_err();
+        assert!(e.message.unwrap().contains("\"exact\" is forbidden"));
+        assert!(
+            ListOptions::parse(
+                Some("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
+                false
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn write_options() {
+        let o = WriteOptions::parse(Some(
+            "dryRun=All&fieldValidation=Strict&fieldManager=kubectl",
+        ))
+        .unwrap();
+        assert!(o.dry_run);
+        assert_eq!(o.field_validation, FieldValidation::Strict);
+        assert_eq!(
+            WriteOptions::parse(Some("dryRun=Some")).unwrap_err().code,
+            422
+        );
+        assert_eq!(
+            WriteOptions::parse(Some("fieldValidation=x"))
+                .unwrap_err()
+                .code,
+            400
+        );
+    }
+}
