@@ -1,7 +1,18 @@
 //! Field selectors (`fieldSelector=metadata.name=foo,status.phase!=Running`), parsed as
-//! upstream's `k8s.io/apimachinery/pkg/fields` parses them.
+//! upstream's `k8s.io/apimachinery/pkg/fields` parses them. The field set an object is
+//! matched against (`metadata.name`, `metadata.namespace`, ...) is computed by each
+//! resource's strategy; a field missing from the set reads as `""`, as upstream's
+//! `Fields.Get` does.
+
+use std::collections::BTreeMap;
+use std::fmt;
 
 use thiserror::Error;
+
+pub use crate::selection::Operator;
+
+/// Upstream `fields.Set`: field name to value.
+pub type Fields = BTreeMap<String, String>;
 
 /// Why a field selector does not parse; the messages are upstream's.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -30,7 +41,120 @@ pub struct Selector {
     pub terms: Vec<Term>,
 }
 
+/// Upstream `fields.Requirement`: one term, operator `Equals` or `NotEquals`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    pub operator: Operator,
+    pub field: String,
+    pub value: String,
+}
+
+impl Term {
+    pub fn field(&self) -> &str {
+        match self {
+            Term::Equals { field, .. } | Term::NotEquals { field, .. } => field,
+        }
+    }
+
+    pub fn value(&self) -> &str {
+        match self {
+            Term::Equals { value, .. } | Term::NotEquals { value, .. } => value,
+        }
+    }
+
+    /// Upstream `hasTerm.Matches` / `notHasTerm.Matches`.
+    pub fn matches(&self, fields: &Fields) -> bool {
+        let have = fields.get(self.field()).map_or("", String::as_str);
+        match self {
+            Term::Equals { value, .. } => have == value,
+            Term::NotEquals { value, .. } => have != value,
+        }
+    }
+
+    pub fn requirement(&self) -> Requirement {
+        let operator = match self {
+            Term::Equals { .. } => Operator::Equals,
+            Term::NotEquals { .. } => Operator::NotEquals,
+        };
+        Requirement {
+            operator,
+            field: self.field().to_owned(),
+            value: self.value().to_owned(),
+        }
+    }
+}
+
+/// Upstream's term `String()`: `field=value` or `field!=value` with the value escaped
+/// (`==` prints as `=`).
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = match self {
+            Term::Equals { .. } => "=",
+            Term::NotEquals { .. } => "!=",
+        };
+        write!(f, "{}{op}{}", self.field(), escape_value(self.value()))
+    }
+}
+
 impl Selector {
+    /// Upstream `Everything()`.
+    pub fn everything() -> Selector {
+        Selector::default()
+    }
+
+    /// Upstream `OneTermEqualSelector(field, value)`.
+    pub fn one_term_equal(field: &str, value: &str) -> Selector {
+        Selector {
+            terms: vec![Term::Equals {
+                field: field.to_owned(),
+                value: value.to_owned(),
+            }],
+        }
+    }
+
+    /// Upstream `SelectorFromSet`: `field=value` for each entry (in key order).
+    pub fn from_set(set: &Fields) -> Selector {
+        let terms = set
+            .iter()
+            .map(|(field, value)| Term::Equals {
+                field: field.clone(),
+                value: value.clone(),
+            })
+            .collect();
+        Selector { terms }
+    }
+
+    /// Upstream `Matches(fields)`: every term holds.
+    pub fn matches(&self, fields: &Fields) -> bool {
+        self.terms.iter().all(|t| t.matches(fields))
+    }
+
+    /// Upstream `Requirements()`.
+    pub fn requirements(&self) -> Vec<Requirement> {
+        self.terms.iter().map(Term::requirement).collect()
+    }
+
+    /// Upstream `Transform(fn)`: `fn` maps each `(field, value)`, e.g. to rename a
+    /// version-specific field label or reject an unsupported one. A term mapped to
+    /// `("", "")` is dropped, as upstream drops it.
+    pub fn transform<E>(
+        &self,
+        mut f: impl FnMut(&str, &str) -> Result<(String, String), E>,
+    ) -> Result<Selector, E> {
+        let mut terms = Vec::with_capacity(self.terms.len());
+        for term in &self.terms {
+            let (field, value) = f(term.field(), term.value())?;
+            if field.is_empty() && value.is_empty() {
+                continue;
+            }
+            terms.push(match term {
+                Term::Equals { .. } => Term::Equals { field, value },
+                Term::NotEquals { .. } => Term::NotEquals { field, value },
+            });
+        }
+        Ok(Selector { terms })
+    }
+
     /// True if the selector does not restrict anything.
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
@@ -43,6 +167,59 @@ impl Selector {
             _ => None,
         })
     }
+}
+
+/// Upstream `String()`: the terms joined by `,`, values escaped; parsing it again gives
+/// the same selector.
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, term) in self.terms.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{term}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for Selector {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Selector> {
+        parse_selector(s)
+    }
+}
+
+/// Why `parse_and_transform_selector` failed: the selector, or the transform.
+#[derive(Debug, Error)]
+pub enum TransformError<E: std::error::Error + 'static> {
+    #[error(transparent)]
+    Parse(#[from] Error),
+    #[error(transparent)]
+    Transform(E),
+}
+
+/// Upstream `ParseAndTransformSelector`.
+pub fn parse_and_transform_selector<E: std::error::Error + 'static>(
+    selector: &str,
+    f: impl FnMut(&str, &str) -> Result<(String, String), E>,
+) -> Result<Selector, TransformError<E>> {
+    parse_selector(selector)?
+        .transform(f)
+        .map_err(TransformError::Transform)
+}
+
+/// Upstream `fields.EscapeValue`: `\`, `,` and `=` get a backslash.
+pub fn escape_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | ',' | '=') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Upstream `fields.ParseSelector`.
@@ -198,5 +375,189 @@ mod tests {
                 .to_string(),
             "invalid selector: 'metadata.name=name1,foo'; can't understand 'foo'"
         );
+    }
+
+    fn fields(pairs: &[(&str, &str)]) -> Fields {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn good_selectors_round_trip() {
+        for s in [
+            "x=a,y=b,z=c",
+            "",
+            "x!=a,y=b",
+            r"x=a||y\=b",
+            r"x=a\=\=b",
+            r"x=a\,b",
+            r"x=a\\b",
+        ] {
+            let sel = parse_selector(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(sel.to_string(), s);
+        }
+        // "==" prints as "=", and terms print in sorted order.
+        assert_eq!(parse_selector("b==1,a=2").unwrap().to_string(), "a=2,b=1");
+    }
+
+    #[test]
+    fn bad_selectors() {
+        for s in [
+            "x=a||y=b",
+            "x==a==b",
+            "x=a,b",
+            "x in (a)",
+            "x in (a,b,c)",
+            "x",
+        ] {
+            assert!(parse_selector(s).is_err(), "{s}");
+        }
+    }
+
+    fn expect(sel: &str, set: &Fields, want: bool) {
+        let s = parse_selector(sel).unwrap();
+        assert_eq!(s.matches(set), want, "{sel} vs {set:?}");
+    }
+
+    #[test]
+    fn matches() {
+        expect("", &fields(&[("x", "y")]), true);
+        expect("x=y", &fields(&[("x", "y")]), true);
+        expect("x=y,z=w", &fields(&[("x", "y"), ("z", "w")]), true);
+        expect("x!=y,z!=w", &fields(&[("x", "z"), ("z", "a")]), true);
+        expect("notin=in", &fields(&[("notin", "in")]), true);
+        expect("x=y", &fields(&[("x", "z")]), false);
+        expect("x=y,z=w", &fields(&[("x", "w"), ("z", "w")]), false);
+        expect("x!=y,z!=w", &fields(&[("x", "z"), ("z", "w")]), false);
+        // A missing field reads as "".
+        expect("x=", &fields(&[]), true);
+        expect("x!=", &fields(&[]), false);
+        expect("x!=y", &fields(&[]), true);
+        expect(r"x=a\,b", &fields(&[("x", "a,b")]), true);
+
+        let set = fields(&[("foo", "bar"), ("baz", "blah")]);
+        expect("foo=bar", &set, true);
+        expect("baz=blah", &set, true);
+        expect("foo=bar,baz=blah", &set, true);
+        expect("foo=blah", &set, false);
+        expect("baz=bar", &set, false);
+        expect("foo=bar,foobar=bar,baz=blah", &set, false);
+    }
+
+    #[test]
+    fn everything_and_sets() {
+        assert!(Selector::everything().matches(&fields(&[("x", "y")])));
+        assert!(Selector::everything().is_empty());
+        assert_eq!(Selector::everything().to_string(), "");
+        let set = fields(&[("foo", "bar"), ("baz", "blah")]);
+        assert!(Selector::from_set(&fields(&[])).matches(&set));
+        assert!(Selector::from_set(&fields(&[("foo", "bar")])).matches(&set));
+        assert!(Selector::from_set(&set).matches(&set));
+        assert!(!Selector::from_set(&fields(&[("foo", "x")])).matches(&set));
+        let one = Selector::one_term_equal("metadata.name", "a,b");
+        assert_eq!(one.to_string(), r"metadata.name=a\,b");
+        assert_eq!(one.requires_exact_match("metadata.name"), Some("a,b"));
+    }
+
+    #[test]
+    fn requirements() {
+        let s = parse_selector("b!=2,a==1").unwrap();
+        assert_eq!(
+            s.requirements(),
+            vec![
+                Requirement {
+                    operator: Operator::Equals,
+                    field: "a".into(),
+                    value: "1".into()
+                },
+                Requirement {
+                    operator: Operator::NotEquals,
+                    field: "b".into(),
+                    value: "2".into()
+                },
+            ]
+        );
+        assert!(Selector::everything().requirements().is_empty());
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("field label not supported: {0}")]
+    struct Unsupported(String);
+
+    #[test]
+    fn transform() {
+        type R = std::result::Result<(String, String), Unsupported>;
+        type Case = (
+            &'static str,
+            Box<dyn Fn(&str, &str) -> R>,
+            &'static str,
+            bool,
+        );
+        let identity = |f: &str, v: &str| -> R { Ok((f.into(), v.into())) };
+        let cases: Vec<Case> = vec![
+            ("", Box::new(identity), "", true),
+            ("a=b,c=d", Box::new(identity), "a=b,c=d", false),
+            (
+                "a=b,c=d",
+                Box::new(|f: &str, v: &str| -> R {
+                    if f == "a" {
+                        Ok(("e".into(), "f".into()))
+                    } else {
+                        Ok((f.into(), v.into()))
+                    }
+                }),
+                "e=f,c=d",
+                false,
+            ),
+            (
+                "a=b",
+                Box::new(|_: &str, _: &str| -> R { Ok((String::new(), String::new())) }),
+                "",
+                true,
+            ),
+            (
+                "a=b,c=d,e=f",
+                Box::new(|f: &str, v: &str| -> R {
+                    if f == "c" {
+                        Ok((String::new(), String::new()))
+                    } else {
+                        Ok((f.into(), v.into()))
+                    }
+                }),
+                "a=b,e=f",
+                false,
+            ),
+        ];
+        for (sel, f, want, empty) in cases {
+            let got = parse_selector(sel)
+                .unwrap()
+                .transform(|a, b| f(a, b))
+                .unwrap();
+            assert_eq!(got.to_string(), want, "{sel}");
+            assert_eq!(got.is_empty(), empty, "{sel}");
+        }
+        let not_eq = parse_selector("a!=b").unwrap().transform(identity).unwrap();
+        assert_eq!(not_eq.to_string(), "a!=b");
+
+        let err = parse_and_transform_selector("spec.foo=x", |f, _| -> R {
+            Err(Unsupported(f.to_owned()))
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "field label not supported: spec.foo");
+        let err = parse_and_transform_selector("x", identity).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid selector: 'x'; can't understand 'x'"
+        );
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(escape_value(r"a\b,c=d"), r"a\\b\,c\=d");
+        for v in ["", "plain", r"a\b,c=d", "==", r"\\"] {
+            assert_eq!(unescape_value(&escape_value(v)).unwrap(), v);
+        }
     }
 }

@@ -1,4 +1,13 @@
-//! Validation helpers that other layers need before any object exists.
+//! Validation helpers, after upstream's `k8s.io/apimachinery/pkg/util/validation` (string
+//! formats and their messages), `.../util/validation/field` (`field`), and
+//! `.../api/validation` (`path`, `meta`).
+//!
+//! Upstream checks formats with regular expressions; this crate has no regex engine, so each
+//! format is matched by hand. The `*_FMT` constants are kept because upstream quotes them in
+//! its messages.
+
+pub mod field;
+pub mod meta;
 
 /// Upstream `k8s.io/apimachinery/pkg/api/validation/path`.
 pub mod path {
@@ -36,3 +45,212 @@ pub mod path {
         }
     }
 }
+
+pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+pub const DNS1035_LABEL_MAX_LENGTH: usize = 63;
+pub const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
+pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
+
+pub const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+pub const DNS1123_SUBDOMAIN_FMT: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+pub const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+pub const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+pub const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+
+const DNS1123_LABEL_ERR_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_ERR_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_ERR_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const QUALIFIED_NAME_ERR_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_ERR_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// Upstream `MaxLenError`.
+pub fn max_len_error(length: usize) -> String {
+    format!("must be no more than {length} characters")
+}
+
+/// Upstream `RegexError`: `msg (e.g. 'a' or 'b', regex used for validation is 'fmt')`.
+pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{msg} (regex used for validation is '{fmt}')");
+    }
+    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    format!(
+        "{msg} (e.g. {}regex used for validation is '{fmt}')",
+        examples.join(" or ")
+    )
+}
+
+/// Upstream `EmptyError`.
+pub fn empty_error() -> String {
+    "must be non-empty".to_owned()
+}
+
+/// Upstream `InclusiveRangeError`.
+pub fn inclusive_range_error(lo: i64, hi: i64) -> String {
+    format!("must be between {lo} and {hi}, inclusive")
+}
+
+fn is_lower_alnum(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit()
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, whole string.
+fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => {
+            is_lower_alnum(f)
+                && is_lower_alnum(l)
+                && b.iter().all(|&c| is_lower_alnum(c) || c == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// `DNS1123_SUBDOMAIN_FMT`, whole string.
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// `[a-z]([-a-z0-9]*[a-z0-9])?`, whole string.
+fn matches_dns1035_label(s: &str) -> bool {
+    matches_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, whole string.
+fn matches_qualified_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => {
+            f.is_ascii_alphanumeric()
+                && l.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+/// Upstream `IsDNS1123Label`: the reasons `value` is not an RFC 1123 label, empty if it is.
+pub fn is_dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
+    }
+    if !matches_dns1123_label(value) {
+        if matches_dns1123_subdomain(value) {
+            // A valid subdomain that is no label: the length was checked, so it is the dots.
+            errs.push("must not contain dots".to_owned());
+        } else {
+            errs.push(regex_error(
+                DNS1123_LABEL_ERR_MSG,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream `IsDNS1123Subdomain`.
+pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !matches_dns1123_subdomain(value) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_ERR_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// Upstream `IsDNS1035Label`.
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1035_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1035_LABEL_MAX_LENGTH));
+    }
+    if !matches_dns1035_label(value) {
+        errs.push(regex_error(
+            DNS1035_LABEL_ERR_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
+fn qualified_name_regex_error() -> String {
+    regex_error(
+        QUALIFIED_NAME_ERR_MSG,
+        QUALIFIED_NAME_FMT,
+        &["MyName", "my.name", "123-abc"],
+    )
+}
+
+/// Upstream (1.33) `IsQualifiedName`, the format of label keys: an optional DNS subdomain
+/// prefix and `/`, then a name of at most 63 characters.
+pub fn is_qualified_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push(format!("prefix part {}", empty_error()));
+            } else {
+                errs.extend(
+                    is_dns1123_subdomain(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            errs.push(format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                qualified_name_regex_error()
+            ));
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push(format!("name part {}", empty_error()));
+    } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
+        errs.push(format!(
+            "name part {}",
+            max_len_error(QUALIFIED_NAME_MAX_LENGTH)
+        ));
+    }
+    if !matches_qualified_name(name) {
+        errs.push(format!("name part {}", qualified_name_regex_error()));
+    }
+    errs
+}
+
+/// Upstream `IsValidLabelValue`: empty, or a qualified-name-shaped string of at most 63
+/// characters.
+pub fn is_valid_label_value(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > LABEL_VALUE_MAX_LENGTH {
+        errs.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
+    }
+    if !value.is_empty() && !matches_qualified_name(value) {
+        errs.push(regex_error(
+            LABEL_VALUE_ERR_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests;
