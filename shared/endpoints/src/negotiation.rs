@@ -1,0 +1,907 @@
+//! Content negotiation, after upstream's `handlers/negotiation` (negotiate.go, errors.go) and
+//! the vendored `munnerz/goautoneg` Accept parser it relies on.
+//!
+//! The server advertises what upstream's codec factory advertises (JSON, YAML, protobuf, in
+//! that order), so 406 and 415 messages list the same types. Protobuf is not served yet: a
+//! clause that would select it is skipped, so a client that also accepts JSON (or `*/*`) gets
+//! JSON and a protobuf-only client gets 406.
+
+// Errors here are a `Status`, answered at once by the caller; boxing it would only move the
+// allocation to the rare failure path's caller.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+
+use kas_apimachinery::Status;
+
+use crate::url::Query;
+
+pub const MEDIA_TYPE_JSON: &str = "application/json";
+pub const MEDIA_TYPE_YAML: &str = "application/yaml";
+pub const MEDIA_TYPE_PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// Upstream `MediaTypesForSerializer`: every supported media type, in preference order.
+pub const SUPPORTED_MEDIA_TYPES: &[&str] = &[MEDIA_TYPE_JSON, MEDIA_TYPE_YAML, MEDIA_TYPE_PROTOBUF];
+
+/// Upstream's stream media types: those serializers with a stream serializer (YAML has none).
+pub const SUPPORTED_STREAM_MEDIA_TYPES: &[&str] = &[
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+];
+
+/// One of the server's serializers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MediaType {
+    Json,
+    Yaml,
+    Protobuf,
+}
+
+impl MediaType {
+    /// Preference order, as upstream's `SupportedMediaTypes()`.
+    pub const ALL: [MediaType; 3] = [MediaType::Json, MediaType::Yaml, MediaType::Protobuf];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaType::Json => MEDIA_TYPE_JSON,
+            MediaType::Yaml => MEDIA_TYPE_YAML,
+            MediaType::Protobuf => MEDIA_TYPE_PROTOBUF,
+        }
+    }
+
+    /// `("application", "json")` and so on.
+    pub fn type_and_subtype(self) -> (&'static str, &'static str) {
+        self.as_str()
+            .split_once('/')
+            .unwrap_or((self.as_str(), "*"))
+    }
+
+    /// Whether upstream has a stream (watch) serializer for this type.
+    pub fn has_stream_serializer(self) -> bool {
+        !matches!(self, MediaType::Yaml)
+    }
+
+    /// Whether upstream has a pretty serializer for this type (JSON only).
+    pub fn has_pretty_serializer(self) -> bool {
+        matches!(self, MediaType::Json)
+    }
+
+    /// Whether this server can write the type yet.
+    pub fn is_served(self) -> bool {
+        !matches!(self, MediaType::Protobuf)
+    }
+
+    fn from_type_subtype(t: &str, sub: &str) -> Option<MediaType> {
+        MediaType::ALL
+            .into_iter()
+            .find(|m| m.type_and_subtype() == (t, sub))
+    }
+}
+
+/// `schema.GroupVersionKind` as the `as`, `g` and `v` Accept parameters fill it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupVersionKind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+/// Upstream `MediaTypeOptions`: the chosen serializer and the parameters of the clause that
+/// chose it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaTypeOptions {
+    pub accepted: MediaType,
+    /// `pretty=1` on the clause; after `negotiate_output_media_type`, the final decision
+    /// (also `?pretty=` or a human user agent), and only for a type with a pretty serializer.
+    pub pretty: bool,
+    /// `stream=...`; empty when absent.
+    pub stream: String,
+    /// `as`/`g`/`v`: a request to transform the response (Table, PartialObjectMetadata...).
+    pub convert: Option<GroupVersionKind>,
+    /// `sv=...`; empty when absent.
+    pub use_server_version: String,
+    /// `export=1`.
+    pub export: bool,
+    /// Parameter names not understood, sorted (upstream's order is Go map order).
+    pub unrecognized: Vec<String>,
+}
+
+impl MediaTypeOptions {
+    fn plain(accepted: MediaType) -> MediaTypeOptions {
+        MediaTypeOptions {
+            accepted,
+            pretty: false,
+            stream: String::new(),
+            convert: None,
+            use_server_version: String::new(),
+            export: false,
+            unrecognized: Vec::new(),
+        }
+    }
+}
+
+/// Upstream `EndpointRestrictions`: what an endpoint allows beyond the plain media types.
+pub trait EndpointRestrictions {
+    /// Whether the endpoint serves `mime_type/mime_sub_type`, transformed into `target` when
+    /// one is asked for.
+    fn allows_media_type_transform(
+        &self,
+        mime_type: &str,
+        mime_sub_type: &str,
+        target: Option<&GroupVersionKind>,
+    ) -> bool;
+    fn allows_server_version(&self, version: &str) -> bool;
+    fn allows_stream_schema(&self, schema: &str) -> bool;
+}
+
+/// Upstream `DefaultEndpointRestrictions`: no transformations, no server versions, `watch`
+/// streams.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultEndpointRestrictions;
+
+impl EndpointRestrictions for DefaultEndpointRestrictions {
+    fn allows_media_type_transform(
+        &self,
+        _: &str,
+        _: &str,
+        target: Option<&GroupVersionKind>,
+    ) -> bool {
+        target.is_none()
+    }
+    fn allows_server_version(&self, _: &str) -> bool {
+        false
+    }
+    fn allows_stream_schema(&self, schema: &str) -> bool {
+        schema == "watch"
+    }
+}
+
+/// The restrictions of a resource endpoint, as upstream's `RequestScope` implements them.
+#[derive(Clone, Debug)]
+pub struct ResourceRestrictions {
+    /// Upstream `StandardSerializers`: when set (CRDs), the only types served untransformed.
+    pub standard_media_types: Option<Vec<MediaType>>,
+    /// Whether the resource has a `TableConvertor` (every built-in and CRD store has one).
+    pub table_convertor: bool,
+    /// Upstream `MetaGroupVersion.Version`, `v1`.
+    pub meta_version: String,
+}
+
+impl Default for ResourceRestrictions {
+    fn default() -> Self {
+        ResourceRestrictions {
+            standard_media_types: None,
+            table_convertor: true,
+            meta_version: "v1".to_owned(),
+        }
+    }
+}
+
+impl EndpointRestrictions for ResourceRestrictions {
+    fn allows_media_type_transform(
+        &self,
+        mime_type: &str,
+        mime_sub_type: &str,
+        target: Option<&GroupVersionKind>,
+    ) -> bool {
+        let Some(gvk) = target else {
+            return match &self.standard_media_types {
+                None => true,
+                Some(types) => types
+                    .iter()
+                    .any(|m| m.type_and_subtype() == (mime_type, mime_sub_type)),
+            };
+        };
+        let meta = gvk.group == "meta.k8s.io" && (gvk.version == "v1" || gvk.version == "v1beta1");
+        if !meta {
+            return false;
+        }
+        match gvk.kind.as_str() {
+            "Table" => {
+                self.table_convertor
+                    && mime_type == "application"
+                    && (mime_sub_type == "json" || mime_sub_type == "yaml")
+            }
+            "PartialObjectMetadata" | "PartialObjectMetadataList" => true,
+            _ => false,
+        }
+    }
+    fn allows_server_version(&self, version: &str) -> bool {
+        version == self.meta_version
+    }
+    fn allows_stream_schema(&self, schema: &str) -> bool {
+        schema == "watch"
+    }
+}
+
+/// One clause of an Accept header, as goautoneg parses it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AcceptClause {
+    pub mime_type: String,
+    pub sub_type: String,
+    pub q: f64,
+    pub params: BTreeMap<String, String>,
+}
+
+/// goautoneg's `nextSplitElement`: the text before the first `sep` and the text after it.
+fn next_split(s: &str, sep: char) -> (&str, &str) {
+    match s.find(sep) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, ""),
+    }
+}
+
+fn trim_spaces(s: &str) -> &str {
+    s.trim_matches(' ')
+}
+
+/// Go's `strconv.ParseFloat(s, 32)` as goautoneg uses it (the value is not trimmed): a
+/// syntax error yields 0, an overflow infinity.
+fn parse_q(s: &str) -> f64 {
+    s.parse::<f32>().map(f64::from).unwrap_or(0.0)
+}
+
+/// goautoneg `ParseAccept`: clauses sorted by its comparator. Malformed ranges are dropped;
+/// only spaces (not tabs) are trimmed; nothing is lower-cased; a `q` that does not parse
+/// is 0 and clauses with q=0 are kept, exactly as upstream.
+pub fn parse_accept(header: &str) -> Vec<AcceptClause> {
+    let mut clauses = Vec::new();
+    let mut remaining = header;
+    while !remaining.is_empty() {
+        let (part, rest) = next_split(remaining, ',');
+        remaining = rest;
+        let part = trim_spaces(part);
+        let (range, mut params_text) = next_split(part, ';');
+        let (t, after_slash) = next_split(range, '/');
+        let mime_type = trim_spaces(t).to_owned();
+        let sub_type = if after_slash.is_empty() {
+            if mime_type != "*" {
+                continue;
+            }
+            "*".to_owned()
+        } else {
+            let (sub, extra) = next_split(after_slash, '/');
+            if !extra.is_empty() {
+                continue;
+            }
+            trim_spaces(sub).to_owned()
+        };
+        let mut clause = AcceptClause {
+            mime_type,
+            sub_type,
+            q: 1.0,
+            params: BTreeMap::new(),
+        };
+        while !params_text.is_empty() {
+            let (param, rest) = next_split(params_text, ';');
+            params_text = rest;
+            let (key, after_eq) = next_split(param, '=');
+            if after_eq.is_empty() {
+                continue;
+            }
+            let (value, extra) = next_split(after_eq, '=');
+            if !extra.is_empty() {
+                continue;
+            }
+            let key = trim_spaces(key);
+            if key == "q" {
+                clause.q = parse_q(value);
+            } else {
+                clause
+                    .params
+                    .insert(key.to_owned(), trim_spaces(value).to_owned());
+            }
+        }
+        clauses.push(clause);
+    }
+    sort_like_go(&mut clauses);
+    clauses
+}
+
+/// goautoneg's `Less`, which is not a strict weak order (it ignores q once the first test
+/// fails), so the result depends on the algorithm: Go's `sort.Sort` runs an insertion sort
+/// for up to 12 elements, reproduced here. (Beyond 12 clauses Go's pdqsort may order
+/// incomparable clauses differently.)
+fn sort_like_go(clauses: &mut [AcceptClause]) {
+    fn less(a: &AcceptClause, b: &AcceptClause) -> bool {
+        a.q > b.q
+            || (a.mime_type != "*" && b.mime_type == "*")
+            || (a.sub_type != "*" && b.sub_type == "*")
+    }
+    for i in 1..clauses.len() {
+        let mut j = i;
+        while j > 0 && less(&clauses[j], &clauses[j - 1]) {
+            clauses.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
+/// Upstream `acceptMediaTypeOptions`: the options of a clause, or `None` when the endpoint
+/// does not allow them and the clause must be skipped.
+fn accept_media_type_options(
+    params: &BTreeMap<String, String>,
+    accepts: MediaType,
+    endpoint: &dyn EndpointRestrictions,
+) -> Option<MediaTypeOptions> {
+    let mut options = MediaTypeOptions::plain(accepts);
+    for (k, v) in params {
+        match k.as_str() {
+            "as" => options.convert.get_or_insert_with(Default::default).kind = v.clone(),
+            "g" => options.convert.get_or_insert_with(Default::default).group = v.clone(),
+            "v" => options.convert.get_or_insert_with(Default::default).version = v.clone(),
+            "stream" => {
+                if !v.is_empty()
+                    && (!accepts.has_stream_serializer() || !endpoint.allows_stream_schema(v))
+                {
+                    return None;
+                }
+                options.stream = v.clone();
+            }
+            "sv" => {
+                if !v.is_empty() && !endpoint.allows_server_version(v) {
+                    return None;
+                }
+                options.use_server_version = v.clone();
+            }
+            "export" => options.export = v == "1",
+            "pretty" => options.pretty = v == "1",
+            _ => options.unrecognized.push(k.clone()),
+        }
+    }
+    let (t, sub) = accepts.type_and_subtype();
+    if !endpoint.allows_media_type_transform(t, sub, options.convert.as_ref()) {
+        return None;
+    }
+    Some(options)
+}
+
+/// Upstream `NegotiateMediaTypeOptions`: the first clause (in goautoneg order) that matches a
+/// served type and whose parameters the endpoint allows. An empty header selects JSON.
+pub fn negotiate_media_type_options(
+    header: &str,
+    endpoint: &dyn EndpointRestrictions,
+) -> Option<MediaTypeOptions> {
+    if header.is_empty() {
+        return Some(MediaTypeOptions::plain(MediaType::Json));
+    }
+    for clause in parse_accept(header) {
+        for accepts in MediaType::ALL {
+            let (t, sub) = accepts.type_and_subtype();
+            let matches = (clause.mime_type == t
+                && (clause.sub_type == sub || clause.sub_type == "*"))
+                || (clause.mime_type == "*" && clause.sub_type == "*");
+            if !matches || !accepts.is_served() {
+                continue;
+            }
+            if let Some(options) = accept_media_type_options(&clause.params, accepts, endpoint) {
+                return Some(options);
+            }
+        }
+    }
+    None
+}
+
+/// Upstream `isPrettyPrint`: a `pretty` query value decides when present and non-empty
+/// (Go's `strconv.ParseBool`, anything unparsable is false); otherwise a curl, Wget or
+/// Mozilla/5.0 user agent asks for it.
+pub fn is_pretty_print(raw_query: Option<&str>, user_agent: Option<&str>) -> bool {
+    if let Some(raw) = raw_query.filter(|q| q.contains("pretty")) {
+        let query = Query::parse(raw);
+        if let Some(pp) = query.first("pretty").filter(|v| !v.is_empty()) {
+            return matches!(pp, "1" | "t" | "T" | "TRUE" | "true" | "True");
+        }
+    }
+    let ua = user_agent.unwrap_or_default();
+    ua.starts_with("curl") || ua.starts_with("Wget") || ua.starts_with("Mozilla/5.0")
+}
+
+/// Upstream `NegotiateOutputMediaType`: the response type for `Accept` (absent is empty),
+/// or 406 listing every supported type. `pretty` in the result is the final decision.
+pub fn negotiate_output_media_type(
+    accept: Option<&str>,
+    raw_query: Option<&str>,
+    user_agent: Option<&str>,
+    endpoint: &dyn EndpointRestrictions,
+) -> Result<MediaTypeOptions, Status> {
+    let mut options = negotiate_media_type_options(accept.unwrap_or_default(), endpoint)
+        .ok_or_else(|| Status::not_acceptable(SUPPORTED_MEDIA_TYPES))?;
+    options.pretty = (options.pretty || is_pretty_print(raw_query, user_agent))
+        && options.accepted.has_pretty_serializer();
+    Ok(options)
+}
+
+/// Upstream `NegotiateOutputMediaTypeStream`: the watch stream type, or 406 listing the
+/// stream types.
+pub fn negotiate_output_media_type_stream(
+    accept: Option<&str>,
+    endpoint: &dyn EndpointRestrictions,
+) -> Result<MediaTypeOptions, Status> {
+    negotiate_media_type_options(accept.unwrap_or_default(), endpoint)
+        .filter(|o| o.accepted.has_stream_serializer())
+        .ok_or_else(|| Status::not_acceptable(SUPPORTED_STREAM_MEDIA_TYPES))
+}
+
+/// Upstream `NegotiateInputSerializerForMediaType`: the body's type from `Content-Type`
+/// (absent or empty means JSON), parsed as Go's `mime.ParseMediaType` does; anything else
+/// (including protobuf, not decoded yet) is 415 listing the supported (or, for a
+/// streaming body, the stream) types.
+pub fn negotiate_input_media_type(
+    content_type: Option<&str>,
+    streaming: bool,
+) -> Result<MediaType, Status> {
+    let content_type = content_type
+        .filter(|c| !c.is_empty())
+        .unwrap_or(MEDIA_TYPE_JSON);
+    if let Some(essence) = parse_media_type(content_type) {
+        let (t, sub) = essence.split_once('/').unwrap_or((essence.as_str(), ""));
+        if let Some(m) = MediaType::from_type_subtype(t, sub).filter(|m| m.is_served()) {
+            return Ok(m);
+        }
+    }
+    Err(Status::unsupported_media_type(if streaming {
+        SUPPORTED_STREAM_MEDIA_TYPES
+    } else {
+        SUPPORTED_MEDIA_TYPES
+    }))
+}
+
+/// Go's `mime.ParseMediaType`, reduced to what negotiation needs: the lower-cased
+/// `type/subtype` when the whole value (parameters included) is well formed, else `None`.
+pub fn parse_media_type(v: &str) -> Option<String> {
+    let (essence, mut rest) = match v.find(';') {
+        Some(i) => (&v[..i], &v[i..]),
+        None => (v, ""),
+    };
+    let essence = essence.trim().to_ascii_lowercase();
+    let (typ, after) = consume_token(&essence);
+    if typ.is_empty() {
+        return None;
+    }
+    if !after.is_empty() {
+        let sub = after.strip_prefix('/')?;
+        let (subtype, tail) = consume_token(sub);
+        if subtype.is_empty() || !tail.is_empty() {
+            return None;
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        match consume_media_param(rest) {
+            Some((key, tail)) => {
+                if seen.contains(&key) {
+                    return None;
+                }
+                seen.push(key);
+                rest = tail;
+            }
+            None if rest.trim() == ";" => break,
+            None => return None,
+        }
+    }
+    Some(essence)
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_ascii() && c > ' ' && c != '\u{7f}' && !"()<>@,;:\\\"/[]?=".contains(c)
+}
+
+fn consume_token(v: &str) -> (&str, &str) {
+    let end = v.find(|c| !is_token_char(c)).unwrap_or(v.len());
+    (&v[..end], &v[end..])
+}
+
+/// `; key=value` with a token or quoted-string value; the lower-cased key and the rest.
+fn consume_media_param(v: &str) -> Option<(String, &str)> {
+    let rest = v.strip_prefix(';')?.trim_start();
+    let (key, rest) = consume_token(rest);
+    if key.is_empty() {
+        return None;
+    }
+    let rest = rest.trim_start().strip_prefix('=')?.trim_start();
+    let rest = if let Some(quoted) = rest.strip_prefix('"') {
+        let mut escaped = false;
+        let mut end = None;
+        for (i, c) in quoted.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    end = Some(i + 1);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        &quoted[end?..]
+    } else {
+        let (value, rest) = consume_token(rest);
+        if value.is_empty() {
+            return None;
+        }
+        rest
+    };
+    Some((key.to_ascii_lowercase(), rest))
+}
+
+/// Upstream `types.PatchType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PatchType {
+    Json,
+    Merge,
+    StrategicMerge,
+    ApplyYaml,
+    ApplyCbor,
+}
+
+impl PatchType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PatchType::Json => "application/json-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::StrategicMerge => "application/strategic-merge-patch+json",
+            PatchType::ApplyYaml => "application/apply-patch+yaml",
+            PatchType::ApplyCbor => "application/apply-patch+cbor",
+        }
+    }
+}
+
+/// The patch types of a built-in resource in 1.33 (CBOR apply needs the alpha
+/// `CBORServingAndStorage` gate and is left out).
+pub const BUILTIN_PATCH_TYPES: &[PatchType] = &[
+    PatchType::Json,
+    PatchType::Merge,
+    PatchType::StrategicMerge,
+    PatchType::ApplyYaml,
+];
+
+/// The patch types of a custom resource: no strategic merge.
+pub const CUSTOM_RESOURCE_PATCH_TYPES: &[PatchType] =
+    &[PatchType::Json, PatchType::Merge, PatchType::ApplyYaml];
+
+/// Upstream's patch handler: `Content-Type` cut at a `;` that is not its first character,
+/// then compared exactly (no trimming, no case folding) with `supported`; otherwise 415
+/// listing `supported`.
+pub fn negotiate_patch_type(
+    content_type: Option<&str>,
+    supported: &[PatchType],
+) -> Result<PatchType, Status> {
+    let mut ct = content_type.unwrap_or_default();
+    if let Some(i) = ct.find(';').filter(|i| *i > 0) {
+        ct = &ct[..i];
+    }
+    supported
+        .iter()
+        .copied()
+        .find(|p| p.as_str() == ct)
+        .ok_or_else(|| {
+            let names: Vec<&str> = supported.iter().map(|p| p.as_str()).collect();
+            Status::unsupported_media_type(&names)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use kas_apimachinery::StatusReason;
+
+    use super::*;
+
+    fn negotiate(accept: &str) -> Option<MediaTypeOptions> {
+        negotiate_media_type_options(accept, &ResourceRestrictions::default())
+    }
+
+    fn accepted(accept: &str) -> Option<MediaType> {
+        negotiate(accept).map(|o| o.accepted)
+    }
+
+    #[test]
+    fn parse_accept_like_goautoneg() {
+        let c =
+            parse_accept("text/html;q=0.5, application/json ;v=1 ; x = y , */*;q=0.1, bad, a/b/c");
+        let names: Vec<String> = c
+            .iter()
+            .map(|c| format!("{}/{}", c.mime_type, c.sub_type))
+            .collect();
+        assert_eq!(names, ["application/json", "text/html", "*/*"]);
+        assert_eq!(c[0].params.get("v").map(String::as_str), Some("1"));
+        assert_eq!(c[0].params.get("x").map(String::as_str), Some("y"));
+        assert_eq!(c[1].q, 0.5f32 as f64);
+        // `*` alone is `*/*`; `application/` has no subtype and is dropped.
+        let c = parse_accept("*, application/");
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].mime_type.as_str(), c[0].sub_type.as_str()),
+            ("*", "*")
+        );
+    }
+
+    #[test]
+    fn q_values_parse_like_go() {
+        assert_eq!(parse_accept("a/b;q=0.25")[0].q, 0.25);
+        // Not trimmed, so a space makes it a syntax error, which Go reads as 0.
+        assert_eq!(parse_accept("a/b;q= 0.5")[0].q, 0.0);
+        assert_eq!(parse_accept("a/b;q=x")[0].q, 0.0);
+        // `a=b=c` and parameters without `=` are ignored.
+        let c = parse_accept("a/b;k=v=w;flag;q=1");
+        assert!(c[0].params.is_empty());
+    }
+
+    #[test]
+    fn go_sort_quirks_are_kept() {
+        // goautoneg's comparator: higher q first, then specific before wildcard.
+        let c = parse_accept("*/*, application/yaml;q=0.9, application/json");
+        let order: Vec<&str> = c.iter().map(|c| c.sub_type.as_str()).collect();
+        assert_eq!(order, ["json", "yaml", "*"]);
+        // The comparator puts a specific type before a wildcard even with a lower q.
+        assert_eq!(
+            accepted("*/*;q=0.9, application/yaml;q=0.1"),
+            Some(MediaType::Yaml)
+        );
+        // q=0 clauses are not dropped: upstream serves JSON to `application/json;q=0`.
+        assert_eq!(accepted("application/json;q=0"), Some(MediaType::Json));
+    }
+
+    #[test]
+    fn empty_header_and_wildcards_pick_json() {
+        assert_eq!(accepted(""), Some(MediaType::Json));
+        assert_eq!(accepted("*/*"), Some(MediaType::Json));
+        assert_eq!(accepted("application/*"), Some(MediaType::Json));
+        assert_eq!(accepted("application/yaml"), Some(MediaType::Yaml));
+        assert_eq!(
+            accepted("application/yaml, application/json"),
+            Some(MediaType::Yaml)
+        );
+        assert_eq!(
+            accepted("application/yaml;q=0.5, application/json"),
+            Some(MediaType::Json)
+        );
+        assert_eq!(accepted("text/plain"), None);
+        // Matching is case-sensitive, as upstream's.
+        assert_eq!(accepted("Application/JSON"), None);
+    }
+
+    #[test]
+    fn protobuf_is_skipped_until_served() {
+        assert_eq!(accepted("application/vnd.kubernetes.protobuf"), None);
+        assert_eq!(
+            accepted("application/vnd.kubernetes.protobuf, application/json"),
+            Some(MediaType::Json)
+        );
+        assert_eq!(
+            accepted("application/vnd.kubernetes.protobuf,*/*"),
+            Some(MediaType::Json)
+        );
+        let err = negotiate_output_media_type(
+            Some("application/vnd.kubernetes.protobuf"),
+            None,
+            None,
+            &DefaultEndpointRestrictions,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, 406);
+        assert_eq!(err.reason, Some(StatusReason::NotAcceptable));
+        assert_eq!(
+            err.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json, \
+                 application/yaml, application/vnd.kubernetes.protobuf"
+            )
+        );
+    }
+
+    #[test]
+    fn table_and_partial_metadata_conversions() {
+        let o = negotiate("application/json;as=Table;v=v1;g=meta.k8s.io").unwrap();
+        assert_eq!(
+            o.convert,
+            Some(GroupVersionKind {
+                group: "meta.k8s.io".into(),
+                version: "v1".into(),
+                kind: "Table".into()
+            })
+        );
+        assert!(negotiate("application/yaml;as=Table;v=v1beta1;g=meta.k8s.io").is_some());
+        // Table is not served as protobuf; the next clause wins.
+        let o = negotiate(
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json",
+        )
+        .unwrap();
+        assert_eq!((o.accepted, o.convert), (MediaType::Json, None));
+        let o = negotiate("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io");
+        assert_eq!(
+            o.unwrap().convert.unwrap().kind,
+            "PartialObjectMetadataList"
+        );
+        // Unknown kinds and groups, and endpoints without a table convertor, are refused.
+        assert!(negotiate("application/json;as=Foo;v=v1;g=meta.k8s.io").is_none());
+        assert!(negotiate("application/json;as=Table;v=v1;g=apps").is_none());
+        let no_tables = ResourceRestrictions {
+            table_convertor: false,
+            ..ResourceRestrictions::default()
+        };
+        assert!(
+            negotiate_media_type_options(
+                "application/json;as=Table;v=v1;g=meta.k8s.io",
+                &no_tables
+            )
+            .is_none()
+        );
+        // The default restrictions allow no conversion at all.
+        assert!(
+            negotiate_media_type_options(
+                "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+                &DefaultEndpointRestrictions
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn standard_media_types_restrict_untransformed_output() {
+        let crd = ResourceRestrictions {
+            standard_media_types: Some(vec![MediaType::Json]),
+            ..ResourceRestrictions::default()
+        };
+        assert!(negotiate_media_type_options("application/yaml", &crd).is_none());
+        assert!(
+            negotiate_media_type_options("application/yaml;as=Table;g=meta.k8s.io;v=v1", &crd)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn parameters_stream_sv_pretty_unrecognized() {
+        let o = negotiate("application/json;stream=watch;pretty=1;export=1;foo=bar;sv=v1").unwrap();
+        assert_eq!(o.stream, "watch");
+        assert!(o.pretty && o.export);
+        assert_eq!(o.use_server_version, "v1");
+        assert_eq!(o.unrecognized, ["foo"]);
+        assert!(negotiate("application/json;stream=other").is_none());
+        assert!(negotiate("application/json;sv=v2").is_none());
+        // YAML has no stream serializer.
+        assert!(negotiate("application/yaml;stream=watch").is_none());
+        assert!(!negotiate("application/json;pretty=true").unwrap().pretty);
+    }
+
+    #[test]
+    fn pretty_from_query_and_user_agent() {
+        assert!(is_pretty_print(Some("pretty=true"), None));
+        assert!(is_pretty_print(Some("a=b&pretty=1"), Some("kubectl")));
+        assert!(!is_pretty_print(Some("pretty=false"), Some("curl/8.0")));
+        assert!(!is_pretty_print(Some("pretty=yes"), Some("curl/8.0")));
+        // An empty value falls through to the user agent.
+        assert!(is_pretty_print(Some("pretty="), Some("curl/8.0")));
+        assert!(is_pretty_print(None, Some("Wget/1.21")));
+        assert!(is_pretty_print(None, Some("Mozilla/5.0 (X11)")));
+        assert!(!is_pretty_print(None, Some("Mozilla/4.0")));
+        assert!(!is_pretty_print(None, Some("kubectl/v1.33.0")));
+    }
+
+    #[test]
+    fn output_pretty_only_for_json() {
+        let r = ResourceRestrictions::default();
+        let o = negotiate_output_media_type(None, Some("pretty=1"), None, &r).unwrap();
+        assert!(o.pretty);
+        let o = negotiate_output_media_type(Some("application/yaml"), Some("pretty=1"), None, &r)
+            .unwrap();
+        assert!(!o.pretty);
+        let o = negotiate_output_media_type(Some("application/json"), None, Some("curl/8"), &r)
+            .unwrap();
+        assert!(o.pretty);
+    }
+
+    #[test]
+    fn watch_streams() {
+        let r = ResourceRestrictions::default();
+        let o =
+            negotiate_output_media_type_stream(Some("application/json;stream=watch"), &r).unwrap();
+        assert_eq!((o.accepted, o.stream.as_str()), (MediaType::Json, "watch"));
+        assert_eq!(
+            negotiate_output_media_type_stream(None, &r)
+                .unwrap()
+                .accepted,
+            MediaType::Json
+        );
+        let err = negotiate_output_media_type_stream(Some("application/yaml"), &r).unwrap_err();
+        assert_eq!(err.code, 406);
+        assert_eq!(
+            err.message.as_deref(),
+            Some(
+                "only the following media types are accepted: application/json;stream=watch, \
+                 application/vnd.kubernetes.protobuf;stream=watch"
+            )
+        );
+    }
+
+    #[test]
+    fn input_content_types() {
+        assert_eq!(negotiate_input_media_type(None, false), Ok(MediaType::Json));
+        assert_eq!(
+            negotiate_input_media_type(Some(""), false),
+            Ok(MediaType::Json)
+        );
+        assert_eq!(
+            negotiate_input_media_type(Some("Application/JSON; charset=utf-8"), false),
+            Ok(MediaType::Json)
+        );
+        assert_eq!(
+            negotiate_input_media_type(Some("application/yaml"), false),
+            Ok(MediaType::Yaml)
+        );
+        let err = negotiate_input_media_type(Some("text/plain"), false).unwrap_err();
+        assert_eq!(err.code, 415);
+        assert_eq!(err.reason, Some(StatusReason::UnsupportedMediaType));
+        assert_eq!(
+            err.message.as_deref(),
+            Some(
+                "the body of the request was in an unknown format - accepted media types \
+                 include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+            )
+        );
+        let err = negotiate_input_media_type(Some("text/plain"), true).unwrap_err();
+        assert!(err.message.unwrap().ends_with(
+            "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        ));
+        // Malformed parameters fail Go's mime.ParseMediaType.
+        for bad in [
+            "application/json; charset",
+            "application/json; a=1; a=2",
+            "application/",
+            "application/json/x",
+            "application/vnd.kubernetes.protobuf",
+        ] {
+            assert!(
+                negotiate_input_media_type(Some(bad), false).is_err(),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            negotiate_input_media_type(Some("application/json;"), false),
+            Ok(MediaType::Json)
+        );
+        assert_eq!(
+            negotiate_input_media_type(Some("application/json; charset=\"utf-8\""), false),
+            Ok(MediaType::Json)
+        );
+    }
+
+    #[test]
+    fn patch_types() {
+        let ok = |ct: &str| negotiate_patch_type(Some(ct), BUILTIN_PATCH_TYPES);
+        assert_eq!(ok("application/json-patch+json"), Ok(PatchType::Json));
+        assert_eq!(
+            ok("application/merge-patch+json; charset=utf-8"),
+            Ok(PatchType::Merge)
+        );
+        assert_eq!(
+            ok("application/strategic-merge-patch+json"),
+            Ok(PatchType::StrategicMerge)
+        );
+        assert_eq!(ok("application/apply-patch+yaml"), Ok(PatchType::ApplyYaml));
+        // No trimming or case folding, and CBOR apply is gated off.
+        assert!(ok("application/merge-patch+json ;x=y").is_err());
+        assert!(ok("Application/merge-patch+json").is_err());
+        assert!(ok("application/apply-patch+cbor").is_err());
+        let err = negotiate_patch_type(None, CUSTOM_RESOURCE_PATCH_TYPES).unwrap_err();
+        assert_eq!(err.code, 415);
+        assert_eq!(
+            err.message.as_deref(),
+            Some(
+                "the body of the request was in an unknown format - accepted media types \
+                 include: application/json-patch+json, application/merge-patch+json, \
+                 application/apply-patch+yaml"
+            )
+        );
+        assert!(
+            negotiate_patch_type(
+                Some("application/strategic-merge-patch+json"),
+                CUSTOM_RESOURCE_PATCH_TYPES
+            )
+            .is_err()
+        );
+    }
+}
