@@ -472,7 +472,7 @@ fn refuse_if_running(state_dir: &Path) -> Result<()> {
 }
 
 /// Binds `n` loopback ports at once (so they differ) and releases them for the children.
-fn free_ports(n: usize) -> Result<Vec<u16>> {
+pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>> {
     let listeners = (0..n)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<Vec<_>>>()
@@ -492,7 +492,7 @@ fn log_path(state_dir: &Path, name: &str) -> PathBuf {
     state_dir.join("logs").join(format!("{name}.log"))
 }
 
-fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<String> {
+pub(crate) fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<String> {
     let client = format!("http://127.0.0.1:{port}");
     let peer = format!("http://127.0.0.1:{peer_port}");
     [
@@ -586,7 +586,7 @@ pub fn role_args(
 }
 
 /// Polls `check(url)` until it passes, the process exits, or `deadline`.
-fn wait_ready(
+pub(crate) fn wait_ready(
     m: &mut Managed,
     deadline: Instant,
     timeout: Duration,
@@ -615,7 +615,7 @@ fn wait_ready(
     }
 }
 
-fn etcd_healthy(url: &str) -> Result<(), String> {
+pub(crate) fn etcd_healthy(url: &str) -> Result<(), String> {
     match probe::get(&format!("{url}/health"), b"", None, None) {
         Ok((200, body)) if String::from_utf8_lossy(&body).contains(r#""health":"true""#) => Ok(()),
         Ok((status, body)) => Err(format!(

@@ -10,6 +10,7 @@
 //! binaries from the outside, as an operator would.
 
 mod error;
+pub mod etcd;
 pub mod kubeconfig;
 pub mod pki;
 pub mod probe;

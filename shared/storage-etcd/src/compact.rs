@@ -1,0 +1,140 @@
+//! Upstream's compact.go: every `--etcd-compaction-interval`, compact etcd to the revision
+//! seen on the previous tick, so at least one interval of history stays for slow watchers
+//! and continue tokens. Several API servers coordinate through `compact_rev_key`, whose
+//! etcd version acts as a logical clock: only the one whose compare-and-swap on it
+//! succeeds compacts; the others adopt its clock and try again next tick.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use etcd_client::{Client, CompactionOptions, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
+use kas_storage::{Error, Result};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+use crate::errors::from_etcd;
+
+/// The key shared by every compactor of one etcd cluster (not under `--etcd-prefix`).
+pub const COMPACT_REV_KEY: &str = "compact_rev_key";
+
+/// The compactor of one etcd cluster. [`Compactor::start`] runs it in the background;
+/// dropping the returned value stops it.
+#[derive(Debug)]
+pub struct Compactor {
+    inner: Arc<Inner>,
+    task: Option<JoinHandle<()>>,
+}
+
+struct Inner {
+    client: Client,
+    /// (compact time = our view of `compact_rev_key`'s version, revision seen last tick).
+    clock: Mutex<(i64, i64)>,
+    compacted: AtomicU64,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("compacted", &self.compacted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compactor {
+    /// A compactor that only runs when [`Compactor::compact_now`] is called.
+    pub fn new(client: Client) -> Self {
+        Compactor {
+            inner: Arc::new(Inner {
+                client,
+                clock: Mutex::new((0, 0)),
+                compacted: AtomicU64::new(0),
+            }),
+            task: None,
+        }
+    }
+
+    /// Starts ticking every `interval` (the first tick after one interval, as upstream).
+    /// A zero interval never ticks.
+    pub fn start(client: Client, interval: Duration) -> Self {
+        let mut compactor = Compactor::new(client);
+        if !interval.is_zero() {
+            let inner = Arc::clone(&compactor.inner);
+            compactor.task = Some(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(interval).await;
+                    if let Err(e) = inner.tick().await {
+                        tracing::error!(error = %e, "etcd compaction failed");
+                    }
+                }
+            }));
+        }
+        compactor
+    }
+
+    /// One tick now: returns the revision compacted to, if this tick compacted.
+    pub async fn compact_now(&self) -> Result<Option<u64>> {
+        self.inner.tick().await
+    }
+
+    /// The last revision this process knows to be compacted (0 if none).
+    pub fn compacted_revision(&self) -> u64 {
+        self.inner.compacted.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Compactor {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Inner {
+    async fn tick(&self) -> Result<Option<u64>> {
+        let mut clock = self.clock.lock().await;
+        let (expect_version, rev) = *clock;
+        let txn = Txn::new()
+            .when([Compare::version(
+                COMPACT_REV_KEY,
+                CompareOp::Equal,
+                expect_version,
+            )])
+            .and_then([TxnOp::put(COMPACT_REV_KEY, rev.to_string(), None)])
+            .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
+        let resp = self
+            .client
+            .kv_client()
+            .txn(txn)
+            .await
+            .map_err(|e| from_etcd(COMPACT_REV_KEY, e))?;
+        let current_rev = resp.header().map_or(0, |h| h.revision());
+        if !resp.succeeded() {
+            // Another compactor moved the clock: adopt it, compact next time.
+            let Some(TxnOpResponse::Get(get)) = resp.op_responses().into_iter().next() else {
+                return Err(Error::internal("compaction txn: missing range response"));
+            };
+            let Some(kv) = get.kvs().first() else {
+                return Err(Error::internal("compaction txn: compact_rev_key vanished"));
+            };
+            *clock = (kv.version(), current_rev);
+            if let Some(theirs) = kv.value_str().ok().and_then(|v| v.parse::<u64>().ok()) {
+                self.compacted.fetch_max(theirs, Ordering::Relaxed);
+            }
+            return Ok(None);
+        }
+        *clock = (expect_version + 1, current_rev);
+        if rev == 0 {
+            return Ok(None); // nothing seen yet: never compact on bootstrap
+        }
+        self.client
+            .kv_client()
+            .compact(rev, Some(CompactionOptions::new()))
+            .await
+            .map_err(|e| from_etcd(COMPACT_REV_KEY, e))?;
+        tracing::debug!(revision = rev, "etcd compacted");
+        self.compacted.fetch_max(rev as u64, Ordering::Relaxed);
+        Ok(Some(rev as u64))
+    }
+}

@@ -1,0 +1,21 @@
+//! kas-storage-etcd: the etcd v3 implementation of [`kas_storage::Storage`].
+//!
+//! [`EtcdStore`] keeps objects under `<--etcd-prefix>/<key>` (upstream's layout; callers
+//! build `/<resource>/<namespace>/<name>`), uses the etcd mod revision as resourceVersion,
+//! and follows upstream's etcd3 store and watcher. [`Compactor`] is upstream's compact.go.
+//!
+//! It must not depend on hyper, the registry or any HTTP type; errors leave as
+//! [`kas_storage::Error`].
+
+mod compact;
+mod errors;
+mod options;
+mod store;
+mod watcher;
+
+pub use compact::{COMPACT_REV_KEY, Compactor};
+pub use options::EtcdOptions;
+pub use store::EtcdStore;
+
+/// The etcd client the store runs on, re-exported so callers need not name the crate.
+pub use etcd_client::Client;

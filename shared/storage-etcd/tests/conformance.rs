@@ -1,0 +1,80 @@
+//! kas-storage's conformance suite against a real etcd: one etcd per test, because
+//! several tests compact the whole history.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use kas_local::etcd::TestEtcd;
+use kas_storage::Storage;
+use kas_storage::testing::{self, Harness};
+use kas_storage_etcd::{Client, EtcdStore};
+
+struct EtcdHarness {
+    _etcd: TestEtcd,
+    _dir: tempfile::TempDir,
+    client: Client,
+    stores: AtomicUsize,
+}
+
+impl EtcdHarness {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_path_buf();
+        let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
+            .await
+            .expect("join")
+            .expect("etcd starts (apt-get install etcd-server)");
+        let client = Client::connect([etcd.url()], None).await.expect("connect");
+        EtcdHarness {
+            _etcd: etcd,
+            _dir: dir,
+            client,
+            stores: AtomicUsize::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl Harness for EtcdHarness {
+    async fn store(&self) -> Arc<dyn Storage> {
+        let n = self.stores.fetch_add(1, Ordering::Relaxed);
+        Arc::new(EtcdStore::new(
+            self.client.clone(),
+            &format!("/registry-{n}"),
+        ))
+    }
+
+    async fn compact(&self, revision: u64) {
+        EtcdStore::new(self.client.clone(), "/registry")
+            .compact(revision)
+            .await
+            .expect("compact");
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let harness = EtcdHarness::start().await;
+            testing::$name(&harness).await;
+        }
+    )*};
+}
+
+conformance!(
+    test_create,
+    test_get,
+    test_list_prefix_isolation,
+    test_list_resource_version,
+    test_list_paging,
+    test_list_continue_expired,
+    test_guaranteed_update,
+    test_guaranteed_update_conflicts,
+    test_delete,
+    test_watch_from_current_state,
+    test_watch_from_resource_version,
+    test_watch_predicate,
+    test_watch_expired,
+);

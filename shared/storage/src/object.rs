@@ -1,0 +1,141 @@
+//! Stored objects and the versioner rules (upstream's `APIObjectVersioner`): the
+//! resourceVersion is never written to storage; every read sets it from the revision.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// One object as storage returns it. Immutable and shared: readers clone the [`ObjectRef`],
+/// not the document, and reuse `json` instead of serializing again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    /// The key as the caller gave it (without the store's path prefix).
+    pub key: String,
+    /// The etcd mod revision this state was written at (or, on a DELETED event or a delete
+    /// result, the revision of the deletion).
+    pub resource_version: u64,
+    /// The JSON document, with `metadata.resourceVersion` set to `resource_version`.
+    pub value: Value,
+    /// `value` serialized once.
+    pub json: Bytes,
+}
+
+/// A shared [`Object`].
+pub type ObjectRef = Arc<Object>;
+
+impl Object {
+    /// Sets `metadata.resourceVersion` to `resource_version` (a decimal string) and
+    /// serializes the result. Fails if `value` is not a JSON object.
+    pub fn new(key: impl Into<String>, resource_version: u64, mut value: Value) -> Result<Self> {
+        let key = key.into();
+        set_resource_version(&key, &mut value, resource_version)?;
+        let json = serde_json::to_vec(&value).map_err(|e| invalid(&key, e.to_string()))?;
+        Ok(Object {
+            key,
+            resource_version,
+            value,
+            json: Bytes::from(json),
+        })
+    }
+
+    /// Decodes bytes read from storage and stamps them with `resource_version`.
+    pub fn from_stored(key: impl Into<String>, resource_version: u64, data: &[u8]) -> Result<Self> {
+        let key = key.into();
+        let value: Value = serde_json::from_slice(data)
+            .map_err(|e| invalid(&key, format!("decoding stored object: {e}")))?;
+        Object::new(key, resource_version, value)
+    }
+
+    /// The same state stamped with another revision (a deletion's).
+    pub fn with_resource_version(&self, resource_version: u64) -> Result<Self> {
+        Object::new(self.key.clone(), resource_version, self.value.clone())
+    }
+
+    /// `metadata.uid`, if set.
+    pub fn uid(&self) -> Option<&str> {
+        self.value.pointer("/metadata/uid").and_then(Value::as_str)
+    }
+}
+
+/// The bytes to write to storage: `value` without `metadata.resourceVersion`
+/// (upstream's `PrepareObjectForStorage`). The caller's value is left as it was.
+pub fn encode_for_storage(key: &str, value: &Value) -> Result<Vec<u8>> {
+    let Value::Object(map) = value else {
+        return Err(invalid(key, "object is not a JSON object".into()));
+    };
+    let has_rv = map
+        .get("metadata")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key("resourceVersion"));
+    let result = if has_rv {
+        let mut stripped = value.clone();
+        if let Some(Value::Object(meta)) = stripped.get_mut("metadata") {
+            meta.remove("resourceVersion");
+        }
+        serde_json::to_vec(&stripped)
+    } else {
+        serde_json::to_vec(value)
+    };
+    result.map_err(|e| invalid(key, e.to_string()))
+}
+
+fn set_resource_version(key: &str, value: &mut Value, rv: u64) -> Result<()> {
+    let Value::Object(map) = value else {
+        return Err(invalid(key, "object is not a JSON object".into()));
+    };
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Value::Object(meta) = meta else {
+        return Err(invalid(key, "metadata is not a JSON object".into()));
+    };
+    meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    Ok(())
+}
+
+fn invalid(key: &str, message: String) -> Error {
+    Error::InvalidObj {
+        key: key.to_string(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_stamp_the_revision_and_writes_strip_it() {
+        let obj = Object::new("/pods/a", 7, json!({"metadata": {"name": "a"}})).unwrap();
+        assert_eq!(obj.value["metadata"]["resourceVersion"], "7");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&obj.json).unwrap(),
+            obj.value
+        );
+        let stored = encode_for_storage("/pods/a", &obj.value).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&stored).unwrap(),
+            json!({"metadata": {"name": "a"}})
+        );
+        let back = Object::from_stored("/pods/a", 9, &stored).unwrap();
+        assert_eq!(back.value["metadata"]["resourceVersion"], "9");
+    }
+
+    #[test]
+    fn non_objects_are_invalid() {
+        assert!(matches!(
+            Object::new("/k", 1, json!([1])),
+            Err(Error::InvalidObj { .. })
+        ));
+        assert!(matches!(
+            encode_for_storage("/k", &json!("s")),
+            Err(Error::InvalidObj { .. })
+        ));
+        let obj = Object::new("/k", 1, json!({})).unwrap();
+        assert_eq!(obj.value, json!({"metadata": {"resourceVersion": "1"}}));
+    }
+}
