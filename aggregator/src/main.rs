@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     };
     let errors = options.delegation.validate(true);
     let delegation = options.delegation;
-    kas_server::run::main(role, options.common, errors, move || {
+    kas_server::run::main(role, options.common, errors, move |_| async move {
         delegation
             .build()
             .map(kas_server::Handler::new)

@@ -34,10 +34,9 @@ fn main() -> ExitCode {
     };
     let errors = options.delegation.validate(true);
     let delegation = options.delegation;
-    kas_server::run::main(role, options.common, errors, move || {
-        delegation
-            .build()
-            .map(kas_server::Handler::new)
-            .map_err(|e| e.to_string())
+    kas_server::run::main(role, options.common, errors, move |common| async move {
+        let next = delegation.build().map_err(|e| e.to_string())?;
+        let api = core_apiserver::api_service(&common.etcd, next).await?;
+        Ok(kas_server::Handler::new(api))
     })
 }

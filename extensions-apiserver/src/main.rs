@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         component: "extensions-apiserver",
         anonymous_by_default: false,
     };
-    kas_server::run::main(role, options.common, Vec::new(), || {
+    kas_server::run::main(role, options.common, Vec::new(), |_| async {
         Ok(kas_server::routes::not_found())
     })
 }

@@ -8,9 +8,13 @@
 
 pub mod descriptor;
 pub mod discovery;
+pub mod error;
 pub mod meta;
 pub mod rest;
+pub mod store;
 pub mod strategy;
+pub mod validation;
 
 pub use descriptor::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
+pub use error::{Error, Result};
 pub use strategy::Strategy;

@@ -55,6 +55,12 @@ pub trait Strategy: Send + Sync {
         crate::meta::default_field_set(obj)
     }
 
+    /// Patch strategies and merge keys for strategic merge patch; `None` (custom
+    /// resources) makes strategic merge patch a 415, as upstream.
+    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
+        None
+    }
+
     /// The cells after the name for each `TableColumn` of the descriptor.
     fn table_cells(&self, _obj: &Value) -> Vec<Value> {
         Vec::new()

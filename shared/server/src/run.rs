@@ -1,5 +1,6 @@
 //! The `main` every role shares: flags → telemetry → `Config` → server → run until SIGTERM.
 
+use std::future::Future;
 use std::process::ExitCode;
 
 use crate::options::CommonOptions;
@@ -14,12 +15,16 @@ pub struct Role {
 
 /// Runs a role to completion. `delegate` builds the handler for requests the role's own
 /// routes do not serve; it runs inside the runtime, after the flags were validated.
-pub fn main(
+pub fn main<F, Fut>(
     role: Role,
     options: CommonOptions,
     extra_errors: Vec<String>,
-    delegate: impl FnOnce() -> Result<Handler, String>,
-) -> ExitCode {
+    delegate: F,
+) -> ExitCode
+where
+    F: FnOnce(CommonOptions) -> Fut,
+    Fut: Future<Output = Result<Handler, String>>,
+{
     if let Err(e) = options.validate(extra_errors) {
         eprintln!("Error: {e}");
         return ExitCode::from(1);
@@ -44,16 +49,18 @@ pub fn main(
     }
 }
 
-async fn serve(
-    role: Role,
-    options: CommonOptions,
-    delegate: impl FnOnce() -> Result<Handler, String>,
-) -> Result<()> {
+async fn serve<F, Fut>(role: Role, options: CommonOptions, delegate: F) -> Result<()>
+where
+    F: FnOnce(CommonOptions) -> Fut,
+    Fut: Future<Output = Result<Handler, String>>,
+{
     let tracing_config = options.tracing.load()?;
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);
     options.apply_to(&mut config, role.anonymous_by_default)?;
-    let delegate = delegate().map_err(crate::Error::Delegate)?;
+    let delegate = delegate(options.clone())
+        .await
+        .map_err(crate::Error::Delegate)?;
     let server = config.complete()?.new(delegate)?;
     server.prepare_run()?.run(crate::shutdown_signal()).await
 }

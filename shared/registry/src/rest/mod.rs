@@ -1,4 +1,220 @@
-//! The REST handlers, after upstream's `pkg/endpoints/handlers`.
+//! The REST handlers, after upstream's `pkg/endpoints/handlers`, and `ApiService`: the
+//! tower service that routes resource requests to their store, serves discovery for its
+//! groups, and hands everything else to the next role.
 
+pub mod body_codec;
+pub mod delete;
+pub mod encode;
 pub mod object_meta;
 pub mod options;
+pub mod patch;
+pub mod read;
+pub mod response;
+pub mod selection;
+pub mod table;
+pub mod watch;
+pub mod write;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{Method, Request, Response, StatusCode};
+use kas_endpoints::{Body, RequestInfo};
+use tower::{Service, ServiceExt};
+
+use crate::discovery;
+use crate::error::Result;
+use crate::store::Store;
+
+/// The stores of one role and its discovery documents.
+pub struct ApiGroups {
+    stores: HashMap<(String, String, String), Store>,
+    /// `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`: built once.
+    documents: HashMap<String, Bytes>,
+    serves_legacy: bool,
+}
+
+impl ApiGroups {
+    pub fn new(stores: Vec<Store>) -> ApiGroups {
+        let mut by_gv: std::collections::BTreeMap<
+            (&str, &str),
+            Vec<&'static crate::ResourceDescriptor>,
+        > = Default::default();
+        for s in &stores {
+            by_gv
+                .entry((s.descriptor.group, s.descriptor.version))
+                .or_default()
+                .push(s.descriptor);
+        }
+        let mut documents = HashMap::new();
+        let to_bytes =
+            |v: serde_json::Value| Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+        for ((group, version), resources) in &by_gv {
+            let path = if group.is_empty() {
+                format!("/api/{version}")
+            } else {
+                format!("/apis/{group}/{version}")
+            };
+            documents.insert(
+                path,
+                to_bytes(discovery::api_resource_list(group, version, resources)),
+            );
+        }
+        let groups = discovery::groups(stores.iter().map(|s| s.descriptor));
+        for (group, versions) in &groups {
+            documents.insert(
+                format!("/apis/{group}"),
+                to_bytes(discovery::api_group(group, versions)),
+            );
+        }
+        documents.insert(
+            "/apis".to_owned(),
+            to_bytes(discovery::api_group_list(&groups)),
+        );
+        let serves_legacy = stores.iter().any(|s| s.descriptor.group.is_empty());
+        let stores = stores
+            .into_iter()
+            .map(|s| {
+                let d = s.descriptor;
+                (
+                    (
+                        d.group.to_owned(),
+                        d.version.to_owned(),
+                        d.plural.to_owned(),
+                    ),
+                    s,
+                )
+            })
+            .collect();
+        ApiGroups {
+            stores,
+            documents,
+            serves_legacy,
+        }
+    }
+
+    fn store(&self, info: &RequestInfo) -> Option<&Store> {
+        self.stores.get(&(
+            info.api_group.clone(),
+            info.api_version.clone(),
+            info.resource.clone(),
+        ))
+    }
+}
+
+/// Serves the role's resources; passes the rest to `next`.
+#[derive(Clone)]
+pub struct ApiService<S> {
+    groups: Arc<ApiGroups>,
+    next: S,
+}
+
+impl<S> ApiService<S> {
+    pub fn new(groups: ApiGroups, next: S) -> Self {
+        ApiService {
+            groups: Arc::new(groups),
+            next,
+        }
+    }
+}
+
+impl<S> Service<Request<Body>> for ApiService<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let groups = self.groups.clone();
+        let info = req
+            .extensions()
+            .get::<RequestInfo>()
+            .cloned()
+            .unwrap_or_default();
+        if info.is_resource_request {
+            if groups.store(&info).is_some() {
+                return Box::pin(async move {
+                    let store = groups.store(&info).expect("checked above");
+                    Ok(serve(store, &info, req)
+                        .await
+                        .unwrap_or_else(|e| response::error(&e)))
+                });
+            }
+        } else if *req.method() == Method::GET {
+            let path = req.uri().path().trim_end_matches('/');
+            if let Some(doc) = groups.documents.get(path) {
+                return Box::pin(std::future::ready(Ok(response::json(
+                    StatusCode::OK,
+                    doc.clone(),
+                ))));
+            }
+            if path == "/api" && groups.serves_legacy {
+                let host = req
+                    .headers()
+                    .get(http::header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .or_else(|| req.uri().authority().map(|a| a.as_str()))
+                    .unwrap_or("")
+                    .to_owned();
+                let doc = serde_json::to_vec(&discovery::api_versions(&host)).unwrap_or_default();
+                return Box::pin(std::future::ready(Ok(response::json(
+                    StatusCode::OK,
+                    doc.into(),
+                ))));
+            }
+        }
+        Box::pin(self.next.clone().oneshot(req))
+    }
+}
+
+async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<Response<Body>> {
+    use crate::Verb;
+    let (parts, body) = req.into_parts();
+    let query = parts.uri.query();
+    let verb = match info.verb.as_str() {
+        "get" => Verb::Get,
+        "list" => Verb::List,
+        "watch" => Verb::Watch,
+        "create" => Verb::Create,
+        "update" => Verb::Update,
+        "patch" => Verb::Patch,
+        "delete" => Verb::Delete,
+        "deletecollection" => Verb::DeleteCollection,
+        _ => return Err(write::not_supported(info, store)),
+    };
+    if !info.subresource.is_empty() || !store.descriptor.allows(verb) {
+        return Err(write::not_supported(info, store));
+    }
+    match verb {
+        Verb::Get => read::get(store, info, query, &parts.headers).await,
+        Verb::List | Verb::Watch => {
+            let opts = options::ListOptions::parse(query, verb == Verb::Watch)?;
+            if opts.watch {
+                watch::watch(store, info, &opts).await
+            } else {
+                read::list(store, info, &opts, query, &parts.headers).await
+            }
+        }
+        Verb::Create => write::create(store, info, query, &parts.headers, body).await,
+        Verb::Update => write::update(store, info, query, &parts.headers, body).await,
+        Verb::Patch => write::patch(store, info, query, &parts.headers, body).await,
+        Verb::Delete => delete::delete(store, info, query, &parts.headers, body).await,
+        Verb::DeleteCollection => {
+            delete::delete_collection(store, info, query, &parts.headers, body).await
+        }
+    }
+}

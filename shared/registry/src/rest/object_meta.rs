@@ -4,6 +4,8 @@
 use std::time::SystemTime;
 
 use kas_apimachinery::Status;
+
+use crate::error::Result;
 use serde_json::{Value, json};
 
 use crate::ResourceDescriptor;
@@ -32,12 +34,10 @@ pub fn generate_name(base: &str) -> String {
 
 /// Checks `apiVersion`/`kind` against the endpoint and fills them when absent, as the
 /// decoder's defaulting does.
-pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<(), Status> {
+pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<()> {
     let api_version = d.api_version();
     let Some(map) = obj.as_object_mut() else {
-        return Err(Status::bad_request(
-            "the object provided is not a JSON object",
-        ));
+        return Err(Status::bad_request("the object provided is not a JSON object").into());
     };
     match map.get("apiVersion").and_then(Value::as_str) {
         None | Some("") => {
@@ -47,7 +47,7 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<(), Status>
         Some(v) => {
             return Err(Status::bad_request(&format!(
                 "the API version in the data ({v}) does not match the expected API version ({api_version})"
-            )));
+            )).into());
         }
     }
     match map.get("kind").and_then(Value::as_str) {
@@ -59,7 +59,8 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<(), Status>
             return Err(Status::bad_request(&format!(
                 "the kind in the data ({k}) does not match the expected kind ({})",
                 d.kind
-            )));
+            ))
+            .into());
         }
     }
     Ok(())
@@ -67,11 +68,7 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<(), Status>
 
 /// Makes the object's namespace agree with the request's (upstream's
 /// `EnsureObjectNamespaceMatchesRequestNamespace`).
-pub fn ensure_namespace(
-    obj: &mut Value,
-    d: &ResourceDescriptor,
-    request_ns: &str,
-) -> Result<(), Status> {
+pub fn ensure_namespace(obj: &mut Value, d: &ResourceDescriptor, request_ns: &str) -> Result<()> {
     let meta = metadata_mut(obj);
     let object_ns = meta
         .get("namespace")
@@ -91,7 +88,8 @@ pub fn ensure_namespace(
         }
         _ => Err(Status::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
-        )),
+        )
+        .into()),
     }
 }
 
@@ -111,15 +109,14 @@ pub fn before_create(obj: &mut Value) {
         .get("name")
         .and_then(Value::as_str)
         .is_some_and(|n| !n.is_empty());
-    if !named {
-        if let Some(base) = meta
+    if !named
+        && let Some(base) = meta
             .get("generateName")
             .and_then(Value::as_str)
             .filter(|g| !g.is_empty())
-        {
-            let name = generate_name(base);
-            meta.insert("name".into(), json!(name));
-        }
+    {
+        let name = generate_name(base);
+        meta.insert("name".into(), json!(name));
     }
     meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
     meta.insert(
@@ -184,7 +181,7 @@ mod tests {
         assert_eq!(o["apiVersion"], "v1");
         assert_eq!(o["kind"], "ConfigMap");
         let mut wrong = json!({"apiVersion": "apps/v1", "kind": "ConfigMap"});
-        let e = check_type(&mut wrong, &D).unwrap_err();
+        let e = check_type(&mut wrong, &D).unwrap_err().to_status();
         assert_eq!(
             e.message.as_deref(),
             Some(
@@ -193,7 +190,13 @@ mod tests {
         );
         ensure_namespace(&mut o, &D, "default").unwrap();
         assert_eq!(o["metadata"]["namespace"], "default");
-        assert_eq!(ensure_namespace(&mut o, &D, "other").unwrap_err().code, 400);
+        assert_eq!(
+            ensure_namespace(&mut o, &D, "other")
+                .unwrap_err()
+                .to_status()
+                .code,
+            400
+        );
     }
 
     #[test]

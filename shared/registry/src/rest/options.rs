@@ -5,12 +5,9 @@
 use kas_apimachinery::{Status, StatusCause};
 use kas_endpoints::url::Query;
 
-/// `resourceVersionMatch`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResourceVersionMatch {
-    NotOlderThan,
-    Exact,
-}
+use crate::error::{Error, Result};
+
+pub use kas_storage::ResourceVersionMatch;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListOptions {
@@ -42,11 +39,11 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
 }
 
-fn bad_request(message: String) -> Status {
-    Status::bad_request(&message)
+fn bad_request(message: String) -> Error {
+    Status::bad_request(&message).into()
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool, Status> {
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
@@ -56,7 +53,7 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, Status> {
     }
 }
 
-fn parse_i64(key: &str, v: &str) -> Result<i64, Status> {
+fn parse_i64(key: &str, v: &str) -> Result<i64> {
     v.parse().map_err(|_| {
         bad_request(format!(
             "failed to parse query parameter {key:?}: strconv.ParseInt: parsing {v:?}: invalid syntax"
@@ -65,8 +62,8 @@ fn parse_i64(key: &str, v: &str) -> Result<i64, Status> {
 }
 
 /// The validation error upstream returns for bad list options.
-fn invalid(causes: Vec<StatusCause>) -> Status {
-    Status::invalid("meta.k8s.io", "ListOptions", "", causes)
+fn invalid(causes: Vec<StatusCause>) -> Error {
+    Status::invalid("meta.k8s.io", "ListOptions", "", causes).into()
 }
 
 fn forbidden(field: &str, message: &str) -> StatusCause {
@@ -80,7 +77,7 @@ fn forbidden(field: &str, message: &str) -> StatusCause {
 impl ListOptions {
     /// Parses and validates (upstream's `ValidateListOptions`); `watch` is true for the
     /// legacy `/watch/` paths as well as `?watch=true`.
-    pub fn parse(query: Option<&str>, watch_path: bool) -> Result<ListOptions, Status> {
+    pub fn parse(query: Option<&str>, watch_path: bool) -> Result<ListOptions> {
         let q = Query::parse(query.unwrap_or(""));
         let mut o = ListOptions {
             label_selector: q.first("labelSelector").unwrap_or("").to_owned(),
@@ -129,7 +126,7 @@ impl ListOptions {
         Ok(o)
     }
 
-    fn validate(&self) -> Result<(), Status> {
+    fn validate(&self) -> Result<()> {
         let mut causes = Vec::new();
         let rv = self.resource_version.as_deref().unwrap_or("");
         if let Some(m) = self.resource_version_match {
@@ -188,7 +185,7 @@ impl ListOptions {
 
 impl WriteOptions {
     /// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options).
-    pub fn parse(query: Option<&str>) -> Result<WriteOptions, Status> {
+    pub fn parse(query: Option<&str>) -> Result<WriteOptions> {
         let q = Query::parse(query.unwrap_or(""));
         let mut o = WriteOptions::default();
         for v in q.all("dryRun") {
@@ -204,7 +201,8 @@ impl WriteOptions {
                         )),
                         field: Some("dryRun".to_owned()),
                     }],
-                ));
+                )
+                .into());
             }
             o.dry_run = true;
         }
@@ -248,9 +246,13 @@ mod tests {
 
     #[test]
     fn list_options_errors_are_upstreams() {
-        let e = ListOptions::parse(Some("limit=abc"), false).unwrap_err();
+        let e = ListOptions::parse(Some("limit=abc"), false)
+            .unwrap_err()
+            .to_status();
         assert_eq!(e.code, 400);
-        let e = ListOptions::parse(Some("resourceVersionMatch=Exact"), false).unwrap_err();
+        let e = ListOptions::parse(Some("resourceVersionMatch=Exact"), false)
+            .unwrap_err()
+            .to_status();
         assert_eq!(e.code, 422);
         assert_eq!(
             e.message.as_deref(),
@@ -259,7 +261,8 @@ mod tests {
             )
         );
         let e = ListOptions::parse(Some("resourceVersion=0&resourceVersionMatch=Exact"), false)
-            .unwrap_err();
+            .unwrap_err()
+            .to_status();
         assert!(e.message.unwrap().contains("\"exact\" is forbidden"));
         assert!(
             ListOptions::parse(
@@ -279,12 +282,16 @@ mod tests {
         assert!(o.dry_run);
         assert_eq!(o.field_validation, FieldValidation::Strict);
         assert_eq!(
-            WriteOptions::parse(Some("dryRun=Some")).unwrap_err().code,
+            WriteOptions::parse(Some("dryRun=Some"))
+                .unwrap_err()
+                .to_status()
+                .code,
             422
         );
         assert_eq!(
             WriteOptions::parse(Some("fieldValidation=x"))
                 .unwrap_err()
+                .to_status()
                 .code,
             400
         );

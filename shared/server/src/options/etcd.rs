@@ -15,6 +15,10 @@ pub struct EtcdOptions {
     /// The prefix to prepend to all resource paths in etcd.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,
+    /// The interval of compaction requests. If 0, the compaction request from apiserver is
+    /// disabled.
+    #[arg(long, default_value = "5m0s")]
+    pub etcd_compaction_interval: super::GoDuration,
     /// SSL Certificate Authority file used to secure etcd communication.
     #[arg(long)]
     pub etcd_cafile: Option<PathBuf>,

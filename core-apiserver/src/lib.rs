@@ -1,0 +1,36 @@
+//! core-apiserver's resources: each a descriptor plus a strategy, served by the generic
+//! store of kas-registry from etcd.
+
+pub mod resources;
+
+use kas_registry::rest::{ApiGroups, ApiService};
+use kas_server::options::EtcdOptions;
+
+/// The role's API: its resources on etcd, in front of `next` (the delegate to
+/// extensions-apiserver). Starts the etcd compactor, which lives as long as the process.
+pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
+    if etcd.etcd_servers.is_empty() {
+        return Err("--etcd-servers must be specified".to_owned());
+    }
+    let options = kas_storage_etcd::EtcdOptions {
+        servers: etcd.etcd_servers.clone(),
+        prefix: etcd.etcd_prefix.clone(),
+        compaction_interval: etcd.etcd_compaction_interval.0,
+    };
+    let client = options
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to etcd: {e}"))?;
+    if !options.compaction_interval.is_zero() {
+        // The compactor stops when dropped: it runs for the life of the process.
+        std::mem::forget(kas_storage_etcd::Compactor::start(
+            client.clone(),
+            options.compaction_interval,
+        ));
+    }
+    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
+    Ok(ApiService::new(
+        ApiGroups::new(resources::stores(storage)),
+        next,
+    ))
+}

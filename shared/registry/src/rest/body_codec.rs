@@ -1,0 +1,86 @@
+//! Request bodies of writes: read with upstream's 3 MiB limit, negotiated by Content-Type,
+//! decoded as JSON or YAML, with duplicate fields reported per `fieldValidation`.
+
+use bytes::Bytes;
+use http::HeaderMap;
+use kas_apimachinery::Status;
+use kas_endpoints::codec::{self, DecodeError};
+use kas_endpoints::negotiation::{self, MediaType, PatchType};
+use kas_endpoints::{Body, request_body};
+use serde_json::Value;
+
+use crate::ResourceDescriptor;
+use crate::error::Result;
+use crate::rest::options::{FieldValidation, WriteOptions};
+
+pub struct Decoded {
+    pub value: Value,
+    /// `Warning` headers (duplicate fields under `fieldValidation=Warn`).
+    pub warnings: Vec<String>,
+}
+
+fn content_type(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+}
+
+pub async fn read(body: Body) -> Result<Bytes> {
+    Ok(request_body::read_body(body, request_body::DEFAULT_MAX_REQUEST_BODY_BYTES).await?)
+}
+
+/// Upstream's create/update decoding: a malformed body is a 400 naming the kind the
+/// endpoint expects; duplicate fields are an error under Strict, warnings under Warn.
+pub async fn decode(
+    d: &ResourceDescriptor,
+    headers: &HeaderMap,
+    body: Body,
+    opts: &WriteOptions,
+) -> Result<Decoded> {
+    let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
+    let bytes = read(body).await?;
+    let decoded = match media {
+        MediaType::Yaml => codec::decode_yaml(&bytes),
+        _ => codec::decode_json(&bytes),
+    };
+    let decoded = decoded.map_err(|e| codec::transform_decode_error(d.kind, None, &e, &bytes))?;
+    let duplicates = match media {
+        MediaType::Yaml => codec::yaml_duplicate_fields(&bytes),
+        _ => codec::json_duplicate_fields(&bytes),
+    };
+    let warnings = match opts.field_validation {
+        FieldValidation::Ignore => Vec::new(),
+        FieldValidation::Warn => duplicates,
+        FieldValidation::Strict if duplicates.is_empty() => Vec::new(),
+        FieldValidation::Strict => {
+            let err = DecodeError::Strict(duplicates);
+            return Err(Status::bad_request(&err.to_string()).into());
+        }
+    };
+    Ok(Decoded {
+        value: decoded.object,
+        warnings,
+    })
+}
+
+/// A body that is an options object (DeleteOptions): JSON or YAML, no kind required.
+pub fn decode_options(headers: &HeaderMap, bytes: &[u8]) -> Result<Value> {
+    let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
+    let value = match media {
+        MediaType::Yaml => codec::yaml_to_json(bytes),
+        _ => serde_json::from_slice(bytes).map_err(|e| DecodeError::JsonParse(e.to_string())),
+    };
+    value.map_err(|e| Status::bad_request(&e.to_string()).into())
+}
+
+pub fn patch_type(headers: &HeaderMap, custom: bool) -> Result<PatchType> {
+    let supported = if custom {
+        negotiation::CUSTOM_RESOURCE_PATCH_TYPES
+    } else {
+        negotiation::BUILTIN_PATCH_TYPES
+    };
+    Ok(negotiation::negotiate_patch_type(
+        content_type(headers),
+        supported,
+    )?)
+}

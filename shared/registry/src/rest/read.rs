@@ -1,0 +1,120 @@
+//! GET of one object and LIST of a collection, as JSON, YAML or a Table.
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
+use kas_apimachinery::Status;
+use kas_endpoints::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
+use kas_endpoints::url::Query;
+use kas_endpoints::{Body, RequestInfo, codec};
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::rest::options::ListOptions;
+use crate::rest::table::{self, IncludeObject};
+use crate::rest::{encode, response, selection};
+use crate::store::Store;
+
+/// The negotiated answer type; `Ok(true)` in the second place for a Table.
+pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeOptions, bool)> {
+    let header = |h: http::HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
+    let restrictions = ResourceRestrictions {
+        table_convertor: true,
+        ..ResourceRestrictions::default()
+    };
+    let opts = negotiation::negotiate_output_media_type(
+        header(http::header::ACCEPT),
+        query,
+        header(http::header::USER_AGENT),
+        &restrictions,
+    )?;
+    let table = match &opts.convert {
+        None => false,
+        Some(gvk) if gvk.kind == "Table" => true,
+        Some(gvk) => {
+            // PartialObjectMetadata is not served yet: refuse, as a server without it would.
+            return Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into());
+        }
+    };
+    Ok((opts, table))
+}
+
+/// JSON bytes in the negotiated media type.
+pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> Response<Body> {
+    if opts.accepted == MediaType::Yaml
+        && let Ok(v) = serde_json::from_slice::<Value>(&json_bytes)
+        && let Ok(yaml) = codec::encode_yaml(&v)
+    {
+        let mut resp = response::json(code, yaml);
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/yaml"),
+        );
+        return resp;
+    }
+    if opts.pretty
+        && let Ok(v) = serde_json::from_slice::<Value>(&json_bytes)
+        && let Ok(pretty) = codec::encode_json(&v, true)
+    {
+        return response::json(code, pretty);
+    }
+    response::json(code, json_bytes)
+}
+
+pub async fn get(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Response<Body>> {
+    let (opts, as_table) = negotiate(headers, query)?;
+    let q = Query::parse(query.unwrap_or(""));
+    let rv = q
+        .first("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let obj = store.get(&info.namespace, &info.name, rv).await?;
+    let bytes = if as_table {
+        let meta = json!({"resourceVersion": obj.resource_version.to_string()});
+        table::table(
+            store,
+            std::iter::once(&obj.value),
+            meta,
+            IncludeObject::from_query(query),
+            true,
+        )
+    } else {
+        encode::object(store.descriptor, &obj)
+    };
+    Ok(render(&opts, StatusCode::OK, bytes))
+}
+
+pub async fn list(
+    store: &Store,
+    info: &RequestInfo,
+    list_opts: &ListOptions,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Response<Body>> {
+    let (opts, as_table) = negotiate(headers, query)?;
+    let predicate = selection::predicate(store, list_opts)?;
+    let result = store.list(&info.namespace, list_opts, predicate).await?;
+    let bytes = if as_table {
+        let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
+        if let Some(c) = &result.continue_token {
+            meta["continue"] = json!(c);
+        }
+        if let Some(n) = result.remaining_item_count {
+            meta["remainingItemCount"] = json!(n);
+        }
+        table::table(
+            store,
+            result.items.iter().map(|o| &o.value),
+            meta,
+            IncludeObject::from_query(query),
+            true,
+        )
+    } else {
+        encode::list(store.descriptor, &result)
+    };
+    Ok(render(&opts, StatusCode::OK, bytes))
+}

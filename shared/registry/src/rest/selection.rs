@@ -1,0 +1,59 @@
+//! Label and field selectors of list, watch and deletecollection, turned into a storage
+//! predicate. Fields a resource does not index are refused as upstream refuses them.
+
+use std::sync::Arc;
+
+use kas_apimachinery::{Status, fields, labels};
+use kas_storage::Predicate;
+
+use crate::error::Result;
+use crate::rest::options::ListOptions;
+use crate::store::Store;
+
+pub fn predicate(store: &Store, opts: &ListOptions) -> Result<Predicate> {
+    let label = if opts.label_selector.is_empty() {
+        None
+    } else {
+        Some(
+            labels::parse(&opts.label_selector)
+                .map_err(|e| Status::bad_request(&format!("unable to parse requirement: {e}")))?,
+        )
+    };
+    let field = if opts.field_selector.is_empty() {
+        None
+    } else {
+        let selector = fields::parse_selector(&opts.field_selector)
+            .map_err(|e| Status::bad_request(&format!("invalid field selector: {e}")))?;
+        Some(selector)
+    };
+    if label.is_none() && field.is_none() {
+        return Ok(Predicate::everything());
+    }
+    if let Some(field) = &field {
+        // Refuse fields the resource cannot select on, as upstream's conversion funcs do.
+        let known = store.strategy.field_set(&serde_json::json!({}));
+        for requirement in field.requirements() {
+            if !known.contains_key(&requirement.field) {
+                return Err(Status::bad_request(&format!(
+                    "field label not supported: {}",
+                    requirement.field
+                ))
+                .into());
+            }
+        }
+    }
+    let strategy = store.strategy.clone();
+    let label = label.map(Arc::new);
+    let field = field.map(Arc::new);
+    Ok(Predicate::new(move |obj| {
+        if let Some(l) = &label
+            && !l.matches(&crate::meta::labels(obj))
+        {
+            return false;
+        }
+        match &field {
+            Some(f) => f.matches(&strategy.field_set(obj)),
+            None => true,
+        }
+    }))
+}

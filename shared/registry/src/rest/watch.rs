@@ -1,0 +1,77 @@
+//! WATCH: the storage's events as JSON lines, each object's cached bytes spliced, with
+//! bookmarks when asked and upstream's timeout.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{Response, StatusCode};
+use http_body::Frame;
+use http_body_util::StreamBody;
+use kas_endpoints::{Body, RequestInfo, body};
+use kas_storage::WatchEvent;
+
+use crate::error::Result;
+use crate::rest::options::ListOptions;
+use crate::rest::{encode, selection};
+use crate::store::Store;
+
+/// Upstream's `--min-request-timeout` default; a watch without `timeoutSeconds` lasts
+/// between it and twice it.
+const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+
+pub async fn watch(
+    store: &Store,
+    info: &RequestInfo,
+    opts: &ListOptions,
+) -> Result<Response<Body>> {
+    let predicate = selection::predicate(store, opts)?;
+    let name = (!info.name.is_empty()).then_some(info.name.as_str());
+    let events = store.watch(&info.namespace, name, opts, predicate).await?;
+    let timeout = match opts.timeout_seconds {
+        Some(s) if s > 0 => Duration::from_secs(s as u64),
+        _ => {
+            let jitter = uuid::Uuid::new_v4().as_u128() % 1800;
+            MIN_REQUEST_TIMEOUT + Duration::from_secs(jitter as u64)
+        }
+    };
+    let descriptor = store.descriptor;
+    let store = store.clone();
+    let bookmarks = opts.allow_watch_bookmarks;
+    let lines = events
+        .filter_map(move |event| {
+            let line = match event {
+                WatchEvent::Added(o) => Some(encode::watch_event(
+                    "ADDED",
+                    &encode::object(descriptor, &o),
+                )),
+                WatchEvent::Modified(o) => Some(encode::watch_event(
+                    "MODIFIED",
+                    &encode::object(descriptor, &o),
+                )),
+                WatchEvent::Deleted(o) => Some(encode::watch_event(
+                    "DELETED",
+                    &encode::object(descriptor, &o),
+                )),
+                WatchEvent::Bookmark(rv) => bookmarks.then(|| encode::bookmark(descriptor, rv)),
+                WatchEvent::Error(e) => {
+                    let status = store.storage_error(e, "").to_status();
+                    Some(encode::watch_event("ERROR", &status.to_json()))
+                }
+            };
+            std::future::ready(line)
+        })
+        .take_until(tokio_sleep(timeout))
+        .map(|line: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(line)));
+    let mut resp = Response::new(body::boxed(StreamBody::new(lines)));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}
+
+fn tokio_sleep(d: Duration) -> impl std::future::Future<Output = ()> {
+    tokio::time::sleep(d)
+}

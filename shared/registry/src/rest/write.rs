@@ -1,0 +1,91 @@
+//! CREATE (POST), UPDATE (PUT) and PATCH.
+
+use http::{HeaderMap, Response, StatusCode};
+use kas_apimachinery::Status;
+use kas_endpoints::{Body, RequestInfo};
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::rest::options::WriteOptions;
+use crate::rest::{body_codec, encode, response};
+use crate::store::{Store, Written};
+
+fn written(store: &Store, w: &Written, code: StatusCode) -> Response<Body> {
+    let bytes = match w {
+        Written::Stored(obj) => encode::object(store.descriptor, obj),
+        Written::DryRun(v) => encode::value(store.descriptor, v),
+    };
+    response::json(code, bytes)
+}
+
+pub async fn create(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let opts = WriteOptions::parse(query)?;
+    let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
+    let w = store.create(&info.namespace, decoded.value, &opts).await?;
+    let mut resp = written(store, &w, StatusCode::CREATED);
+    response::add_warnings(&mut resp, &decoded.warnings);
+    Ok(resp)
+}
+
+pub async fn update(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let opts = WriteOptions::parse(query)?;
+    let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
+    let (w, created) = store
+        .update(&info.namespace, &info.name, decoded.value, &opts)
+        .await?;
+    if let Written::Stored(obj) = &w
+        && store
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .await?
+    {
+        return Ok(written(store, &w, StatusCode::OK));
+    }
+    let code = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut resp = written(store, &w, code);
+    response::add_warnings(&mut resp, &decoded.warnings);
+    Ok(resp)
+}
+
+pub async fn patch(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let opts = WriteOptions::parse(query)?;
+    let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
+    let patch = body_codec::read(body).await?;
+    let apply = |current: &Value| -> Result<Value> {
+        crate::rest::patch::apply(store, patch_type, current, &patch)
+    };
+    let w = store
+        .patch(&info.namespace, &info.name, &apply, &opts)
+        .await?;
+    if let Written::Stored(obj) = &w {
+        store
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .await?;
+    }
+    Ok(written(store, &w, StatusCode::OK))
+}
+
+pub(crate) fn not_supported(info: &RequestInfo, store: &Store) -> crate::Error {
+    Status::method_not_supported(store.descriptor.group, store.descriptor.plural, &info.verb).into()
+}

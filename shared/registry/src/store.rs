@@ -1,0 +1,465 @@
+//! `Store`: the one generic store every resource is served by, after upstream's
+//! `registry/generic/registry.Store`. It speaks JSON values and the storage trait; the REST
+//! handlers speak HTTP around it.
+
+use std::sync::Arc;
+
+use kas_apimachinery::Status;
+use kas_storage::{
+    GetOptions, ListResult, ObjectRef, Preconditions, Predicate, Storage, WatchOptions, WatchStream,
+};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::rest::object_meta;
+use crate::rest::options::{ListOptions, WriteOptions};
+use crate::{ResourceDescriptor, Strategy};
+
+/// Upstream's `OptimisticLockErrorMsg`.
+pub const OPTIMISTIC_LOCK_ERROR: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+#[derive(Clone)]
+pub struct Store {
+    pub descriptor: &'static ResourceDescriptor,
+    pub strategy: Arc<dyn Strategy>,
+    storage: Arc<dyn Storage>,
+}
+
+/// A write's result: the stored object, or, with `dryRun`, what would have been stored.
+pub enum Written {
+    Stored(ObjectRef),
+    DryRun(Value),
+}
+
+/// What a delete did.
+pub enum Deleted {
+    /// The object is gone; this was its last state.
+    Gone(ObjectRef),
+    /// Finalizers hold it: it was marked with a deletionTimestamp and stays.
+    Pending(ObjectRef),
+}
+
+impl Store {
+    pub fn new(
+        descriptor: &'static ResourceDescriptor,
+        strategy: Arc<dyn Strategy>,
+        storage: Arc<dyn Storage>,
+    ) -> Store {
+        Store {
+            descriptor,
+            strategy,
+            storage,
+        }
+    }
+
+    /// `/<resource>/<namespace>/<name>` or `/<resource>/<name>`, upstream's key layout.
+    pub fn key(&self, namespace: &str, name: &str) -> String {
+        if self.descriptor.namespaced() {
+            format!("/{}/{namespace}/{name}", self.descriptor.storage_resource)
+        } else {
+            format!("/{}/{name}", self.descriptor.storage_resource)
+        }
+    }
+
+    /// The key under which a list or watch looks: every namespace when `namespace` is "".
+    pub fn prefix(&self, namespace: &str) -> String {
+        if self.descriptor.namespaced() && !namespace.is_empty() {
+            format!("/{}/{namespace}", self.descriptor.storage_resource)
+        } else {
+            format!("/{}", self.descriptor.storage_resource)
+        }
+    }
+
+    /// Maps a storage failure to the client's `Status`, once.
+    pub fn storage_error(&self, err: kas_storage::Error, name: &str) -> Error {
+        let d = self.descriptor;
+        let status = match err {
+            kas_storage::Error::NotFound { .. } => Status::not_found(d.group, d.plural, name),
+            kas_storage::Error::KeyExists { .. } => Status::already_exists(d.group, d.plural, name),
+            kas_storage::Error::ResourceVersionConflicts { message, .. } => {
+                Status::conflict(d.group, d.plural, name, &message)
+            }
+            kas_storage::Error::Expired { message, .. } => Status::resource_expired(&message),
+            kas_storage::Error::TooLargeResourceVersion {
+                requested,
+                current,
+                retry_after_seconds,
+            } => Status::timeout(
+                &format!("Too large resource version: {requested}, current: {current}"),
+                retry_after_seconds as i32,
+            ),
+            kas_storage::Error::BadRequest(message) => Status::bad_request(&message),
+            kas_storage::Error::Callback(inner) => match inner.downcast::<Error>() {
+                Ok(api) => return *api,
+                Err(other) => Status::internal_error(&other.to_string()),
+            },
+            other => {
+                tracing::error!(error = %other, resource = d.plural, "storage failed");
+                Status::internal_error(&other.to_string())
+            }
+        };
+        status.into()
+    }
+
+    fn invalid(&self, obj: &Value, causes: crate::strategy::FieldErrors) -> Error {
+        Status::invalid(
+            self.descriptor.group,
+            self.descriptor.kind,
+            crate::meta::name(obj),
+            causes,
+        )
+        .into()
+    }
+
+    /// Create: type and namespace checks, system fields, defaulting, validation, write.
+    /// With `dryRun` the object is prepared and validated but not stored.
+    pub async fn create(
+        &self,
+        namespace: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        object_meta::check_type(&mut obj, self.descriptor)?;
+        object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
+        self.strategy.default(&mut obj);
+        object_meta::before_create(&mut obj);
+        self.strategy.prepare_for_create(&mut obj);
+        let name = crate::meta::name(&obj).to_owned();
+        if name.is_empty() {
+            return Err(self.invalid(&obj, vec![required_name()]));
+        }
+        let errors = self.strategy.validate(&obj);
+        if !errors.is_empty() {
+            return Err(self.invalid(&obj, errors));
+        }
+        self.strategy.canonicalize(&mut obj);
+        if opts.dry_run {
+            return Ok(Written::DryRun(obj));
+        }
+        crate::rest::encode::strip_type_meta(&mut obj);
+        let created = self
+            .storage
+            .create(&self.key(namespace, &name), obj, None)
+            .await
+            .map_err(|e| self.storage_error(e, &name))?;
+        Ok(Written::Stored(created))
+    }
+
+    pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<String>,
+    ) -> Result<ObjectRef> {
+        let opts = GetOptions {
+            resource_version,
+            ignore_not_found: false,
+        };
+        match self.storage.get(&self.key(namespace, name), &opts).await {
+            Ok(Some(obj)) => Ok(obj),
+            Ok(None) => Err(self.storage_error(
+                kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                },
+                name,
+            )),
+            Err(e) => Err(self.storage_error(e, name)),
+        }
+    }
+
+    pub async fn list(
+        &self,
+        namespace: &str,
+        opts: &ListOptions,
+        predicate: Predicate,
+    ) -> Result<ListResult> {
+        let storage_opts = kas_storage::ListOptions {
+            resource_version: opts.resource_version.clone(),
+            resource_version_match: opts.resource_version_match,
+            limit: opts.limit,
+            continue_token: opts.continue_token.clone(),
+            predicate,
+            recursive: true,
+        };
+        self.storage
+            .list(&self.prefix(namespace), &storage_opts)
+            .await
+            .map_err(|e| self.storage_error(e, ""))
+    }
+
+    pub async fn watch(
+        &self,
+        namespace: &str,
+        name: Option<&str>,
+        opts: &ListOptions,
+        predicate: Predicate,
+    ) -> Result<WatchStream> {
+        let (key, recursive) = match name {
+            Some(name) => (self.key(namespace, name), false),
+            None => (self.prefix(namespace), true),
+        };
+        let storage_opts = WatchOptions {
+            resource_version: opts.resource_version.clone(),
+            recursive,
+            predicate,
+            progress_notify: opts.allow_watch_bookmarks,
+        };
+        self.storage
+            .watch(&key, &storage_opts)
+            .await
+            .map_err(|e| self.storage_error(e, ""))
+    }
+
+    /// Update (PUT): the stored object is replaced by `obj` unless its resourceVersion is
+    /// stale. Returns the new state and whether it was created.
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<(Written, bool)> {
+        let mut obj = obj;
+        object_meta::check_type(&mut obj, self.descriptor)?;
+        object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
+        if crate::meta::name(&obj) != name {
+            return Err(Status::bad_request(&format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                crate::meta::name(&obj)
+            ))
+            .into());
+        }
+        self.strategy.default(&mut obj);
+        let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
+        if opts.dry_run {
+            let current = self.get(namespace, name, None).await?;
+            let new = self
+                .prepare_update(obj, Some(&current.value), &client_rv)?
+                .unwrap_or_else(|| current.value.clone());
+            return Ok((Written::DryRun(new), false));
+        }
+        let created = std::sync::atomic::AtomicBool::new(false);
+        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+            created.store(current.is_none(), std::sync::atomic::Ordering::Relaxed);
+            self.prepare_update(
+                obj.clone(),
+                current.as_deref().map(|o| &o.value),
+                &client_rv,
+            )
+            .map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+        };
+        let result = self
+            .storage
+            .guaranteed_update(
+                &self.key(namespace, name),
+                &Preconditions::default(),
+                self.strategy.allow_create_on_update(),
+                &try_update,
+                None,
+            )
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        let created = created.load(std::sync::atomic::Ordering::Relaxed);
+        Ok((Written::Stored(result), created))
+    }
+
+    /// PATCH: `apply` turns the current object into the new one inside the
+    /// compare-and-swap loop, so a concurrent writer makes the patch apply again to the
+    /// newer object instead of failing; a resourceVersion the patch itself sets is
+    /// enforced.
+    pub async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let mut patched = apply(current)?;
+            object_meta::check_type(&mut patched, self.descriptor)?;
+            let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
+            self.prepare_update(patched, Some(current), &client_rv)
+        };
+        if opts.dry_run {
+            let current = self.get(namespace, name, None).await?;
+            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
+            return Ok(Written::DryRun(new));
+        }
+        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+            let Some(current) = current else {
+                return Err(kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                });
+            };
+            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+        };
+        let result = self
+            .storage
+            .guaranteed_update(
+                &self.key(namespace, name),
+                &Preconditions::default(),
+                false,
+                &try_update,
+                None,
+            )
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        Ok(Written::Stored(result))
+    }
+
+    /// The update rules applied to one candidate (upstream's `rest.BeforeUpdate` plus the
+    /// store's optimistic-lock check). `None` means no change.
+    fn prepare_update(
+        &self,
+        mut new: Value,
+        current: Option<&Value>,
+        client_rv: &str,
+    ) -> Result<Option<Value>> {
+        let Some(current) = current else {
+            if !self.strategy.allow_create_on_update() {
+                return Err(Status::not_found(
+                    self.descriptor.group,
+                    self.descriptor.plural,
+                    crate::meta::name(&new),
+                )
+                .into());
+            }
+            object_meta::before_create(&mut new);
+            self.strategy.prepare_for_create(&mut new);
+            let errors = self.strategy.validate(&new);
+            if !errors.is_empty() {
+                return Err(self.invalid(&new, errors));
+            }
+            crate::rest::encode::strip_type_meta(&mut new);
+            return Ok(Some(new));
+        };
+        let current_rv = crate::meta::str_field(current, "resourceVersion");
+        if client_rv.is_empty() {
+            if !self.strategy.allow_unconditional_update() {
+                return Err(self.invalid(&new, vec![required_resource_version()]));
+            }
+        } else if client_rv != current_rv {
+            return Err(Status::conflict(
+                self.descriptor.group,
+                self.descriptor.plural,
+                crate::meta::name(&new),
+                OPTIMISTIC_LOCK_ERROR,
+            )
+            .into());
+        }
+        object_meta::before_update(&mut new, current);
+        self.strategy.prepare_for_update(&mut new, current);
+        let errors = self.strategy.validate_update(&new, current);
+        if !errors.is_empty() {
+            return Err(self.invalid(&new, errors));
+        }
+        self.strategy.canonicalize(&mut new);
+        if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("resourceVersion");
+        }
+        crate::rest::encode::strip_type_meta(&mut new);
+        Ok(Some(new))
+    }
+
+    /// Delete with preconditions. An object with finalizers is marked for deletion
+    /// (deletionTimestamp) instead of removed, as upstream's graceful deletion does.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+    ) -> Result<Deleted> {
+        let key = self.key(namespace, name);
+        let current = self.get(namespace, name, None).await?;
+        preconditions
+            .check(&key, &current.value)
+            .map_err(|e| self.storage_error(e, name))?;
+        let has_finalizers = current
+            .value
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        if has_finalizers {
+            if opts.dry_run {
+                return Ok(Deleted::Pending(current));
+            }
+            let now = crate::meta::rfc3339(std::time::SystemTime::now());
+            let mark = move |cur: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+                let Some(cur) = cur else { return Ok(None) };
+                let mut v = cur.value.clone();
+                let meta = crate::meta::metadata_mut(&mut v);
+                if meta.contains_key("deletionTimestamp") {
+                    return Ok(None);
+                }
+                meta.insert("deletionTimestamp".into(), Value::String(now.clone()));
+                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                meta.remove("resourceVersion");
+                Ok(Some(v))
+            };
+            let marked = self
+                .storage
+                .guaranteed_update(&key, preconditions, false, &mark, Some(current))
+                .await
+                .map_err(|e| self.storage_error(e, name))?;
+            return Ok(Deleted::Pending(marked));
+        }
+        if opts.dry_run {
+            return Ok(Deleted::Gone(current));
+        }
+        let gone = self
+            .storage
+            .delete(&key, preconditions, &|_| Ok(()), Some(current))
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        Ok(Deleted::Gone(gone))
+    }
+
+    /// Update of an object whose finalizers were all removed while it was being deleted
+    /// completes the deletion (upstream's `deleteWithoutFinalizers` on update).
+    pub async fn finish_deletion_if_released(
+        &self,
+        namespace: &str,
+        name: &str,
+        obj: &Value,
+    ) -> Result<bool> {
+        let marked = obj.pointer("/metadata/deletionTimestamp").is_some();
+        let released = obj
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty());
+        if !(marked && released) {
+            return Ok(false);
+        }
+        match self
+            .storage
+            .delete(
+                &self.key(namespace, name),
+                &Preconditions::default(),
+                &|_| Ok(()),
+                None,
+            )
+            .await
+        {
+            Ok(_) | Err(kas_storage::Error::NotFound { .. }) => Ok(true),
+            Err(e) => Err(self.storage_error(e, name)),
+        }
+    }
+}
+
+fn required_name() -> kas_apimachinery::StatusCause {
+    kas_apimachinery::StatusCause {
+        reason: Some("FieldValueRequired".to_owned()),
+        message: Some("Required value: name or generateName is required".to_owned()),
+        field: Some("metadata.name".to_owned()),
+    }
+}
+
+fn required_resource_version() -> kas_apimachinery::StatusCause {
+    kas_apimachinery::StatusCause {
+        reason: Some("FieldValueInvalid".to_owned()),
+        message: Some("Invalid value: 0: must be specified for an update".to_owned()),
+        field: Some("metadata.resourceVersion".to_owned()),
+    }
+}

@@ -1,0 +1,60 @@
+//! `ObjectMeta` validation every strategy starts with, after upstream's
+//! `ValidateObjectMeta` and `ValidateObjectMetaUpdate`, on JSON objects.
+
+use std::collections::BTreeMap;
+
+use kas_apimachinery::validation::field::{self, Path};
+use kas_apimachinery::validation::meta::{
+    ValidateNameFn, validate_annotations, validate_labels, validate_object_name,
+};
+use serde_json::Value;
+
+use crate::meta;
+use crate::strategy::FieldErrors;
+
+fn string_map(obj: &Value, field_name: &str) -> BTreeMap<String, String> {
+    meta::metadata(obj)
+        .and_then(|m| m.get(field_name))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Name (by `name_fn`), generateName, namespace, labels and annotations.
+pub fn validate_object_meta(obj: &Value, namespaced: bool, name_fn: ValidateNameFn) -> FieldErrors {
+    let path = Path::new("metadata");
+    let mut errs = validate_object_name(
+        meta::name(obj),
+        meta::str_field(obj, "generateName"),
+        meta::namespace(obj),
+        namespaced,
+        name_fn,
+        &path,
+    );
+    errs.extend(validate_labels(
+        &string_map(obj, "labels"),
+        &path.child("labels"),
+    ));
+    errs.extend(validate_annotations(
+        &string_map(obj, "annotations"),
+        &path.child("annotations"),
+    ));
+    errs.iter().map(field::Error::to_cause).collect()
+}
+
+/// What an update may not change in metadata.
+pub fn validate_object_meta_update(new: &Value, old: &Value) -> FieldErrors {
+    let path = Path::new("metadata");
+    let mut errs = Vec::new();
+    for f in ["name", "namespace", "uid", "creationTimestamp"] {
+        let (n, o) = (meta::str_field(new, f), meta::str_field(old, f));
+        if n != o {
+            errs.push(field::invalid(&path.child(f), n, "field is immutable").to_cause());
+        }
+    }
+    errs
+}
