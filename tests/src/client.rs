@@ -87,6 +87,18 @@ pub async fn request(
     tls: &Tls,
     proto: Proto,
 ) -> Result<Answer> {
+    request_with_body(url, method, headers, Bytes::new(), tls, proto).await
+}
+
+/// One request with a body on a fresh connection.
+pub async fn request_with_body(
+    url: &str,
+    method: Method,
+    headers: &[(&str, &str)],
+    body: Bytes,
+    tls: &Tls,
+    proto: Proto,
+) -> Result<Answer> {
     let uri: http::Uri = url.parse()?;
     let mut req = Request::builder().method(method).uri(uri.clone());
     for (k, v) in headers {
@@ -99,16 +111,14 @@ pub async fn request(
                 hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
                     .await?;
             tokio::spawn(conn);
-            sender
-                .send_request(req.body(Full::new(Bytes::new()))?)
-                .await?
+            sender.send_request(req.body(Full::new(body))?).await?
         }
         Proto::H1 => {
             let (mut sender, conn) =
                 hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
             tokio::spawn(conn);
             let host = uri.authority().map(|a| a.to_string()).unwrap_or_default();
-            let mut req = req.body(Full::new(Bytes::new()))?;
+            let mut req = req.body(Full::new(body))?;
             req.headers_mut().insert(http::header::HOST, host.parse()?);
             *req.uri_mut() = uri
                 .path_and_query()

@@ -204,7 +204,7 @@ async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<
         Verb::List | Verb::Watch => {
             let opts = options::ListOptions::parse(query, verb == Verb::Watch)?;
             if opts.watch {
-                watch::watch(store, info, &opts).await
+                watch::watch(store, info, &opts, query, &parts.headers).await
             } else {
                 read::list(store, info, &opts, query, &parts.headers).await
             }

@@ -24,7 +24,11 @@ pub async fn watch(
     store: &Store,
     info: &RequestInfo,
     opts: &ListOptions,
+    query: Option<&str>,
+    headers: &http::HeaderMap,
 ) -> Result<Response<Body>> {
+    let (_, as_table) = crate::rest::read::negotiate(headers, query)?;
+    let include = crate::rest::table::IncludeObject::from_query(query);
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
     let events = store.watch(&info.namespace, name, opts, predicate).await?;
@@ -38,21 +42,30 @@ pub async fn watch(
     let descriptor = store.descriptor;
     let store = store.clone();
     let bookmarks = opts.allow_watch_bookmarks;
+    let table_store = store.clone();
+    let mut first = true;
+    // With a Table, each event's object is a one-row Table; only the first carries the
+    // column definitions, as upstream's watch does.
+    let mut render = move |o: &kas_storage::ObjectRef| -> Bytes {
+        if !as_table {
+            return encode::object(descriptor, o);
+        }
+        let meta = serde_json::json!({"resourceVersion": o.resource_version.to_string()});
+        let with_columns = std::mem::take(&mut first);
+        crate::rest::table::table(
+            &table_store,
+            std::iter::once(&o.value),
+            meta,
+            include,
+            with_columns,
+        )
+    };
     let lines = events
         .filter_map(move |event| {
             let line = match event {
-                WatchEvent::Added(o) => Some(encode::watch_event(
-                    "ADDED",
-                    &encode::object(descriptor, &o),
-                )),
-                WatchEvent::Modified(o) => Some(encode::watch_event(
-                    "MODIFIED",
-                    &encode::object(descriptor, &o),
-                )),
-                WatchEvent::Deleted(o) => Some(encode::watch_event(
-                    "DELETED",
-                    &encode::object(descriptor, &o),
-                )),
+                WatchEvent::Added(o) => Some(encode::watch_event("ADDED", &render(&o))),
+                WatchEvent::Modified(o) => Some(encode::watch_event("MODIFIED", &render(&o))),
+                WatchEvent::Deleted(o) => Some(encode::watch_event("DELETED", &render(&o))),
                 WatchEvent::Bookmark(rv) => bookmarks.then(|| encode::bookmark(descriptor, rv)),
                 WatchEvent::Error(e) => {
                     let status = store.storage_error(e, "").to_status();

@@ -1,0 +1,341 @@
+//! Built-in resources through the aggregator, as users drive them: kubectl for the
+//! everyday workflow, raw HTTP for the exact Status bodies.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use http::Method;
+use kas_e2e::client::{Proto, Tls, request};
+use kas_e2e::{Role, TestCluster, start_cluster};
+
+fn ok(c: &TestCluster, args: &[&str]) -> String {
+    let out = c.kubectl(args);
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(c: &TestCluster, args: &[&str]) -> String {
+    let out = c.kubectl(args);
+    assert!(!out.status.success(), "kubectl {args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn create(c: &TestCluster, manifest: &str) -> String {
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(["create", "--validate=false", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(manifest.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const DEMO: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\n  labels:\n    app: web\ndata:\n  a: \"1\"\n";
+
+#[test]
+fn kubectl_workflow_on_configmaps() {
+    let c = start_cluster(|_| {});
+    assert_eq!(create(&c, DEMO), "configmap/demo created\n");
+
+    let table = ok(&c, &["get", "configmaps"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "DATA", "AGE"], "{table}");
+    assert!(
+        table.lines().nth(1).unwrap().starts_with("demo "),
+        "{table}"
+    );
+
+    let yaml = ok(&c, &["get", "cm", "demo", "-o", "yaml"]);
+    for line in [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "  a: \"1\"",
+        "  name: demo",
+        "  namespace: default",
+        "  uid: ",
+    ] {
+        assert!(yaml.contains(line), "missing {line:?} in\n{yaml}");
+    }
+    assert_eq!(
+        ok(&c, &["get", "cm", "demo", "-o", "jsonpath={.data.a}"]),
+        "1"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&c, &["get", "cm", "demo", "-o", "json"])).unwrap();
+    assert_eq!(json["metadata"]["labels"]["app"], "web");
+
+    assert!(ok(&c, &["get", "cm", "-l", "app=web", "-o", "name"]).contains("configmap/demo"));
+    assert_eq!(ok(&c, &["get", "cm", "-l", "app=db", "-o", "name"]), "");
+    assert!(
+        ok(
+            &c,
+            &[
+                "get",
+                "cm",
+                "--field-selector",
+                "metadata.name=demo",
+                "-o",
+                "name"
+            ]
+        )
+        .contains("configmap/demo")
+    );
+    assert!(
+        fails(&c, &["get", "cm", "--field-selector", "data.a=1"])
+            .contains("field label not supported: data.a")
+    );
+
+    ok(&c, &["label", "cm", "demo", "tier=front"]);
+    ok(&c, &["annotate", "cm", "demo", "note=hi"]);
+    ok(&c, &["patch", "cm", "demo", "-p", r#"{"data":{"b":"2"}}"#]);
+    ok(
+        &c,
+        &[
+            "patch",
+            "cm",
+            "demo",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"data":{"c":"3"}}"#,
+        ],
+    );
+    ok(
+        &c,
+        &[
+            "patch",
+            "cm",
+            "demo",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"add","path":"/data/d","value":"4"}]"#,
+        ],
+    );
+    let data: serde_json::Value =
+        serde_json::from_str(&ok(&c, &["get", "cm", "demo", "-o", "jsonpath={.data}"])).unwrap();
+    assert_eq!(
+        data,
+        serde_json::json!({"a": "1", "b": "2", "c": "3", "d": "4"})
+    );
+    assert_eq!(
+        ok(
+            &c,
+            &[
+                "get",
+                "cm",
+                "demo",
+                "-o",
+                "jsonpath={.metadata.labels.tier}/{.metadata.annotations.note}"
+            ]
+        ),
+        "front/hi"
+    );
+
+    // replace with a stale resourceVersion: 409, upstream's message.
+    let stale = ok(&c, &["get", "cm", "demo", "-o", "json"]);
+    ok(&c, &["label", "cm", "demo", "x=y"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stale.json");
+    std::fs::write(&path, stale).unwrap();
+    let err = fails(
+        &c,
+        &["replace", "--validate=false", "-f", path.to_str().unwrap()],
+    );
+    assert!(
+        err.contains("Operation cannot be fulfilled on configmaps \"demo\": the object has been modified; please apply your changes to the latest version and try again"),
+        "{err}"
+    );
+
+    // paging
+    for i in 0..5 {
+        create(
+            &c,
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: page-{i}\n"),
+        );
+    }
+    let paged = ok(&c, &["get", "cm", "--chunk-size=2", "-o", "name"]);
+    assert_eq!(paged.lines().count(), 6, "{paged}");
+
+    assert_eq!(
+        ok(&c, &["delete", "cm", "demo"]),
+        "configmap \"demo\" deleted\n"
+    );
+    assert!(fails(&c, &["get", "cm", "demo"]).contains("configmaps \"demo\" not found"));
+}
+
+#[test]
+fn kubectl_get_watch_prints_added_modified_deleted() {
+    let c = start_cluster(|_| {});
+    create(&c, DEMO);
+    let mut watch = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args([
+            "get",
+            "cm",
+            "-w",
+            "--output-watch-events",
+            "--request-timeout=20s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    ok(&c, &["label", "cm", "demo", "step=two"]);
+    ok(&c, &["delete", "cm", "demo"]);
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = watch.kill();
+    let out = watch.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(events, ["ADDED", "MODIFIED", "DELETED"], "{text}");
+}
+
+#[tokio::test]
+async fn api_errors_are_upstreams_status_bodies() {
+    let c = start_cluster(|_| {});
+    let base = format!(
+        "{}/api/v1/namespaces/default/configmaps",
+        c.url(Role::Aggregator, 0)
+    );
+    let bearer = c.bearer();
+    let tls: Tls = c.admin_tls(Proto::H2);
+    let json = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+
+    let a = request(&format!("{base}/nope"), Method::GET, &json, &tls, Proto::H2)
+        .await
+        .unwrap();
+    assert_eq!(a.status, 404);
+    assert_eq!(
+        a.json(),
+        serde_json::json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"nope\" not found","reason":"NotFound","details":{"name":"nope","kind":"configmaps"},"code":404})
+    );
+
+    let post = |body: &'static str, query: &'static str| {
+        let url = format!("{base}{query}");
+        let tls = tls.clone();
+        let bearer = bearer.clone();
+        async move {
+            kas_e2e::client::request_with_body(
+                &url,
+                Method::POST,
+                &[
+                    ("authorization", bearer.as_str()),
+                    ("content-type", "application/json"),
+                ],
+                body.into(),
+                &tls,
+                Proto::H2,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    let status = a.json();
+    assert_eq!(status["reason"], "Invalid");
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
+    assert!(status["message"].as_str().unwrap().starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"), "{status}");
+
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}}"#,
+        "?dryRun=All",
+    )
+    .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = request(&format!("{base}/dry"), Method::GET, &json, &tls, Proto::H2)
+        .await
+        .unwrap();
+    assert_eq!(a.status, 404, "dryRun=All stored nothing");
+
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"gen-"}}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 201);
+    let name = a.json()["metadata"]["name"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"twice"}}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 201);
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"twice"}}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 409);
+    assert_eq!(a.json()["reason"], "AlreadyExists");
+    assert_eq!(a.json()["message"], "configmaps \"twice\" already exists");
+
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 400, "{}", a.text());
+    assert_eq!(a.json()["reason"], "BadRequest");
+
+    let big = format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"big"}},"data":{{"a":"{}"}}}}"#,
+        "x".repeat(4 << 20)
+    );
+    let a =
+        kas_e2e::client::request_with_body(&base, Method::POST, &json, big.into(), &tls, Proto::H2)
+            .await
+            .unwrap();
+    assert_eq!(a.status, 413, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "Request entity too large: limit is 3145728"
+    );
+
+    let a = request(
+        &format!("{base}?labelSelector=a%20in%20(b"),
+        Method::GET,
+        &json,
+        &tls,
+        Proto::H2,
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.status, 400, "{}", a.text());
+}
