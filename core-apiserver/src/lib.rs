@@ -29,8 +29,32 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         ));
     }
     let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
-    Ok(ApiService::new(
-        ApiGroups::new(resources::stores(storage)),
-        next,
-    ))
+    let stores = resources::stores(storage);
+    bootstrap_namespaces(&stores).await?;
+    Ok(ApiService::new(ApiGroups::new(stores), next))
+}
+
+/// Upstream's system namespaces, created at start when missing (the bootstrap controller's
+/// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.
+pub const SYSTEM_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+async fn bootstrap_namespaces(stores: &[kas_registry::store::Store]) -> Result<(), String> {
+    let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
+        return Ok(());
+    };
+    let opts = kas_registry::rest::options::WriteOptions::default();
+    for name in SYSTEM_NAMESPACES {
+        let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        if let Err(e) = namespaces.create("", ns, &opts).await {
+            let status = e.to_status();
+            if status.code != 409 {
+                return Err(format!(
+                    "creating namespace {name}: {}",
+                    status.message.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(())
 }

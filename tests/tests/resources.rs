@@ -339,3 +339,81 @@ async fn api_errors_are_upstreams_status_bodies() {
     .unwrap();
     assert_eq!(a.status, 400, "{}", a.text());
 }
+
+#[test]
+fn system_namespaces_secrets_and_the_other_first_resources() {
+    let c = start_cluster(|_| {});
+    let names = ok(&c, &["get", "namespaces", "-o", "name"]);
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(names.contains(&format!("namespace/{ns}")), "{names}");
+    }
+    let table = ok(&c, &["get", "ns", "kube-system"]);
+    assert!(table.contains("Active"), "{table}");
+
+    create(
+        &c,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n",
+    );
+    create(
+        &c,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s1\n  namespace: team-a\nstringData:\n  password: hunter2\n",
+    );
+    // stringData is write-only: it lands base64-encoded in data.
+    assert_eq!(
+        ok(
+            &c,
+            &[
+                "get",
+                "secret",
+                "s1",
+                "-n",
+                "team-a",
+                "-o",
+                "jsonpath={.data.password}/{.type}"
+            ]
+        ),
+        "aHVudGVyMg==/Opaque"
+    );
+    let table = ok(&c, &["get", "secrets", "-n", "team-a"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "TYPE", "DATA", "AGE"], "{table}");
+
+    create(
+        &c,
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  namespace: team-a\n",
+    );
+    create(
+        &c,
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: leader\n  namespace: team-a\nspec:\n  holderIdentity: pod-1\n  leaseDurationSeconds: 15\n",
+    );
+    assert!(ok(&c, &["get", "sa", "-n", "team-a", "-o", "name"]).contains("serviceaccount/robot"));
+    assert_eq!(
+        ok(
+            &c,
+            &[
+                "get",
+                "lease",
+                "leader",
+                "-n",
+                "team-a",
+                "-o",
+                "jsonpath={.spec.holderIdentity}"
+            ]
+        ),
+        "pod-1"
+    );
+    let resources = ok(&c, &["api-resources", "--no-headers"]);
+    for r in [
+        "configmaps",
+        "events",
+        "namespaces",
+        "secrets",
+        "serviceaccounts",
+        "leases",
+    ] {
+        assert!(
+            resources.lines().any(|l| l.starts_with(r)),
+            "{r} missing from discovery:\n{resources}"
+        );
+    }
+}

@@ -105,7 +105,10 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
-        let n = obj.get("secrets").and_then(Value::as_array).map_or(0, Vec::len);
+        let n = obj
+            .get("secrets")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
         vec![Value::from(n)]
     }
 }
@@ -146,10 +149,16 @@ mod tests {
         assert!(Strategy.warnings_on_create(&plain).is_empty());
         assert_eq!(
             Strategy.warnings_on_create(&annotated),
-            vec!["metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets"]
+            vec![
+                "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets"
+            ]
         );
         assert_eq!(Strategy.warnings_on_update(&annotated, &plain).len(), 1);
-        assert!(Strategy.warnings_on_update(&annotated, &annotated).is_empty());
+        assert!(
+            Strategy
+                .warnings_on_update(&annotated, &annotated)
+                .is_empty()
+        );
     }
 
     #[test]

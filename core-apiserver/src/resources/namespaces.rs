@@ -1,0 +1,290 @@
+//! core/v1 Namespace, after upstream's `pkg/registry/core/namespace`, `ValidateNamespace`
+//! and the v1 defaults (`SetDefaults_Namespace`, `SetDefaults_NamespaceStatus`).
+//!
+//! Deleting a namespace upstream (`namespace/storage.go`) sets `status.phase: Terminating`
+//! with the deletionTimestamp, and the namespace stays while `spec.finalizers` is
+//! non-empty. The generic store only knows `metadata.finalizers`, so that needs a store
+//! delete hook; the lead adds it. Until then `delete` removes a namespace without
+//! metadata finalizers at once.
+
+use std::collections::BTreeMap;
+
+use kas_apimachinery::validation::field::{self, Path};
+use kas_apimachinery::validation::is_qualified_name;
+use kas_apimachinery::validation::meta::validate_namespace_name;
+use kas_registry::strategy::FieldErrors;
+use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
+use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
+use serde_json::{Map, Value, json};
+
+pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    list_kind: "NamespaceList",
+    plural: "namespaces",
+    singular: "namespace",
+    short_names: &["ns"],
+    categories: &[],
+    scope: Scope::Cluster,
+    // Upstream serves no deletecollection for namespaces.
+    verbs: &[
+        Verb::Create,
+        Verb::Delete,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Update,
+        Verb::Watch,
+    ],
+    subresources: &[],
+    table_columns: &[TableColumn {
+        name: "Status",
+        type_: "string",
+        format: "",
+        description: "The status of the namespace",
+        priority: 0,
+    }],
+    storage_resource: "namespaces",
+};
+
+/// Upstream `FinalizerKubernetes`.
+pub const FINALIZER_KUBERNETES: &str = "kubernetes";
+/// Upstream `v1.LabelMetadataName`.
+pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
+/// Upstream `standardFinalizers`.
+const STANDARD_FINALIZERS: [&str; 3] = [FINALIZER_KUBERNETES, "orphan", "foregroundDeletion"];
+
+pub struct Strategy;
+
+fn object_mut<'a>(obj: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let child = map.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    if !child.is_object() {
+        *child = Value::Object(Map::new());
+    }
+    child.as_object_mut().expect("just made an object")
+}
+
+/// The `kubernetes.io/metadata.name` label, kept equal to the name (upstream sets it in
+/// defaulting and again in `Canonicalize`, for names made from `generateName`).
+fn set_name_label(obj: &mut Value) {
+    let name = kas_registry::meta::name(obj).to_owned();
+    if name.is_empty() {
+        return;
+    }
+    let meta = kas_registry::meta::metadata_mut(obj);
+    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+    if !labels.is_object() {
+        *labels = json!({});
+    }
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert(LABEL_METADATA_NAME.to_owned(), Value::String(name));
+    }
+}
+
+fn finalizers(obj: &Value) -> Vec<String> {
+    obj.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| {
+            f.iter()
+                .map(|v| v.as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Upstream `validateFinalizerName`: a qualified name, and either fully qualified or one
+/// of the standard names. Upstream reports these on `spec.finalizers`, without an index.
+fn validate_finalizer_name(name: &str, path: &Path) -> Vec<field::Error> {
+    let mut errs: Vec<field::Error> = is_qualified_name(name)
+        .iter()
+        .map(|msg| field::invalid(path, name, msg))
+        .collect();
+    if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
+        errs.push(field::invalid(
+            path,
+            name,
+            "name is neither a standard finalizer name nor is it fully qualified",
+        ));
+    }
+    errs
+}
+
+impl kas_registry::Strategy for Strategy {
+    /// `SetDefaults_NamespaceStatus` and `SetDefaults_Namespace`.
+    fn default(&self, obj: &mut Value) {
+        let status = object_mut(obj, "status");
+        let phase_set = status
+            .get("phase")
+            .and_then(Value::as_str)
+            .is_some_and(|p| !p.is_empty());
+        if !phase_set {
+            status.insert("phase".into(), json!("Active"));
+        }
+        set_name_label(obj);
+    }
+
+    /// Status is always Active on create; the `kubernetes` finalizer is required.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("status".into(), json!({"phase": "Active"}));
+        }
+        let spec = object_mut(obj, "spec");
+        let list = spec.entry("finalizers").or_insert_with(|| json!([]));
+        if !list.is_array() {
+            *list = json!([]);
+        }
+        if let Some(list) = list.as_array_mut()
+            && !list
+                .iter()
+                .any(|f| f.as_str() == Some(FINALIZER_KUBERNETES))
+        {
+            list.push(json!(FINALIZER_KUBERNETES));
+        }
+    }
+
+    fn validate(&self, obj: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta(obj, false, validate_namespace_name);
+        let path = Path::new("spec").child("finalizers");
+        for name in finalizers(obj) {
+            errs.extend(
+                validate_finalizer_name(&name, &path)
+                    .iter()
+                    .map(field::Error::to_cause),
+            );
+        }
+        errs
+    }
+
+    fn canonicalize(&self, obj: &mut Value) {
+        set_name_label(obj);
+    }
+
+    /// `spec.finalizers` changes only through `/finalize`, `status` only through
+    /// `/status`.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        let old_finalizers = old.pointer("/spec/finalizers").cloned();
+        let spec = object_mut(new, "spec");
+        match old_finalizers {
+            Some(f) => spec.insert("finalizers".into(), f),
+            None => spec.remove("finalizers"),
+        };
+        if let Some(map) = new.as_object_mut() {
+            match old.get("status") {
+                Some(s) => map.insert("status".into(), s.clone()),
+                None => map.remove("status"),
+            };
+        }
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = self.validate(new);
+        errs.extend(validate_object_meta_update(new, old));
+        errs
+    }
+
+    /// Upstream's v1 field label conversion allows only these two.
+    fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
+        let phase = obj
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        BTreeMap::from([
+            (
+                "metadata.name".to_owned(),
+                kas_registry::meta::name(obj).to_owned(),
+            ),
+            ("status.phase".to_owned(), phase.to_owned()),
+        ])
+    }
+
+    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
+        kas_apimachinery::patch::builtin_schema("", "v1", "Namespace")
+            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
+    }
+
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        let phase = obj
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        vec![json!(phase)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kas_registry::Strategy as _;
+
+    fn ns(name: &str) -> Value {
+        json!({"metadata": {"name": name}})
+    }
+
+    #[test]
+    fn create_sets_phase_finalizer_and_name_label() {
+        let mut obj = ns("team-a");
+        obj["status"] = json!({"phase": "Terminating", "conditions": []});
+        obj["spec"] = json!({"finalizers": ["example.com/x"]});
+        Strategy.default(&mut obj);
+        Strategy.prepare_for_create(&mut obj);
+        Strategy.canonicalize(&mut obj);
+        assert_eq!(obj["status"], json!({"phase": "Active"}));
+        assert_eq!(
+            obj["spec"]["finalizers"],
+            json!(["example.com/x", "kubernetes"])
+        );
+        assert_eq!(
+            obj["metadata"]["labels"][LABEL_METADATA_NAME],
+            json!("team-a")
+        );
+        assert!(Strategy.validate(&obj).is_empty());
+        assert_eq!(Strategy.table_cells(&obj), vec![json!("Active")]);
+    }
+
+    #[test]
+    fn names_are_dns_labels() {
+        let errs = Strategy.validate(&ns("a.b"));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field.as_deref(), Some("metadata.name"));
+    }
+
+    #[test]
+    fn finalizer_names_must_be_standard_or_qualified() {
+        let mut obj = ns("a");
+        obj["spec"] = json!({"finalizers": ["kubernetes", "custom", "example.com/ok"]});
+        let errs = Strategy.validate(&obj);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field.as_deref(), Some("spec.finalizers"));
+        assert_eq!(
+            errs[0].message.as_deref(),
+            Some(
+                "Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified"
+            )
+        );
+    }
+
+    #[test]
+    fn update_keeps_status_and_spec_finalizers() {
+        let mut old = ns("a");
+        Strategy.default(&mut old);
+        Strategy.prepare_for_create(&mut old);
+        let mut new = ns("a");
+        new["spec"] = json!({"finalizers": []});
+        new["status"] = json!({"phase": "Terminating"});
+        Strategy.prepare_for_update(&mut new, &old);
+        assert_eq!(new["status"], json!({"phase": "Active"}));
+        assert_eq!(new["spec"]["finalizers"], json!(["kubernetes"]));
+        assert!(Strategy.validate_update(&new, &old).is_empty());
+    }
+
+    #[test]
+    fn field_labels_are_name_and_phase() {
+        let keys: Vec<String> = Strategy.field_set(&json!({})).into_keys().collect();
+        assert_eq!(keys, vec!["metadata.name", "status.phase"]);
+    }
+}

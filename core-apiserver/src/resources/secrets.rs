@@ -1,0 +1,672 @@
+//! core/v1 Secret, after upstream's `pkg/registry/core/secret`, `ValidateSecret`,
+//! `ValidateSecretUpdate`, `SetDefaults_Secret` and the v1 conversion that folds the
+//! write-only `stringData` into `data`.
+//!
+//! `data` values travel as base64 (Go's `[]byte` in JSON). Upstream fails a value that is
+//! not base64 while decoding, with a 400 (`Secret in version "v1" cannot be handled as a
+//! Secret: illegal base64 data at input byte N`); a strategy cannot answer 400, so this
+//! one reports the same text as an invalid `data[key]`, and `decode_error` gives the 400
+//! text for a decode hook to use.
+
+use std::collections::BTreeMap;
+
+use kas_apimachinery::validation::field::{self, Path};
+use kas_apimachinery::validation::meta::name_is_dns_subdomain;
+use kas_registry::strategy::FieldErrors;
+use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
+use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
+use serde_json::{Map, Value, json};
+
+use super::configmaps::is_config_map_key;
+
+pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
+    group: "",
+    version: "v1",
+    kind: "Secret",
+    list_kind: "SecretList",
+    plural: "secrets",
+    singular: "secret",
+    short_names: &[],
+    categories: &[],
+    scope: Scope::Namespaced,
+    verbs: Verb::ALL,
+    subresources: &[],
+    table_columns: &[
+        TableColumn {
+            name: "Type",
+            type_: "string",
+            format: "",
+            description: "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+            priority: 0,
+        },
+        TableColumn {
+            name: "Data",
+            type_: "string",
+            format: "",
+            description: "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+            priority: 0,
+        },
+    ],
+    storage_resource: "secrets",
+};
+
+/// Upstream `MaxSecretSize`.
+const MAX_SECRET_SIZE: usize = 1024 * 1024;
+
+pub const TYPE_OPAQUE: &str = "Opaque";
+pub const TYPE_SERVICE_ACCOUNT_TOKEN: &str = "kubernetes.io/service-account-token";
+pub const TYPE_DOCKERCFG: &str = "kubernetes.io/dockercfg";
+pub const TYPE_DOCKER_CONFIG_JSON: &str = "kubernetes.io/dockerconfigjson";
+pub const TYPE_BASIC_AUTH: &str = "kubernetes.io/basic-auth";
+pub const TYPE_SSH_AUTH: &str = "kubernetes.io/ssh-auth";
+pub const TYPE_TLS: &str = "kubernetes.io/tls";
+
+const SERVICE_ACCOUNT_NAME_KEY: &str = "kubernetes.io/service-account.name";
+const REDACTED: &str = "<secret contents redacted>";
+
+pub struct Strategy;
+
+/// Go `base64.StdEncoding.EncodeToString`.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn decode_symbol(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
+}
+
+/// Go `base64.StdEncoding.DecodeString`: padding required, `\r` and `\n` skipped, and on
+/// failure Go's `CorruptInputError` offset (`decodeQuantum`, quantum by quantum).
+pub fn base64_decode(src: &str) -> Result<Vec<u8>, usize> {
+    let src = src.as_bytes();
+    let skip_newlines = |mut i: usize| {
+        while i < src.len() && (src[i] == b'\n' || src[i] == b'\r') {
+            i += 1;
+        }
+        i
+    };
+    let mut out = Vec::with_capacity(src.len() / 4 * 3);
+    let mut si = 0;
+    while si < src.len() {
+        let mut buf = [0u8; 4];
+        let mut len = 4;
+        let mut j = 0;
+        let mut trailing = None;
+        while j < 4 {
+            if si == src.len() {
+                if j == 0 {
+                    return Ok(out);
+                }
+                // Go: a partial quantum without padding.
+                return Err(si - j);
+            }
+            let c = src[si];
+            si += 1;
+            if let Some(v) = decode_symbol(c) {
+                buf[j] = v;
+                j += 1;
+                continue;
+            }
+            if c == b'\n' || c == b'\r' {
+                continue;
+            }
+            if c != b'=' || j < 2 {
+                return Err(si - 1);
+            }
+            if j == 2 {
+                // "==" is expected; the first '=' is consumed.
+                si = skip_newlines(si);
+                if si == src.len() {
+                    return Err(src.len());
+                }
+                if src[si] != b'=' {
+                    return Err(si - 1);
+                }
+                si += 1;
+            }
+            si = skip_newlines(si);
+            if si < src.len() {
+                trailing = Some(si);
+            }
+            len = j;
+            break;
+        }
+        let n = (u32::from(buf[0]) << 18)
+            | (u32::from(buf[1]) << 12)
+            | (u32::from(buf[2]) << 6)
+            | u32::from(buf[3]);
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..len - 1]);
+        if let Some(offset) = trailing {
+            return Err(offset);
+        }
+    }
+    Ok(out)
+}
+
+fn illegal_base64(offset: usize) -> String {
+    format!("illegal base64 data at input byte {offset}")
+}
+
+/// The 400 upstream's decoder answers for a `data` value that is not base64, if any.
+pub fn decode_error(obj: &Value) -> Option<String> {
+    let data = obj.get("data")?.as_object()?;
+    data.values().find_map(|v| match v {
+        Value::String(s) => base64_decode(s).err().map(|offset| {
+            format!(
+                "Secret in version \"v1\" cannot be handled as a Secret: {}",
+                illegal_base64(offset)
+            )
+        }),
+        _ => None,
+    })
+}
+
+/// What decoding and defaulting do to every v1 Secret upstream: `stringData` is merged
+/// into `data` (it wins) and dropped, valid `data` is re-encoded canonically, and an
+/// empty `type` becomes Opaque.
+fn normalize(obj: &mut Value) {
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let string_data = map.remove("stringData");
+    let string_data = string_data
+        .as_ref()
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty());
+    if let Some(string_data) = string_data {
+        let data = map
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !data.is_object() {
+            *data = Value::Object(Map::new());
+        }
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in string_data {
+                data.insert(
+                    k.clone(),
+                    json!(base64_encode(v.as_str().unwrap_or("").as_bytes())),
+                );
+            }
+        }
+    }
+    if let Some(data) = map.get_mut("data").and_then(Value::as_object_mut) {
+        for v in data.values_mut() {
+            if let Some(bytes) = v.as_str().and_then(|s| base64_decode(s).ok()) {
+                *v = json!(base64_encode(&bytes));
+            }
+        }
+    }
+    if map
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        map.insert("type".into(), json!(TYPE_OPAQUE));
+    }
+}
+
+/// Go's `json.Unmarshal(b, &map[string]interface{}{})` error text, as far as serde_json
+/// tells: syntax errors name the offending character as Go's scanner does for the
+/// common cases.
+fn go_json_map_error(bytes: &[u8]) -> Option<String> {
+    let quote = |c: u8| match c {
+        b'\'' => "'\\''".to_owned(),
+        b'\n' => "'\\n'".to_owned(),
+        b'\r' => "'\\r'".to_owned(),
+        b'\t' => "'\\t'".to_owned(),
+        0x20..=0x7e => format!("'{}'", c as char),
+        _ => format!("'\\x{c:02x}'"),
+    };
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(_) | Value::Null) => None,
+        Ok(other) => {
+            let kind = match other {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            };
+            Some(format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            ))
+        }
+        Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_owned()),
+        Err(e) => {
+            let line_start: usize = bytes
+                .split(|b| *b == b'\n')
+                .take(e.line().saturating_sub(1))
+                .map(|l| l.len() + 1)
+                .sum();
+            let offset = line_start + e.column().saturating_sub(1);
+            let c = *bytes.get(offset).unwrap_or(&b'?');
+            let text = e.to_string();
+            let context = if text.starts_with("trailing characters") {
+                "after top-level value"
+            } else if text.starts_with("expected `:`") {
+                "after object key"
+            } else if text.starts_with("expected `,` or `}`") {
+                "after object key:value pair"
+            } else if text.starts_with("expected `,` or `]`") {
+                "after array element"
+            } else if text.starts_with("key must be a string") {
+                "looking for beginning of object key string"
+            } else if text.starts_with("expected ident") {
+                return Some(literal_error(bytes, offset, &quote));
+            } else {
+                "looking for beginning of value"
+            };
+            Some(format!("invalid character {} {context}", quote(c)))
+        }
+    }
+}
+
+/// Go's `in literal null (expecting 'u')`: the bad byte at `offset` inside a `null`,
+/// `true` or `false` that started earlier.
+fn literal_error(bytes: &[u8], offset: usize, quote: &dyn Fn(u8) -> String) -> String {
+    let c = *bytes.get(offset).unwrap_or(&b'?');
+    for literal in ["null", "true", "false"] {
+        let lit = literal.as_bytes();
+        for start in offset.saturating_sub(lit.len())..offset {
+            let seen = &bytes[start..offset];
+            if seen.len() < lit.len() && lit.starts_with(seen) {
+                let want = lit[seen.len()];
+                return format!(
+                    "invalid character {} in literal {literal} (expecting {})",
+                    quote(c),
+                    quote(want)
+                );
+            }
+        }
+    }
+    format!(
+        "invalid character {} looking for beginning of value",
+        quote(c)
+    )
+}
+
+/// `data` as upstream's `map[string][]byte`; values that are not base64 are `Err`.
+fn decoded_data(obj: &Value) -> BTreeMap<String, Result<Vec<u8>, String>> {
+    let Some(data) = obj.get("data").and_then(Value::as_object) else {
+        return BTreeMap::new();
+    };
+    data.iter()
+        .map(|(k, v)| {
+            let bytes = match v {
+                Value::Null => Ok(Vec::new()),
+                Value::String(s) => base64_decode(s).map_err(illegal_base64),
+                _ => Err("must be a base64-encoded string".to_owned()),
+            };
+            (k.clone(), bytes)
+        })
+        .collect()
+}
+
+/// The type-specific rules of upstream `ValidateSecret`.
+fn validate_type(
+    obj: &Value,
+    data: &BTreeMap<String, Result<Vec<u8>, String>>,
+) -> Vec<field::Error> {
+    let data_path = Path::new("data");
+    let required = |key: &str| field::required(&data_path.key(key), "");
+    let mut errs = Vec::new();
+    let json_key = |errs: &mut Vec<field::Error>, key: &str| match data.get(key) {
+        None => errs.push(required(key)),
+        Some(bytes) => {
+            let bytes = bytes.as_deref().unwrap_or_default();
+            if let Some(msg) = go_json_map_error(bytes) {
+                errs.push(field::invalid(&data_path.key(key), REDACTED, &msg));
+            }
+        }
+    };
+    match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+        TYPE_SERVICE_ACCOUNT_TOKEN => {
+            let sa = obj
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(SERVICE_ACCOUNT_NAME_KEY))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if sa.is_empty() {
+                let path = Path::new("metadata")
+                    .child("annotations")
+                    .key(SERVICE_ACCOUNT_NAME_KEY);
+                errs.push(field::required(&path, ""));
+            }
+        }
+        TYPE_DOCKERCFG => json_key(&mut errs, ".dockercfg"),
+        TYPE_DOCKER_CONFIG_JSON => json_key(&mut errs, ".dockerconfigjson"),
+        // Either may be empty, but one must be there.
+        TYPE_BASIC_AUTH if !data.contains_key("username") && !data.contains_key("password") => {
+            errs.push(required("username"));
+            errs.push(required("password"));
+        }
+        TYPE_SSH_AUTH => {
+            let empty = data
+                .get("ssh-privatekey")
+                .is_none_or(|b| b.as_ref().map_or(0, Vec::len) == 0);
+            if empty {
+                errs.push(required("ssh-privatekey"));
+            }
+        }
+        TYPE_TLS => {
+            for key in ["tls.crt", "tls.key"] {
+                if !data.contains_key(key) {
+                    errs.push(required(key));
+                }
+            }
+        }
+        _ => {}
+    }
+    errs
+}
+
+impl kas_registry::Strategy for Strategy {
+    fn default(&self, obj: &mut Value) {
+        normalize(obj);
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        normalize(obj);
+    }
+
+    fn validate(&self, obj: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta(obj, true, name_is_dns_subdomain);
+        let data_path = Path::new("data");
+        let data = decoded_data(obj);
+        let mut fields = Vec::new();
+        let mut total = 0;
+        for (key, bytes) in &data {
+            for msg in is_config_map_key(key) {
+                fields.push(field::invalid(&data_path.key(key), key.as_str(), &msg));
+            }
+            match bytes {
+                Ok(bytes) => total += bytes.len(),
+                Err(msg) => fields.push(field::invalid(&data_path.key(key), REDACTED, msg)),
+            }
+        }
+        if total > MAX_SECRET_SIZE {
+            fields.push(field::too_long(&data_path, MAX_SECRET_SIZE as i64));
+        }
+        fields.extend(validate_type(obj, &data));
+        errs.extend(fields.iter().map(field::Error::to_cause));
+        errs
+    }
+
+    /// A patch is not decoded again here, so the decoding rules are applied to it too.
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        normalize(new);
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta_update(new, old);
+        let new_type = new.get("type").and_then(Value::as_str).unwrap_or("");
+        if new_type != old.get("type").and_then(Value::as_str).unwrap_or("") {
+            errs.push(
+                field::invalid(&Path::new("type"), new_type, "field is immutable").to_cause(),
+            );
+        }
+        if old.get("immutable").and_then(Value::as_bool) == Some(true) {
+            let msg = "field is immutable when `immutable` is set";
+            if new.get("immutable").and_then(Value::as_bool) != Some(true) {
+                errs.push(field::forbidden(&Path::new("immutable"), msg).to_cause());
+            }
+            if new.get("data") != old.get("data") {
+                errs.push(field::forbidden(&Path::new("data"), msg).to_cause());
+            }
+        }
+        errs.extend(self.validate(new));
+        errs
+    }
+
+    /// Upstream's v1 field labels: `type` besides name and namespace.
+    fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
+        let mut set = kas_registry::meta::default_field_set(obj);
+        set.insert(
+            "type".to_owned(),
+            obj.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        );
+        set
+    }
+
+    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
+        kas_apimachinery::patch::builtin_schema("", "v1", "Secret")
+            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
+    }
+
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
+        let n = obj
+            .get("data")
+            .and_then(Value::as_object)
+            .map_or(0, Map::len);
+        vec![json!(ty), json!(n)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kas_registry::Strategy as _;
+
+    fn secret(ty: &str, data: Value) -> Value {
+        json!({"metadata": {"name": "s", "namespace": "default"}, "type": ty, "data": data})
+    }
+
+    fn messages(errs: &FieldErrors) -> Vec<String> {
+        errs.iter()
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c.field.as_deref().unwrap_or(""),
+                    c.message.as_deref().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn base64_matches_go() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("a", "YQ=="),
+            ("ab", "YWI="),
+            ("abc", "YWJj"),
+            ("hello!", "aGVsbG8h"),
+        ] {
+            assert_eq!(base64_encode(plain.as_bytes()), encoded);
+            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
+        }
+        assert_eq!(base64_decode("YW\nJj\r\n").unwrap(), b"abc");
+        // Go's CorruptInputError offsets.
+        assert_eq!(base64_decode("YQ"), Err(0));
+        assert_eq!(base64_decode("YWJ"), Err(0));
+        assert_eq!(base64_decode("YW*j"), Err(2));
+        assert_eq!(base64_decode("Y==="), Err(1));
+        assert_eq!(base64_decode("YQ="), Err(3));
+        assert_eq!(base64_decode("YQ=x"), Err(2));
+        assert_eq!(base64_decode("YWI=YWJj"), Err(4));
+        assert_eq!(base64_decode("not base64!"), Err(3));
+    }
+
+    #[test]
+    fn string_data_is_merged_and_type_defaulted() {
+        let mut obj = json!({
+            "metadata": {"name": "s", "namespace": "default"},
+            "data": {"a": "b2xk", "keep": "eA=="},
+            "stringData": {"a": "new", "b": "hi"},
+        });
+        Strategy.default(&mut obj);
+        assert!(obj.get("stringData").is_none());
+        assert_eq!(obj["type"], json!("Opaque"));
+        assert_eq!(
+            obj["data"],
+            json!({"a": "bmV3", "b": "aGk=", "keep": "eA=="})
+        );
+        assert!(Strategy.validate(&obj).is_empty());
+        assert_eq!(Strategy.table_cells(&obj), vec![json!("Opaque"), json!(3)]);
+    }
+
+    #[test]
+    fn data_must_be_base64_with_config_map_keys() {
+        let obj = secret("Opaque", json!({"bad key": "eA==", "k": "YQ"}));
+        assert_eq!(
+            messages(&Strategy.validate(&obj)),
+            vec![
+                "data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                "data[k]: Invalid value: \"<secret contents redacted>\": illegal base64 data at input byte 0",
+            ]
+        );
+        assert_eq!(
+            decode_error(&obj).as_deref(),
+            Some(
+                "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 0"
+            )
+        );
+    }
+
+    #[test]
+    fn total_size_is_bounded() {
+        let big = base64_encode(&vec![b'x'; MAX_SECRET_SIZE + 1]);
+        let errs = Strategy.validate(&secret("Opaque", json!({ "big": big })));
+        assert_eq!(
+            messages(&errs),
+            vec!["data: Too long: may not be more than 1048576 bytes"]
+        );
+    }
+
+    #[test]
+    fn typed_secrets_need_their_keys() {
+        let cases = [
+            (
+                TYPE_TLS,
+                json!({}),
+                vec![
+                    "data[tls.crt]: Required value",
+                    "data[tls.key]: Required value",
+                ],
+            ),
+            (
+                TYPE_BASIC_AUTH,
+                json!({}),
+                vec![
+                    "data[username]: Required value",
+                    "data[password]: Required value",
+                ],
+            ),
+            (TYPE_BASIC_AUTH, json!({"password": ""}), vec![]),
+            (
+                TYPE_SSH_AUTH,
+                json!({"ssh-privatekey": ""}),
+                vec!["data[ssh-privatekey]: Required value"],
+            ),
+            (
+                TYPE_DOCKERCFG,
+                json!({}),
+                vec!["data[.dockercfg]: Required value"],
+            ),
+            (
+                TYPE_SERVICE_ACCOUNT_TOKEN,
+                json!({}),
+                vec!["metadata.annotations[kubernetes.io/service-account.name]: Required value"],
+            ),
+            ("example.com/custom", json!({}), vec![]),
+        ];
+        for (ty, data, want) in cases {
+            assert_eq!(
+                messages(&Strategy.validate(&secret(ty, data))),
+                want,
+                "{ty}"
+            );
+        }
+    }
+
+    #[test]
+    fn docker_config_must_be_a_json_object() {
+        let check = |raw: &str| {
+            let obj = secret(
+                TYPE_DOCKER_CONFIG_JSON,
+                json!({ ".dockerconfigjson": base64_encode(raw.as_bytes()) }),
+            );
+            messages(&Strategy.validate(&obj))
+        };
+        assert!(check(r#"{"auths": {}}"#).is_empty());
+        assert_eq!(
+            check("not json"),
+            vec![
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": invalid character 'o' in literal null (expecting 'u')"
+            ]
+        );
+        assert_eq!(
+            check(r#"{"a" 1}"#),
+            vec![
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": invalid character '1' after object key"
+            ]
+        );
+        assert_eq!(
+            check("[1]"),
+            vec![
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": json: cannot unmarshal array into Go value of type map[string]interface {}"
+            ]
+        );
+        assert_eq!(
+            check("{"),
+            vec![
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": unexpected end of JSON input"
+            ]
+        );
+        assert_eq!(
+            check("x"),
+            vec![
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": invalid character 'x' looking for beginning of value"
+            ]
+        );
+    }
+
+    #[test]
+    fn type_and_immutable_data_cannot_change() {
+        let mut old = secret("Opaque", json!({"a": "eA=="}));
+        old["immutable"] = json!(true);
+        let mut new = secret(TYPE_TLS, json!({"a": "eQ==", "tls.crt": "", "tls.key": ""}));
+        new["immutable"] = json!(true);
+        Strategy.prepare_for_update(&mut new, &old);
+        let fields: Vec<String> = Strategy
+            .validate_update(&new, &old)
+            .iter()
+            .filter_map(|c| c.field.clone())
+            .collect();
+        assert_eq!(fields, vec!["type", "data"]);
+        // A patch that drops `type` is defaulted to Opaque, as upstream's decoder does.
+        let mut patched = secret("Opaque", json!({"a": "eA=="}));
+        patched.as_object_mut().unwrap().remove("type");
+        patched["immutable"] = json!(true);
+        Strategy.prepare_for_update(&mut patched, &old);
+        assert!(Strategy.validate_update(&patched, &old).is_empty());
+    }
+}
