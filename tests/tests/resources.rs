@@ -416,4 +416,36 @@ fn system_namespaces_secrets_and_the_other_first_resources() {
             "{r} missing from discovery:\n{resources}"
         );
     }
+
+    // Deleting a namespace leaves it Terminating until the namespace controller clears
+    // spec.finalizers through the finalize subresource; then it is gone.
+    assert_eq!(
+        ok(&c, &["delete", "ns", "team-a", "--wait=false"]),
+        "namespace \"team-a\" deleted\n"
+    );
+    assert_eq!(
+        ok(
+            &c,
+            &["get", "ns", "team-a", "-o", "jsonpath={.status.phase}"]
+        ),
+        "Terminating"
+    );
+    let mut ns: serde_json::Value =
+        serde_json::from_str(&ok(&c, &["get", "ns", "team-a", "-o", "json"])).unwrap();
+    assert!(ns["metadata"]["deletionTimestamp"].is_string());
+    ns["spec"]["finalizers"] = serde_json::json!([]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("finalize.json");
+    std::fs::write(&path, ns.to_string()).unwrap();
+    ok(
+        &c,
+        &[
+            "replace",
+            "--raw",
+            "/api/v1/namespaces/team-a/finalize",
+            "-f",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert!(fails(&c, &["get", "ns", "team-a"]).contains("namespaces \"team-a\" not found"));
 }

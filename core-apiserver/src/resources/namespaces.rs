@@ -1,11 +1,10 @@
 //! core/v1 Namespace, after upstream's `pkg/registry/core/namespace`, `ValidateNamespace`
 //! and the v1 defaults (`SetDefaults_Namespace`, `SetDefaults_NamespaceStatus`).
 //!
-//! Deleting a namespace upstream (`namespace/storage.go`) sets `status.phase: Terminating`
-//! with the deletionTimestamp, and the namespace stays while `spec.finalizers` is
-//! non-empty. The generic store only knows `metadata.finalizers`, so that needs a store
-//! delete hook; the lead adds it. Until then `delete` removes a namespace without
-//! metadata finalizers at once.
+//! Deleting a namespace (upstream's `namespace/storage.go`) sets `status.phase: Terminating`
+//! with the deletionTimestamp; the namespace stays while `spec.finalizers` is non-empty.
+//! Deleting its contents and clearing `spec.finalizers` through the `finalize`
+//! subresource is the namespace controller's job (kube-controller-manager), as upstream.
 
 use std::collections::BTreeMap;
 
@@ -200,6 +199,28 @@ impl kas_registry::Strategy for Strategy {
             ),
             ("status.phase".to_owned(), phase.to_owned()),
         ])
+    }
+
+    fn holds_deletion(&self, obj: &Value) -> bool {
+        !finalizers(obj).is_empty()
+    }
+
+    fn prepare_for_deletion(&self, obj: &mut Value) {
+        object_mut(obj, "status").insert("phase".into(), json!("Terminating"));
+    }
+
+    /// `finalize` changes `spec.finalizers` only.
+    fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
+        if subresource != "finalize" {
+            return None;
+        }
+        let mut merged = old.clone();
+        let finalizers = new
+            .pointer("/spec/finalizers")
+            .cloned()
+            .unwrap_or(json!([]));
+        object_mut(&mut merged, "spec").insert("finalizers".into(), finalizers);
+        Some(merged)
     }
 
     fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {

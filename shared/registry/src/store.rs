@@ -264,6 +264,95 @@ impl Store {
         Ok((Written::Stored(result), created))
     }
 
+    /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
+    /// `.status`; others are the strategy's (`subresource_update`). The resourceVersion the
+    /// client sent is enforced.
+    pub async fn update_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        object_meta::check_type(&mut obj, self.descriptor)?;
+        let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
+        let declared_status = subresource == "status"
+            && self
+                .descriptor
+                .subresources
+                .contains(&crate::Subresource::Status);
+        let merge = |current: &Value| -> Result<Value> {
+            let merged = if declared_status {
+                let mut merged = current.clone();
+                if let Some(map) = merged.as_object_mut() {
+                    match obj.get("status") {
+                        Some(status) => map.insert("status".into(), status.clone()),
+                        None => map.remove("status"),
+                    };
+                }
+                Some(merged)
+            } else {
+                self.strategy.subresource_update(subresource, &obj, current)
+            };
+            let Some(mut merged) = merged else {
+                return Err(Status::not_found_path().into());
+            };
+            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("resourceVersion".into(), Value::String(client_rv.clone()));
+            }
+            Ok(merged)
+        };
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let mut merged = merge(current)?;
+            object_meta::check_type(&mut merged, self.descriptor)?;
+            let errors = self.strategy.validate_update(&merged, current);
+            if !errors.is_empty() {
+                return Err(self.invalid(&merged, errors));
+            }
+            let current_rv = crate::meta::str_field(current, "resourceVersion");
+            if !client_rv.is_empty() && client_rv != current_rv {
+                return Err(Status::conflict(
+                    self.descriptor.group,
+                    self.descriptor.plural,
+                    name,
+                    OPTIMISTIC_LOCK_ERROR,
+                )
+                .into());
+            }
+            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            crate::rest::encode::strip_type_meta(&mut merged);
+            Ok(Some(merged))
+        };
+        if opts.dry_run {
+            let current = self.get(namespace, name, None).await?;
+            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
+            return Ok(Written::DryRun(new));
+        }
+        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+            let Some(current) = current else {
+                return Err(kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                });
+            };
+            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+        };
+        let result = self
+            .storage
+            .guaranteed_update(
+                &self.key(namespace, name),
+                &Preconditions::default(),
+                false,
+                &try_update,
+                None,
+            )
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        Ok(Written::Stored(result))
+    }
+
     /// PATCH: `apply` turns the current object into the new one inside the
     /// compare-and-swap loop, so a concurrent writer makes the patch apply again to the
     /// newer object instead of failing; a resourceVersion the patch itself sets is
@@ -380,12 +469,14 @@ impl Store {
             .value
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
+            .is_some_and(|f| !f.is_empty())
+            || self.strategy.holds_deletion(&current.value);
         if has_finalizers {
             if opts.dry_run {
                 return Ok(Deleted::Pending(current));
             }
             let now = crate::meta::rfc3339(std::time::SystemTime::now());
+            let strategy = self.strategy.clone();
             let mark = move |cur: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
                 let Some(cur) = cur else { return Ok(None) };
                 let mut v = cur.value.clone();
@@ -396,6 +487,7 @@ impl Store {
                 meta.insert("deletionTimestamp".into(), Value::String(now.clone()));
                 meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                 meta.remove("resourceVersion");
+                strategy.prepare_for_deletion(&mut v);
                 Ok(Some(v))
             };
             let marked = self
@@ -428,7 +520,8 @@ impl Store {
         let released = obj
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty());
+            .is_none_or(|f| f.is_empty())
+            && !self.strategy.holds_deletion(obj);
         if !(marked && released) {
             return Ok(false);
         }

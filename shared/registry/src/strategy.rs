@@ -55,6 +55,22 @@ pub trait Strategy: Send + Sync {
         crate::meta::default_field_set(obj)
     }
 
+    /// Whether something besides `metadata.finalizers` keeps the object while it is being
+    /// deleted (a namespace's `spec.finalizers`).
+    fn holds_deletion(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Marks an object whose deletion is pending (a namespace turns Terminating).
+    fn prepare_for_deletion(&self, _obj: &mut Value) {}
+
+    /// A custom update subresource (a namespace's `finalize`): the stored object with what
+    /// the subresource may change taken from `new`; `None` when there is no such
+    /// subresource. `status` is handled by the store for every resource that declares it.
+    fn subresource_update(&self, _subresource: &str, _new: &Value, _old: &Value) -> Option<Value> {
+        None
+    }
+
     /// Patch strategies and merge keys for strategic merge patch; `None` (custom
     /// resources) makes strategic merge patch a 415, as upstream.
     fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {

@@ -196,7 +196,18 @@ async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<
         "deletecollection" => Verb::DeleteCollection,
         _ => return Err(write::not_supported(info, store)),
     };
-    if !info.subresource.is_empty() || !store.descriptor.allows(verb) {
+    if !info.subresource.is_empty() {
+        return match verb {
+            Verb::Update => {
+                write::update_subresource(store, info, query, &parts.headers, body).await
+            }
+            Verb::Get if info.subresource == "status" => {
+                read::get(store, info, query, &parts.headers).await
+            }
+            _ => Err(write::not_supported(info, store)),
+        };
+    }
+    if !store.descriptor.allows(verb) {
         return Err(write::not_supported(info, store));
     }
     match verb {

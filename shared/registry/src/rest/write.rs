@@ -86,6 +86,33 @@ pub async fn patch(
     Ok(written(store, &w, StatusCode::OK))
 }
 
+/// PUT of a subresource (`status`, a namespace's `finalize`).
+pub async fn update_subresource(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let opts = WriteOptions::parse(query)?;
+    let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
+    let w = store
+        .update_subresource(
+            &info.namespace,
+            &info.name,
+            &info.subresource,
+            decoded.value,
+            &opts,
+        )
+        .await?;
+    if let Written::Stored(obj) = &w {
+        store
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .await?;
+    }
+    Ok(written(store, &w, StatusCode::OK))
+}
+
 pub(crate) fn not_supported(info: &RequestInfo, store: &Store) -> crate::Error {
     Status::method_not_supported(store.descriptor.group, store.descriptor.plural, &info.verb).into()
 }
