@@ -30,6 +30,40 @@ enum Command {
     Hops(HopsArgs),
     /// Start-to-ready time and idle RSS of each role.
     Roles(RolesArgs),
+    /// GET, LIST, CREATE, UPDATE or WATCH of configmaps against any Kubernetes API endpoint.
+    Api(ApiArgs),
+}
+
+#[derive(Args)]
+struct ApiArgs {
+    /// Base URL, e.g. https://127.0.0.1:6443
+    #[arg(long)]
+    url: String,
+    /// Bearer token.
+    #[arg(long)]
+    token: String,
+    #[arg(long)]
+    ca_file: PathBuf,
+    #[arg(long, value_enum)]
+    op: kas_e2e::api_load::Op,
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    #[arg(short, long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, default_value = "10")]
+    seconds: u64,
+    /// LIST: objects in the listed set.
+    #[arg(long, default_value_t = 100)]
+    objects: usize,
+    /// Bytes of data per object.
+    #[arg(long, default_value_t = 1024)]
+    object_size: usize,
+    /// WATCH: concurrent watchers of one object.
+    #[arg(long, default_value_t = 100)]
+    watchers: usize,
+    /// WATCH: writes per second to the watched object.
+    #[arg(long, default_value_t = 100)]
+    writes_per_second: u64,
 }
 
 #[derive(Args)]
@@ -92,6 +126,7 @@ fn main() -> Result<()> {
         Command::Load(args) => rt.block_on(load(args)),
         Command::Hops(args) => rt.block_on(hops(args)),
         Command::Roles(args) => roles(args),
+        Command::Api(args) => rt.block_on(api(args)),
     }
 }
 
@@ -133,6 +168,27 @@ async fn load(args: LoadArgs) -> Result<()> {
         duration: Duration::from_secs(args.seconds),
     };
     println!("{}", run(&spec).await?.summary());
+    Ok(())
+}
+
+async fn api(args: ApiArgs) -> Result<()> {
+    let spec = kas_e2e::api_load::Spec {
+        target: kas_e2e::api_load::Target {
+            base: args.url.parse()?,
+            tls: Tls::new(&args.ca_file, None, Proto::H2)?,
+            headers: header_map(&[("authorization".into(), format!("Bearer {}", args.token))])?,
+            namespace: args.namespace,
+        },
+        op: args.op,
+        concurrency: args.concurrency,
+        duration: Duration::from_secs(args.seconds),
+        objects: args.objects,
+        object_size: args.object_size,
+        watchers: args.watchers,
+        writes_per_second: args.writes_per_second,
+    };
+    let result = kas_e2e::api_load::run(&spec).await?;
+    println!("{:?}: {}", args.op, result.summary());
     Ok(())
 }
 

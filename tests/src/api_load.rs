@@ -1,0 +1,306 @@
+//! Kubernetes API operations under load (GET, LIST, CREATE, UPDATE, WATCH) against any
+//! endpoint, with the same closed-loop model and per-worker latencies as `load`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+
+use crate::client::{Sender, Tls, connect_h2};
+use crate::load::LoadResult;
+
+/// Where and as whom.
+#[derive(Clone)]
+pub struct Target {
+    pub base: http::Uri,
+    pub tls: Tls,
+    pub headers: HeaderMap,
+    pub namespace: String,
+}
+
+impl Target {
+    fn url(&self, path: &str) -> String {
+        format!(
+            "https://{}{path}",
+            self.base.authority().map(|a| a.as_str()).unwrap_or("")
+        )
+    }
+
+    fn collection(&self) -> String {
+        format!("/api/v1/namespaces/{}/configmaps", self.namespace)
+    }
+
+    async fn send(
+        &self,
+        sender: &mut Sender,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Bytes)> {
+        let mut req = Request::new(Full::new(
+            body.map(|b| Bytes::from(b.to_string())).unwrap_or_default(),
+        ));
+        *req.method_mut() = method;
+        *req.uri_mut() = self.url(path).parse()?;
+        *req.headers_mut() = self.headers.clone();
+        req.headers_mut()
+            .insert(http::header::CONTENT_TYPE, "application/json".parse()?);
+        let resp = sender.send_request(req).await?;
+        let code = resp.status().as_u16();
+        Ok((code, resp.into_body().collect().await?.to_bytes()))
+    }
+}
+
+/// A ConfigMap with `size` bytes of data.
+pub fn config_map(name: Option<&str>, size: usize, labels: Value) -> Value {
+    let mut meta = json!({"labels": labels});
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => meta["generateName"] = json!("bench-"),
+    }
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"payload": "x".repeat(size)}})
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Op {
+    Get,
+    List,
+    Create,
+    Update,
+    Watch,
+}
+
+pub struct Spec {
+    pub target: Target,
+    pub op: Op,
+    pub concurrency: usize,
+    pub duration: Duration,
+    /// Objects to list (LIST) and their size in bytes.
+    pub objects: usize,
+    pub object_size: usize,
+    /// WATCH: watchers, and writes per second.
+    pub watchers: usize,
+    pub writes_per_second: u64,
+}
+
+/// Runs one operation and returns its latencies (for WATCH: write-to-delivery latencies).
+pub async fn run(spec: &Spec) -> Result<LoadResult> {
+    let t = &spec.target;
+    let mut setup = connect_h2(&t.base, &t.tls).await?;
+    match spec.op {
+        Op::Get => {
+            ensure(t, &mut setup, "bench-get", spec.object_size).await?;
+            let path = format!("{}/bench-get", t.collection());
+            closed_loop(spec, move |_, _| (Method::GET, path.clone(), None)).await
+        }
+        Op::List => {
+            for i in 0..spec.objects {
+                ensure(t, &mut setup, &format!("bench-list-{i}"), spec.object_size).await?;
+            }
+            let path = format!("{}?labelSelector=bench%3Dlist", t.collection());
+            closed_loop(spec, move |_, _| (Method::GET, path.clone(), None)).await
+        }
+        Op::Create => {
+            let body = config_map(None, spec.object_size, json!({"bench": "create"}));
+            let collection = t.collection();
+            closed_loop(spec, move |_, _| {
+                (Method::POST, collection.clone(), Some(body.clone()))
+            })
+            .await
+        }
+        Op::Update => {
+            for w in 0..spec.concurrency {
+                ensure(
+                    t,
+                    &mut setup,
+                    &format!("bench-update-{w}"),
+                    spec.object_size,
+                )
+                .await?;
+            }
+            // Unconditional updates (no resourceVersion), each worker on its own object.
+            let (collection, size) = (t.collection(), spec.object_size);
+            closed_loop(spec, move |w, seq| {
+                let mut body = config_map(
+                    Some(&format!("bench-update-{w}")),
+                    size,
+                    json!({"bench": "update"}),
+                );
+                body["data"]["seq"] = json!(seq.to_string());
+                (
+                    Method::PUT,
+                    format!("{collection}/bench-update-{w}"),
+                    Some(body),
+                )
+            })
+            .await
+        }
+        Op::Watch => watch(spec).await,
+    }
+}
+
+async fn ensure(t: &Target, sender: &mut Sender, name: &str, size: usize) -> Result<()> {
+    let labels = if name.starts_with("bench-list") {
+        json!({"bench": "list"})
+    } else {
+        json!({})
+    };
+    let (code, body) = t
+        .send(
+            sender,
+            Method::POST,
+            &t.collection(),
+            Some(config_map(Some(name), size, labels)),
+        )
+        .await?;
+    if code != 201 && code != 409 {
+        bail!("creating {name}: {code} {}", String::from_utf8_lossy(&body));
+    }
+    Ok(())
+}
+
+async fn closed_loop<F>(spec: &Spec, make: F) -> Result<LoadResult>
+where
+    F: Fn(usize, u64) -> (Method, String, Option<Value>) + Send + Sync + Clone + 'static,
+{
+    let t = spec.target.clone();
+    let sender = connect_h2(&t.base, &t.tls).await?;
+    let start = Instant::now();
+    let deadline = start + spec.duration;
+    let mut tasks = Vec::new();
+    for w in 0..spec.concurrency.max(1) {
+        let (t, make, mut sender) = (t.clone(), make.clone(), sender.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut r = LoadResult::default();
+            let mut seq = 0;
+            while Instant::now() < deadline {
+                let (method, path, body) = make(w, seq);
+                seq += 1;
+                let sent = Instant::now();
+                match t.send(&mut sender, method, &path, body).await {
+                    Ok((code, _)) => {
+                        r.latencies.push(sent.elapsed());
+                        *r.codes.entry(code).or_default() += 1;
+                    }
+                    Err(_) => r.errors += 1,
+                }
+            }
+            r
+        }));
+    }
+    merge(tasks, start).await
+}
+
+async fn merge(
+    tasks: Vec<tokio::task::JoinHandle<LoadResult>>,
+    start: Instant,
+) -> Result<LoadResult> {
+    let mut out = LoadResult::default();
+    for task in tasks {
+        let r = task.await?;
+        for (code, n) in r.codes {
+            *out.codes.entry(code).or_default() += n;
+        }
+        out.errors += r.errors;
+        out.latencies.extend(r.latencies);
+    }
+    out.elapsed = start.elapsed();
+    out.latencies.sort_unstable();
+    Ok(out)
+}
+
+fn now_micros() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0)
+}
+
+/// `watchers` watches of one object; a writer stamps the write time in the object at a
+/// fixed rate; each watcher records how long each event took to reach it.
+async fn watch(spec: &Spec) -> Result<LoadResult> {
+    let t = spec.target.clone();
+    let mut writer = connect_h2(&t.base, &t.tls).await?;
+    ensure(&t, &mut writer, "bench-watch", spec.object_size).await?;
+    let connections = spec.watchers.div_ceil(100).max(1);
+    let mut senders = Vec::new();
+    for _ in 0..connections {
+        senders.push(connect_h2(&t.base, &t.tls).await?);
+    }
+    let path = format!(
+        "{}?watch=true&fieldSelector=metadata.name%3Dbench-watch&resourceVersion=0",
+        t.collection()
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for w in 0..spec.watchers {
+        let mut sender = senders[w % senders.len()].clone();
+        let (t, path, stop) = (t.clone(), path.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut r = LoadResult::default();
+            let mut req = Request::new(Full::new(Bytes::new()));
+            *req.uri_mut() = t.url(&path).parse().expect("url");
+            *req.headers_mut() = t.headers.clone();
+            let Ok(resp) = sender.send_request(req).await else {
+                r.errors += 1;
+                return r;
+            };
+            let mut body = resp.into_body();
+            let mut buf = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let frame =
+                    match tokio::time::timeout(Duration::from_millis(200), body.frame()).await {
+                        Ok(Some(Ok(f))) => f,
+                        Ok(_) => break,
+                        Err(_) => continue,
+                    };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                buf.extend_from_slice(&data);
+                while let Some(nl) = buf.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=nl).collect();
+                    let Ok(event) = serde_json::from_slice::<Value>(&line) else {
+                        continue;
+                    };
+                    let stamp = event["object"]["data"]["sent"]
+                        .as_str()
+                        .and_then(|s| s.parse::<u128>().ok());
+                    if let (Some("MODIFIED"), Some(sent)) = (event["type"].as_str(), stamp) {
+                        r.latencies.push(Duration::from_micros(
+                            now_micros().saturating_sub(sent) as u64
+                        ));
+                        *r.codes.entry(200).or_default() += 1;
+                    }
+                }
+            }
+            r
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let start = Instant::now();
+    let interval = Duration::from_micros(1_000_000 / spec.writes_per_second.max(1));
+    let mut ticker = tokio::time::interval(interval);
+    while start.elapsed() < spec.duration {
+        ticker.tick().await;
+        let patch = json!({"data": {"sent": now_micros().to_string()}});
+        let mut req = Request::new(Full::new(Bytes::from(patch.to_string())));
+        *req.method_mut() = Method::PATCH;
+        *req.uri_mut() = t.url(&format!("{}/bench-watch", t.collection())).parse()?;
+        *req.headers_mut() = t.headers.clone();
+        req.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            "application/merge-patch+json".parse()?,
+        );
+        let resp = writer.send_request(req).await.context("write")?;
+        resp.into_body().collect().await?;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    merge(tasks, start).await
+}
