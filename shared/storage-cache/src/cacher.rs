@@ -1,0 +1,445 @@
+//! Upstream's `Cacher`: a [`Storage`] decorator for one resource prefix. A reflector task
+//! lists the prefix and watches it from that revision (one watch per resource per
+//! process), feeding the [`WatchCache`]; LIST, WATCH and GET at "0" are served from
+//! memory, everything else goes to the wrapped storage.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::{StreamExt, stream};
+use kas_storage::{
+    Error, GetOptions, ListOptions, ListResult, ObjectRef, Preconditions, ResourceVersionMatch,
+    Result, Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions, WatchStream,
+    encode_continue, parse_resource_version,
+};
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::cache_watcher::{WatchRequest, Watchers};
+use crate::watch_cache::{Capacity, WatchCache, key_matches};
+
+/// How a [`Cacher`] is sized and timed; the defaults are upstream's.
+#[derive(Debug, Clone)]
+pub struct CacherConfig {
+    /// The resource's key prefix (`/configmaps`); keys outside it go to the storage.
+    pub resource_prefix: String,
+    /// Events kept at first for watches from an older resourceVersion (upstream's
+    /// `defaultLowerBoundCapacity`, 100).
+    pub initial_capacity: usize,
+    /// The most events kept (upstream's `defaultUpperBoundCapacity`, 100 × 1024).
+    pub max_capacity: usize,
+    /// The buffer grows while the events it would drop are younger than this (upstream's
+    /// `eventFreshDuration`, 75 s).
+    pub event_fresh_duration: Duration,
+    /// Events queued per watcher; a watcher with a full queue is terminated.
+    pub watcher_buffer: usize,
+    /// How often watchers that allow bookmarks get one (upstream: about every minute).
+    pub bookmark_interval: Duration,
+    /// How long a read waits for the cache to catch up (upstream's 3 s) before it goes to
+    /// the storage instead.
+    pub freshness_timeout: Duration,
+    /// The pause before re-listing after the underlying watch failed.
+    pub relist_backoff: Duration,
+}
+
+impl CacherConfig {
+    /// Upstream's defaults for `resource_prefix`.
+    pub fn new(resource_prefix: impl Into<String>) -> Self {
+        CacherConfig {
+            resource_prefix: resource_prefix.into(),
+            initial_capacity: 100,
+            max_capacity: 100 * 1024,
+            event_fresh_duration: Duration::from_secs(75),
+            watcher_buffer: 100,
+            bookmark_interval: Duration::from_secs(60),
+            freshness_timeout: Duration::from_secs(3),
+            relist_backoff: Duration::from_secs(1),
+        }
+    }
+}
+
+struct Shared {
+    cache: WatchCache,
+    watchers: Watchers,
+}
+
+struct Inner {
+    storage: Arc<dyn Storage>,
+    config: CacherConfig,
+    shared: Mutex<Shared>,
+    /// The revision the cache has caught up to; `None` while (re-)listing.
+    progress: watch::Sender<Option<u64>>,
+}
+
+/// The watch cache of one resource, wrapping the storage it caches. Must be created
+/// inside a tokio runtime; dropping it stops its tasks and ends its watches.
+pub struct Cacher {
+    inner: Arc<Inner>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Cacher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cacher")
+            .field("resource_prefix", &self.inner.config.resource_prefix)
+            .field("resource_version", &self.resource_version())
+            .finish()
+    }
+}
+
+impl Cacher {
+    /// Starts caching `config.resource_prefix` of `storage`.
+    pub fn new(storage: Arc<dyn Storage>, config: CacherConfig) -> Self {
+        let limits = Capacity {
+            initial: config.initial_capacity,
+            max: config.max_capacity.max(config.initial_capacity),
+            fresh: config.event_fresh_duration,
+        };
+        let inner = Arc::new(Inner {
+            storage,
+            shared: Mutex::new(Shared {
+                cache: WatchCache::new(limits),
+                watchers: Watchers::default(),
+            }),
+            progress: watch::Sender::new(None),
+            config,
+        });
+        let reflector = tokio::spawn(Arc::clone(&inner).run_reflector());
+        let bookmarks = tokio::spawn(Arc::clone(&inner).run_bookmarks());
+        Cacher {
+            inner,
+            tasks: vec![reflector, bookmarks],
+        }
+    }
+
+    /// The revision the cache has caught up to, once it has listed.
+    pub fn resource_version(&self) -> Option<u64> {
+        *self.inner.progress.borrow()
+    }
+
+    /// Waits up to `timeout` for the first list; whether the cache is ready.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        self.inner.wait_until(0, timeout).await
+    }
+
+    /// How many watches the cache is serving.
+    pub fn watcher_count(&self) -> usize {
+        self.inner.lock().watchers.len()
+    }
+
+    /// Tells the cache that the storage compacted up to `revision` (the compactor calls
+    /// it), so that a watch from a compacted revision fails as it would against etcd,
+    /// instead of being served from the buffer.
+    pub fn compacted(&self, revision: u64) {
+        self.inner.lock().cache.compacted(revision);
+    }
+}
+
+impl Drop for Cacher {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.inner.lock().watchers.terminate_all();
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn covers(&self, key: &str) -> bool {
+        let prefix = &self.config.resource_prefix;
+        key == prefix.trim_end_matches('/') || key_matches(prefix, true, key)
+    }
+
+    /// Whether the cache reached `revision` within `timeout`.
+    async fn wait_until(&self, revision: u64, timeout: Duration) -> bool {
+        let mut rx = self.progress.subscribe();
+        let caught_up = rx.wait_for(|p| p.is_some_and(|rv| rv >= revision));
+        matches!(tokio::time::timeout(timeout, caught_up).await, Ok(Ok(_)))
+    }
+
+    /// Upstream `waitUntilFreshAndBlock` for a minimum resourceVersion: a revision newer
+    /// than storage has fails at once; otherwise whether the cache caught up in time.
+    async fn wait_fresh(&self, revision: u64) -> Result<bool> {
+        if self.progress.borrow().is_some_and(|rv| rv >= revision) {
+            return Ok(true);
+        }
+        let current = self.storage.current_revision().await?;
+        if revision > current {
+            return Err(Error::TooLargeResourceVersion {
+                requested: revision,
+                current,
+                retry_after_seconds: 1,
+            });
+        }
+        Ok(self
+            .wait_until(revision, self.config.freshness_timeout)
+            .await)
+    }
+
+    /// A consistent read from cache (upstream's ConsistentListFromCache): the cache must
+    /// reach the storage's current revision first.
+    async fn wait_consistent(&self) -> Result<bool> {
+        let current = self.storage.current_revision().await?;
+        Ok(self
+            .wait_until(current, self.config.freshness_timeout)
+            .await)
+    }
+
+    /// Whether a list is served from the cache (upstream `shouldDelegateList`), after
+    /// waiting for it to be fresh enough.
+    async fn serve_list_from_cache(&self, opts: &ListOptions) -> Result<bool> {
+        if opts
+            .continue_token
+            .as_deref()
+            .is_some_and(|c| !c.is_empty())
+        {
+            return Ok(false);
+        }
+        let rv = match opts.resource_version.as_deref() {
+            None | Some("") => None,
+            Some(rv) => Some(parse_resource_version(rv)?),
+        };
+        let limited = opts.limit.is_some_and(|l| l > 0);
+        match (rv, opts.resource_version_match) {
+            (_, Some(ResourceVersionMatch::Exact)) => Ok(false),
+            // Legacy: a limit with a resourceVersion is an exact read.
+            (Some(rv), None) if rv > 0 && limited => Ok(false),
+            (None, _) => self.wait_consistent().await,
+            (Some(0), _) => Ok(self.wait_until(0, self.config.freshness_timeout).await),
+            (Some(rv), _) => self.wait_fresh(rv).await,
+        }
+    }
+
+    fn list_from_cache(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
+        let shared = self.lock();
+        let revision = shared.cache.resource_version();
+        let limit = opts
+            .limit
+            .filter(|&l| l > 0 && opts.recursive)
+            .map(|l| l as usize);
+        let mut matching = shared.cache.list(key, opts.recursive, &opts.predicate);
+        let items: Vec<ObjectRef> = match limit {
+            None => matching.by_ref().cloned().collect(),
+            Some(limit) => matching.by_ref().take(limit).cloned().collect(),
+        };
+        let mut result = ListResult {
+            resource_version: revision,
+            ..Default::default()
+        };
+        let remaining = if limit.is_some() { matching.count() } else { 0 };
+        if let (true, Some(last)) = (remaining > 0, items.last()) {
+            let key_prefix = format!("{}/", key.trim_end_matches('/'));
+            let next = format!("{}\0", last.key);
+            result.continue_token = Some(encode_continue(&next, &key_prefix, revision as i64)?);
+            if opts.predicate.is_empty() {
+                result.remaining_item_count = Some(remaining as i64);
+            }
+        }
+        result.items = items;
+        Ok(result)
+    }
+
+    fn watch_from_cache(&self, key: &str, opts: &WatchOptions, revision: u64) -> WatchStream {
+        let request = WatchRequest {
+            key: key.to_string(),
+            recursive: opts.recursive,
+            predicate: opts.predicate.clone(),
+            bookmarks: opts.progress_notify,
+        };
+        let mut shared = self.lock();
+        let initial: Vec<WatchEvent> = if revision == 0 {
+            shared
+                .cache
+                .list(key, opts.recursive, &opts.predicate)
+                .map(|o| WatchEvent::Added(o.clone()))
+                .collect()
+        } else {
+            match shared.cache.events_since(revision) {
+                Ok(events) => events.iter().filter_map(|e| request.convert(e)).collect(),
+                Err(e) => return Box::pin(stream::iter([WatchEvent::Error(e)])),
+            }
+        };
+        let buffer = self.config.watcher_buffer;
+        shared.watchers.add(request, initial, buffer)
+    }
+
+    fn cached(&self, key: &str, given: Option<ObjectRef>) -> Option<ObjectRef> {
+        given.or_else(|| {
+            self.covers(key)
+                .then(|| self.lock().cache.get(key))
+                .flatten()
+        })
+    }
+
+    async fn run_reflector(self: Arc<Self>) {
+        loop {
+            let error = self.list_and_watch().await;
+            tracing::warn!(
+                prefix = %self.config.resource_prefix,
+                %error,
+                "watch cache: re-listing after the underlying watch failed"
+            );
+            self.progress.send_replace(None);
+            self.lock().watchers.terminate_all();
+            tokio::time::sleep(self.config.relist_backoff).await;
+        }
+    }
+
+    /// Upstream's reflector `ListAndWatch`; returns why it stopped.
+    async fn list_and_watch(&self) -> Error {
+        let prefix = self.config.resource_prefix.as_str();
+        let list_opts = ListOptions {
+            recursive: true,
+            ..Default::default()
+        };
+        let list = match self.storage.list(prefix, &list_opts).await {
+            Ok(list) => list,
+            Err(e) => return e,
+        };
+        let revision = list.resource_version;
+        {
+            let mut shared = self.lock();
+            shared.watchers.terminate_all();
+            shared.cache.replace(list.items, revision);
+        }
+        let watch_opts = WatchOptions {
+            resource_version: Some(revision.to_string()),
+            recursive: true,
+            progress_notify: true,
+            ..Default::default()
+        };
+        let mut events = match self.storage.watch(prefix, &watch_opts).await {
+            Ok(events) => events,
+            Err(e) => return e,
+        };
+        // Ready once the watch is there: nothing after the list can be missed now.
+        self.progress.send_replace(Some(revision));
+        while let Some(event) = events.next().await {
+            if let WatchEvent::Error(e) = event {
+                return e;
+            }
+            let revision = {
+                let mut shared = self.lock();
+                if let Some(cached) = shared.cache.apply(event) {
+                    shared.watchers.dispatch(&cached);
+                }
+                shared.cache.resource_version()
+            };
+            self.progress.send_replace(Some(revision));
+        }
+        Error::internal("the underlying watch ended")
+    }
+
+    async fn run_bookmarks(self: Arc<Self>) {
+        let mut ticks = tokio::time::interval(self.config.bookmark_interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            if self.progress.borrow().is_none() {
+                continue; // (re-)listing: no progress to report
+            }
+            // Read under the lock, so that no event newer than the bookmark was sent.
+            let mut shared = self.lock();
+            let revision = shared.cache.resource_version();
+            shared.watchers.bookmark(revision);
+        }
+    }
+}
+
+#[async_trait]
+impl Storage for Cacher {
+    async fn create(&self, key: &str, value: Value, ttl_seconds: Option<i64>) -> Result<ObjectRef> {
+        self.inner.storage.create(key, value, ttl_seconds).await
+    }
+
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<ObjectRef>> {
+        let inner = &self.inner;
+        let rv = match opts.resource_version.as_deref() {
+            Some(rv) if !rv.is_empty() && inner.covers(key) => parse_resource_version(rv)?,
+            _ => return inner.storage.get(key, opts).await,
+        };
+        let fresh = if rv == 0 {
+            inner.wait_until(0, inner.config.freshness_timeout).await
+        } else {
+            inner.wait_fresh(rv).await?
+        };
+        if !fresh {
+            return inner.storage.get(key, opts).await;
+        }
+        match inner.lock().cache.get(key) {
+            Some(obj) => Ok(Some(obj)),
+            None if opts.ignore_not_found => Ok(None),
+            None => Err(Error::NotFound {
+                key: key.to_string(),
+            }),
+        }
+    }
+
+    async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
+        if self.inner.covers(key) && self.inner.serve_list_from_cache(opts).await? {
+            return self.inner.list_from_cache(key, opts);
+        }
+        self.inner.storage.list(key, opts).await
+    }
+
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+    ) -> Result<ObjectRef> {
+        let cached = self.inner.cached(key, cached_existing);
+        self.inner
+            .storage
+            .guaranteed_update(key, preconditions, ignore_not_found, try_update, cached)
+            .await
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        validate_deletion: &ValidateDeletionFn<'_>,
+        cached_existing: Option<ObjectRef>,
+    ) -> Result<ObjectRef> {
+        let cached = self.inner.cached(key, cached_existing);
+        self.inner
+            .storage
+            .delete(key, preconditions, validate_deletion, cached)
+            .await
+    }
+
+    async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
+        let inner = &self.inner;
+        if !inner.covers(key) {
+            return inner.storage.watch(key, opts).await;
+        }
+        let rv = parse_resource_version(opts.resource_version.as_deref().unwrap_or(""))?;
+        let ready = if rv == 0 {
+            inner.wait_until(0, inner.config.freshness_timeout).await
+        } else {
+            inner.wait_fresh(rv).await?
+        };
+        if !ready {
+            return inner.storage.watch(key, opts).await;
+        }
+        Ok(inner.watch_from_cache(key, opts, rv))
+    }
+
+    async fn count(&self, key: &str) -> Result<i64> {
+        self.inner.storage.count(key).await
+    }
+
+    async fn current_revision(&self) -> Result<u64> {
+        self.inner.storage.current_revision().await
+    }
+}

@@ -1,0 +1,378 @@
+//! Upstream's `watchCache`: every object of the resource by key, a bounded ring buffer of
+//! recent events for watches that start from an older resourceVersion, and the revision
+//! the cache has caught up to. Pure data: no I/O, no locking (the cacher holds the lock).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use kas_storage::{Error, ObjectRef, Predicate, Result, WatchEvent};
+
+/// The type of a cached event, as the underlying watch reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change, kept once and shared by every watcher (upstream `watchCacheEvent`).
+#[derive(Debug)]
+pub(crate) struct CachedEvent {
+    pub(crate) kind: EventType,
+    /// The new state; for a deletion, the last state stamped with the deletion's revision.
+    pub(crate) object: ObjectRef,
+    /// The state before this event, as the cache had it.
+    pub(crate) prev: Option<ObjectRef>,
+    pub(crate) resource_version: u64,
+    /// `prev` stamped with this event's revision, encoded at most once, for watchers whose
+    /// predicate the object leaves (they see a DELETED of the previous state).
+    prev_at_event: OnceLock<Option<ObjectRef>>,
+    /// When the cache saw it (to size the buffer by freshness, as upstream does).
+    recorded: Instant,
+}
+
+impl CachedEvent {
+    /// This event as seen through `predicate` (upstream `cacheWatcher.convertToWatchEvent`):
+    /// moving into the predicate is ADDED, out of it DELETED.
+    pub(crate) fn filtered(&self, predicate: &Predicate) -> Option<WatchEvent> {
+        let cur = || predicate.matches(&self.object.value);
+        match self.kind {
+            EventType::Added => cur().then(|| WatchEvent::Added(self.object.clone())),
+            EventType::Deleted => cur().then(|| WatchEvent::Deleted(self.object.clone())),
+            EventType::Modified => {
+                let Some(prev) = &self.prev else {
+                    return cur().then(|| WatchEvent::Modified(self.object.clone()));
+                };
+                if predicate.is_empty() {
+                    return Some(WatchEvent::Modified(self.object.clone()));
+                }
+                match (predicate.matches(&prev.value), cur()) {
+                    (true, true) => Some(WatchEvent::Modified(self.object.clone())),
+                    (false, true) => Some(WatchEvent::Added(self.object.clone())),
+                    (true, false) => self.prev_at_event().map(WatchEvent::Deleted),
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+
+    fn prev_at_event(&self) -> Option<ObjectRef> {
+        self.prev_at_event
+            .get_or_init(|| {
+                let prev = self.prev.as_ref()?;
+                match prev.with_resource_version(self.resource_version) {
+                    Ok(obj) => Some(Arc::new(obj)),
+                    Err(e) => {
+                        tracing::warn!(key = %prev.key, error = %e, "cannot restamp object");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+}
+
+/// Sizing of the event buffer (upstream's `defaultLowerBoundCapacity`,
+/// `defaultUpperBoundCapacity` and `eventFreshDuration`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Capacity {
+    pub(crate) initial: usize,
+    pub(crate) max: usize,
+    pub(crate) fresh: Duration,
+}
+
+/// Whether `key` is `watched` itself or, when recursive, lies under `watched/`.
+pub(crate) fn key_matches(watched: &str, recursive: bool, key: &str) -> bool {
+    if !recursive {
+        return key == watched;
+    }
+    let dir = watched.strip_suffix('/').unwrap_or(watched);
+    key.len() > dir.len() && key.starts_with(dir) && key.as_bytes()[dir.len()] == b'/'
+}
+
+pub(crate) struct WatchCache {
+    objects: BTreeMap<String, ObjectRef>,
+    events: VecDeque<Arc<CachedEvent>>,
+    capacity: usize,
+    limits: Capacity,
+    /// The newest revision every change up to which has been applied.
+    resource_version: u64,
+    /// The revision of the last (re-)list.
+    list_resource_version: u64,
+    /// Whether the buffer dropped an event since then (upstream `removedEventSinceRelist`).
+    evicted_since_list: bool,
+    /// The newest revision etcd compacted, as the compactor told us.
+    compacted: u64,
+}
+
+impl WatchCache {
+    pub(crate) fn new(limits: Capacity) -> Self {
+        WatchCache {
+            objects: BTreeMap::new(),
+            events: VecDeque::new(),
+            capacity: limits.initial.max(1),
+            limits,
+            resource_version: 0,
+            list_resource_version: 0,
+            evicted_since_list: false,
+            compacted: 0,
+        }
+    }
+
+    pub(crate) fn resource_version(&self) -> u64 {
+        self.resource_version
+    }
+
+    /// Upstream `Replace`: the result of a (re-)list; the buffer starts over.
+    pub(crate) fn replace(&mut self, items: Vec<ObjectRef>, resource_version: u64) {
+        self.objects = items.into_iter().map(|o| (o.key.clone(), o)).collect();
+        self.events.clear();
+        self.resource_version = resource_version;
+        self.list_resource_version = resource_version;
+        self.evicted_since_list = false;
+    }
+
+    /// A progress notification: nothing changed up to `resource_version`.
+    pub(crate) fn bookmark(&mut self, resource_version: u64) {
+        self.resource_version = self.resource_version.max(resource_version);
+    }
+
+    pub(crate) fn compacted(&mut self, revision: u64) {
+        self.compacted = self.compacted.max(revision);
+    }
+
+    /// Applies one event of the underlying watch and records it in the buffer.
+    pub(crate) fn apply(&mut self, event: WatchEvent) -> Option<Arc<CachedEvent>> {
+        let (kind, object, prev) = match event {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                let prev = self.objects.insert(o.key.clone(), o.clone());
+                let kind = if prev.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                (kind, o, prev)
+            }
+            WatchEvent::Deleted(o) => {
+                let prev = self.objects.remove(&o.key);
+                (EventType::Deleted, o, prev)
+            }
+            WatchEvent::Bookmark(rv) => {
+                self.bookmark(rv);
+                return None;
+            }
+            WatchEvent::Error(_) => return None,
+        };
+        let resource_version = object.resource_version;
+        self.resource_version = self.resource_version.max(resource_version);
+        let event = Arc::new(CachedEvent {
+            kind,
+            object,
+            prev,
+            resource_version,
+            prev_at_event: OnceLock::new(),
+            recorded: Instant::now(),
+        });
+        self.push(event.clone());
+        Some(event)
+    }
+
+    fn push(&mut self, event: Arc<CachedEvent>) {
+        if self.events.len() >= self.capacity {
+            // Upstream grows the buffer while the events it would drop are still fresh.
+            let fresh = self
+                .events
+                .front()
+                .is_some_and(|e| e.recorded.elapsed() < self.limits.fresh);
+            if fresh && self.capacity < self.limits.max {
+                self.capacity = (self.capacity * 2).min(self.limits.max);
+            }
+        }
+        while self.events.len() >= self.capacity {
+            self.events.pop_front();
+            self.evicted_since_list = true;
+        }
+        self.events.push_back(event);
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<ObjectRef> {
+        self.objects.get(key).cloned()
+    }
+
+    /// The objects `key` covers that pass `predicate`, in key order.
+    pub(crate) fn list<'a>(
+        &'a self,
+        key: &'a str,
+        recursive: bool,
+        predicate: &'a Predicate,
+    ) -> impl Iterator<Item = &'a ObjectRef> + 'a {
+        let start = if recursive {
+            let dir = key.strip_suffix('/').unwrap_or(key);
+            format!("{dir}/")
+        } else {
+            key.to_string()
+        };
+        self.objects
+            .range(start..)
+            .take_while(move |(k, _)| {
+                if recursive {
+                    key_matches(key, true, k)
+                } else {
+                    k.as_str() == key
+                }
+            })
+            .map(|(_, o)| o)
+            .filter(move |o| predicate.matches(&o.value))
+    }
+
+    /// The buffered events after `resource_version` (upstream `getAllEventsSinceLocked`),
+    /// or upstream's error when they are no longer all there.
+    pub(crate) fn events_since(&self, resource_version: u64) -> Result<Vec<Arc<CachedEvent>>> {
+        if resource_version + 1 < self.compacted {
+            return Err(Error::watch_expired(
+                Some(resource_version),
+                Some(self.compacted),
+            ));
+        }
+        // Upstream's `oldest - 1`: the list's revision until the buffer dropped an event,
+        // then the revision just before the oldest event kept.
+        let oldest_servable = match self.events.front() {
+            Some(first) if self.evicted_since_list => first.resource_version - 1,
+            _ => self.list_resource_version,
+        };
+        if resource_version < oldest_servable {
+            return Err(Error::Expired {
+                message: format!(
+                    "too old resource version: {resource_version} ({oldest_servable})"
+                ),
+                requested: Some(resource_version),
+                compacted: None,
+                continue_token: None,
+            });
+        }
+        let first = self
+            .events
+            .partition_point(|e| e.resource_version <= resource_version);
+        Ok(self.events.range(first..).cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kas_storage::Object;
+    use serde_json::json;
+
+    fn obj(key: &str, rv: u64, v: i64) -> ObjectRef {
+        Arc::new(Object::new(key, rv, json!({"spec": {"v": v}})).unwrap())
+    }
+
+    fn cache(initial: usize, max: usize) -> WatchCache {
+        WatchCache::new(Capacity {
+            initial,
+            max,
+            fresh: Duration::from_secs(75),
+        })
+    }
+
+    #[test]
+    fn keys_match_like_etcd_prefixes() {
+        assert!(key_matches("/pods", true, "/pods/a"));
+        assert!(key_matches("/pods/", true, "/pods/a"));
+        assert!(!key_matches("/pods", true, "/podsx/a"));
+        assert!(!key_matches("/pods", true, "/pods"));
+        assert!(key_matches("/pods/a", false, "/pods/a"));
+        assert!(!key_matches("/pods/a", false, "/pods/a/b"));
+    }
+
+    #[test]
+    fn lists_are_sorted_and_scoped() {
+        let mut c = cache(10, 10);
+        c.replace(
+            vec![
+                obj("/p/b/2", 3, 1),
+                obj("/p/a/1", 2, 2),
+                obj("/p/ab/1", 4, 1),
+            ],
+            4,
+        );
+        let all = Predicate::everything();
+        let keys: Vec<_> = c.list("/p", true, &all).map(|o| o.key.clone()).collect();
+        assert_eq!(keys, ["/p/a/1", "/p/ab/1", "/p/b/2"]);
+        let keys: Vec<_> = c.list("/p/a", true, &all).map(|o| o.key.clone()).collect();
+        assert_eq!(keys, ["/p/a/1"]);
+        let ones = Predicate::new(|v| v["spec"]["v"] == 1);
+        assert_eq!(c.list("/p", true, &ones).count(), 2);
+        assert_eq!(c.list("/p/b/2", false, &all).count(), 1);
+    }
+
+    #[test]
+    fn events_after_a_revision_and_too_old() {
+        let mut c = cache(2, 2);
+        c.replace(vec![], 10);
+        for rv in 11..=13 {
+            c.apply(WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
+        }
+        // Capacity 2: the event at 11 was evicted, so 11 is the oldest servable start.
+        let rvs: Vec<_> = c
+            .events_since(11)
+            .unwrap()
+            .iter()
+            .map(|e| e.resource_version)
+            .collect();
+        assert_eq!(rvs, [12, 13]);
+        let err = c.events_since(10).unwrap_err();
+        assert_eq!(err.to_string(), "too old resource version: 10 (11)");
+        c.compacted(13);
+        assert!(c.events_since(11).is_err());
+        assert!(c.events_since(12).is_ok());
+    }
+
+    #[test]
+    fn the_floor_follows_the_oldest_event_kept() {
+        let mut c = cache(1, 1);
+        c.replace(vec![], 10);
+        assert!(c.events_since(10).is_ok());
+        c.apply(WatchEvent::Added(obj("/p/a", 12, 0)));
+        c.apply(WatchEvent::Added(obj("/p/b", 15, 0)));
+        // No event of this resource between 12 and 15: 14 is still servable.
+        assert!(c.events_since(14).unwrap().len() == 1);
+        let err = c.events_since(13).unwrap_err();
+        assert_eq!(err.to_string(), "too old resource version: 13 (14)");
+    }
+
+    #[test]
+    fn the_buffer_grows_while_events_are_fresh() {
+        let mut c = cache(2, 8);
+        c.replace(vec![], 1);
+        for rv in 2..=9 {
+            c.apply(WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
+        }
+        assert_eq!(c.events_since(1).unwrap().len(), 8);
+    }
+
+    #[test]
+    fn predicates_turn_changes_into_added_and_deleted() {
+        let mut c = cache(10, 10);
+        c.replace(vec![obj("/p/a", 1, 0)], 1);
+        let into = c.apply(WatchEvent::Modified(obj("/p/a", 2, 1))).unwrap();
+        let out = c.apply(WatchEvent::Modified(obj("/p/a", 3, 2))).unwrap();
+        let ones = Predicate::new(|v| v["spec"]["v"] == 1);
+        assert!(matches!(into.filtered(&ones), Some(WatchEvent::Added(_))));
+        match out.filtered(&ones) {
+            Some(WatchEvent::Deleted(o)) => {
+                assert_eq!(o.resource_version, 3);
+                assert_eq!(o.value["spec"]["v"], 1);
+            }
+            e => panic!("{e:?}"),
+        }
+        let gone = c.apply(WatchEvent::Deleted(obj("/p/a", 4, 2))).unwrap();
+        assert!(gone.filtered(&ones).is_none());
+        assert!(matches!(
+            gone.filtered(&Predicate::everything()),
+            Some(WatchEvent::Deleted(_))
+        ));
+        assert!(c.get("/p/a").is_none());
+    }
+}

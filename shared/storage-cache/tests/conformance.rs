@@ -1,0 +1,91 @@
+//! kas-storage's conformance suite against the watch cache over a real etcd: one etcd per
+//! test, because several tests compact the whole history. Each store is a [`Cacher`] of
+//! `/pods` (the suite's other keys go through to etcd), and compactions are told to every
+//! cacher as the compactor does.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use kas_local::etcd::TestEtcd;
+use kas_storage::Storage;
+use kas_storage::testing::{self, Harness};
+use kas_storage_cache::{Cacher, CacherConfig};
+use kas_storage_etcd::{Client, EtcdStore};
+
+struct CacheHarness {
+    _etcd: TestEtcd,
+    _dir: tempfile::TempDir,
+    client: Client,
+    stores: AtomicUsize,
+    cachers: Mutex<Vec<Arc<Cacher>>>,
+}
+
+impl CacheHarness {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_path_buf();
+        let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
+            .await
+            .expect("join")
+            .expect("etcd starts (apt-get install etcd-server)");
+        let client = Client::connect([etcd.url()], None).await.expect("connect");
+        CacheHarness {
+            _etcd: etcd,
+            _dir: dir,
+            client,
+            stores: AtomicUsize::new(0),
+            cachers: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+#[async_trait]
+impl Harness for CacheHarness {
+    async fn store(&self) -> Arc<dyn Storage> {
+        let n = self.stores.fetch_add(1, Ordering::Relaxed);
+        let etcd = Arc::new(EtcdStore::new(
+            self.client.clone(),
+            &format!("/registry-{n}"),
+        ));
+        let cacher = Arc::new(Cacher::new(etcd, CacherConfig::new("/pods")));
+        self.cachers.lock().unwrap().push(Arc::clone(&cacher));
+        cacher
+    }
+
+    async fn compact(&self, revision: u64) {
+        EtcdStore::new(self.client.clone(), "/registry")
+            .compact(revision)
+            .await
+            .expect("compact");
+        for cacher in self.cachers.lock().unwrap().iter() {
+            cacher.compacted(revision);
+        }
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let harness = CacheHarness::start().await;
+            testing::$name(&harness).await;
+        }
+    )*};
+}
+
+conformance!(
+    test_create,
+    test_get,
+    test_list_prefix_isolation,
+    test_list_resource_version,
+    test_list_paging,
+    test_list_continue_expired,
+    test_guaranteed_update,
+    test_guaranteed_update_conflicts,
+    test_delete,
+    test_watch_from_current_state,
+    test_watch_from_resource_version,
+    test_watch_predicate,
+    test_watch_expired,
+);
