@@ -28,8 +28,24 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
             options.compaction_interval,
         ));
     }
-    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
-    let stores = resources::stores(storage);
+    let etcd: std::sync::Arc<dyn kas_storage::Storage> =
+        std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
+    // One watch cache per resource: one etcd watch each, LIST and WATCH from memory.
+    let mut caches = Vec::new();
+    let stores = resources::stores(|d| {
+        let mut config = kas_storage_cache::CacherConfig::new(format!("/{}", d.storage_resource));
+        // A consistent read the cache cannot prove fresh at once goes to etcd: the cache
+        // cannot ask etcd for watch progress yet, so waiting could only add latency.
+        config.freshness_timeout = std::time::Duration::ZERO;
+        let cache = std::sync::Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
+        caches.push(cache.clone());
+        cache
+    });
+    for cache in &caches {
+        if !cache.wait_ready(std::time::Duration::from_secs(30)).await {
+            return Err("the watch cache did not become ready within 30s".to_owned());
+        }
+    }
     bootstrap_namespaces(&stores).await?;
     Ok(ApiService::new(ApiGroups::new(stores), next))
 }
