@@ -15,6 +15,9 @@ use crate::rest::object_meta;
 use crate::rest::options::{ListOptions, WriteOptions};
 use crate::{ResourceDescriptor, Strategy};
 
+/// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
+const MAX_NAME_GENERATION_CREATE_ATTEMPTS: u32 = 8;
+
 /// Upstream's `OptimisticLockErrorMsg`.
 pub const OPTIMISTIC_LOCK_ERROR: &str =
     "the object has been modified; please apply your changes to the latest version and try again";
@@ -138,12 +141,31 @@ impl Store {
             return Ok(Written::DryRun(obj));
         }
         crate::rest::encode::strip_type_meta(&mut obj);
-        let created = self
-            .storage
-            .create(&self.key(namespace, &name), obj, None)
-            .await
-            .map_err(|e| self.storage_error(e, &name))?;
-        Ok(Written::Stored(created))
+        let generate = crate::meta::str_field(&obj, "generateName").to_owned();
+        let mut name = name;
+        let mut attempt = 1;
+        // Upstream's RetryGenerateName (GA in 1.32): a generated name that collides is
+        // generated again.
+        loop {
+            match self
+                .storage
+                .create(&self.key(namespace, &name), obj.clone(), None)
+                .await
+            {
+                Ok(created) => return Ok(Written::Stored(created)),
+                Err(kas_storage::Error::KeyExists { .. })
+                    if !generate.is_empty()
+                        && name.starts_with(generate.as_str())
+                        && attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS =>
+                {
+                    attempt += 1;
+                    name = object_meta::generate_name(&generate);
+                    crate::meta::metadata_mut(&mut obj)
+                        .insert("name".into(), Value::String(name.clone()));
+                }
+                Err(e) => return Err(self.storage_error(e, &name)),
+            }
+        }
     }
 
     pub async fn get(

@@ -20,6 +20,9 @@ use crate::errors::{from_etcd, is_compacted, is_future_revision, list_compacted}
 /// Upstream caps the page size it doubles up to when a predicate filters items out.
 const MAX_LIMIT: i64 = 10_000;
 
+/// The largest etcd response accepted (upstream: `math.MaxInt32`).
+const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
+
 /// The etcd v3 store. Cheap to clone; clones share the client.
 #[derive(Clone)]
 pub struct EtcdStore {
@@ -68,8 +71,18 @@ impl EtcdStore {
             .map_err(|e| from_etcd("compact", e))
     }
 
+    /// Upstream lifts gRPC's 4 MiB receive limit (`MaxCallRecvMsgSize = math.MaxInt32`):
+    /// a list of many objects is one etcd response.
     pub(crate) fn kv(&self) -> KvClient {
-        self.client.kv_client()
+        self.client
+            .kv_client()
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+    }
+
+    pub(crate) fn watch_client(&self) -> etcd_client::WatchClient {
+        self.client
+            .watch_client()
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
     }
 
     /// Upstream's `prepareKey`: refuses `.`/`..` segments and empty keys, then prefixes.

@@ -77,7 +77,6 @@ impl Watcher {
         }
         let mut watch = match self
             .store
-            .client
             .watch_client()
             .watch(self.key.as_str(), Some(options))
             .await
