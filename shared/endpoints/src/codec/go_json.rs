@@ -1,0 +1,491 @@
+use std::io;
+
+use kas_apimachinery::gostr::quote;
+
+/// Go's `maxNestingDepth`.
+const MAX_DEPTH: usize = 10000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parse {
+    ObjectKey,
+    ObjectValue,
+    ArrayValue,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    BeginValueOrEmpty,
+    BeginValue,
+    BeginStringOrEmpty,
+    BeginString,
+    EndValue,
+    EndTop,
+    InString,
+    InStringEsc,
+    InStringEscU(u8),
+    Neg,
+    One,
+    Zero,
+    Dot,
+    Dot0,
+    E,
+    ESign,
+    E0,
+    Literal(&'static [u8], u8),
+}
+
+/// Go's `quoteChar`.
+fn quote_char(c: u8) -> String {
+    match c {
+        b'\'' => r"'\''".to_owned(),
+        b'"' => r#"'"'"#.to_owned(),
+        _ => {
+            let q = quote(&char::from(c).to_string());
+            format!("'{}'", &q[1..q.len() - 1])
+        }
+    }
+}
+
+struct Scanner {
+    state: State,
+    stack: Vec<Parse>,
+    err: Option<String>,
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+impl Scanner {
+    fn error(&mut self, c: u8, context: &str) {
+        self.err = Some(format!("invalid character {} {context}", quote_char(c)));
+    }
+
+    fn push(&mut self, p: Parse, next: State) {
+        self.stack.push(p);
+        if self.stack.len() > MAX_DEPTH {
+            self.err = Some("exceeded max depth".to_owned());
+        }
+        self.state = next;
+    }
+
+    fn begin_value(&mut self, c: u8) {
+        if is_space(c) {
+            return;
+        }
+        self.state = match c {
+            b'{' => return self.push(Parse::ObjectKey, State::BeginStringOrEmpty),
+            b'[' => return self.push(Parse::ArrayValue, State::BeginValueOrEmpty),
+            b'"' => State::InString,
+            b'-' => State::Neg,
+            b'0' => State::Zero,
+            b'1'..=b'9' => State::One,
+            b't' => State::Literal(b"rue", 0),
+            b'f' => State::Literal(b"alse", 0),
+            b'n' => State::Literal(b"ull", 0),
+            _ => return self.error(c, "looking for beginning of value"),
+        };
+    }
+
+    fn end_value(&mut self, c: u8) {
+        let Some(top) = self.stack.last().copied() else {
+            self.state = State::EndTop;
+            return self.end_top(c);
+        };
+        if is_space(c) {
+            self.state = State::EndValue;
+            return;
+        }
+        let n = self.stack.len() - 1;
+        match (top, c) {
+            (Parse::ObjectKey, b':') => {
+                self.stack[n] = Parse::ObjectValue;
+                self.state = State::BeginValue;
+            }
+            (Parse::ObjectKey, _) => self.error(c, "after object key"),
+            (Parse::ObjectValue, b',') => {
+                self.stack[n] = Parse::ObjectKey;
+                self.state = State::BeginString;
+            }
+            (Parse::ObjectValue, b'}') | (Parse::ArrayValue, b']') => {
+                self.stack.pop();
+                self.state = if self.stack.is_empty() {
+                    State::EndTop
+                } else {
+                    State::EndValue
+                };
+            }
+            (Parse::ObjectValue, _) => self.error(c, "after object key:value pair"),
+            (Parse::ArrayValue, b',') => self.state = State::BeginValue,
+            (Parse::ArrayValue, _) => self.error(c, "after array element"),
+        }
+    }
+
+    fn end_top(&mut self, c: u8) {
+        if !is_space(c) {
+            self.error(c, "after top-level value");
+        }
+    }
+
+    fn step(&mut self, c: u8) {
+        match self.state {
+            State::BeginValueOrEmpty => {
+                if is_space(c) {
+                    return;
+                }
+                if c == b']' {
+                    return self.end_value(c);
+                }
+                self.begin_value(c)
+            }
+            State::BeginValue => self.begin_value(c),
+            State::BeginStringOrEmpty => {
+                if is_space(c) {
+                    return;
+                }
+                if c == b'}' {
+                    let n = self.stack.len() - 1;
+                    self.stack[n] = Parse::ObjectValue;
+                    return self.end_value(c);
+                }
+                self.begin_string(c)
+            }
+            State::BeginString => self.begin_string(c),
+            State::EndValue => self.end_value(c),
+            State::EndTop => self.end_top(c),
+            State::InString => match c {
+                b'"' => self.state = State::EndValue,
+                b'\\' => self.state = State::InStringEsc,
+                0..0x20 => self.error(c, "in string literal"),
+                _ => {}
+            },
+            State::InStringEsc => match c {
+                b'b' | b'f' | b'n' | b'r' | b't' | b'\\' | b'/' | b'"' => {
+                    self.state = State::InString
+                }
+                b'u' => self.state = State::InStringEscU(0),
+                _ => self.error(c, "in string escape code"),
+            },
+            State::InStringEscU(n) => {
+                if !c.is_ascii_hexdigit() {
+                    return self.error(c, "in \\u hexadecimal character escape");
+                }
+                self.state = if n == 3 {
+                    State::InString
+                } else {
+                    State::InStringEscU(n + 1)
+                };
+            }
+            State::Neg => match c {
+                b'0' => self.state = State::Zero,
+                b'1'..=b'9' => self.state = State::One,
+                _ => self.error(c, "in numeric literal"),
+            },
+            State::One if c.is_ascii_digit() => {}
+            State::One | State::Zero => match c {
+                b'.' => self.state = State::Dot,
+                b'e' | b'E' => self.state = State::E,
+                _ => self.end_value(c),
+            },
+            State::Dot if c.is_ascii_digit() => self.state = State::Dot0,
+            State::Dot => self.error(c, "after decimal point in numeric literal"),
+            State::Dot0 => match c {
+                b'0'..=b'9' => {}
+                b'e' | b'E' => self.state = State::E,
+                _ => self.end_value(c),
+            },
+            State::E if c == b'+' || c == b'-' => self.state = State::ESign,
+            State::E | State::ESign => {
+                if c.is_ascii_digit() {
+                    self.state = State::E0;
+                } else {
+                    self.error(c, "in exponent of numeric literal");
+                }
+            }
+            State::E0 if c.is_ascii_digit() => {}
+            State::E0 => self.end_value(c),
+            State::Literal(rest, i) => {
+                let want = rest[usize::from(i)];
+                if c != want {
+                    let word = match rest {
+                        b"rue" => "true",
+                        b"alse" => "false",
+                        _ => "null",
+                    };
+                    let context = format!("in literal {word} (expecting {})", quote_char(want));
+                    return self.error(c, &context);
+                }
+                self.state = if usize::from(i) + 1 == rest.len() {
+                    State::EndValue
+                } else {
+                    State::Literal(rest, i + 1)
+                };
+            }
+        }
+    }
+
+    fn begin_string(&mut self, c: u8) {
+        if is_space(c) {
+            return;
+        }
+        if c == b'"' {
+            self.state = State::InString;
+        } else {
+            self.error(c, "looking for beginning of object key string");
+        }
+    }
+}
+
+/// Go's `checkValid`: `Err` holds the `SyntaxError` text.
+pub fn check_valid(data: &[u8]) -> Result<(), String> {
+    let mut s = Scanner {
+        state: State::BeginValue,
+        stack: Vec::new(),
+        err: None,
+    };
+    for &c in data {
+        s.step(c);
+        if let Some(e) = s.err.take() {
+            return Err(e);
+        }
+    }
+    if s.state == State::EndTop {
+        return Ok(());
+    }
+    s.step(b' ');
+    if let Some(e) = s.err.take() {
+        return Err(e);
+    }
+    if s.state == State::EndTop {
+        return Ok(());
+    }
+    Err("unexpected end of JSON input".to_owned())
+}
+
+/// Paths of repeated object keys in document order (`a.b`, `items[0].name`).
+pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
+    let mut walker = Walker {
+        data,
+        pos: 0,
+        out: Vec::new(),
+    };
+    let _ = walker.value(&mut String::new());
+    walker.out
+}
+
+struct Walker<'a> {
+    data: &'a [u8],
+    pos: usize,
+    out: Vec<String>,
+}
+
+impl Walker<'_> {
+    fn skip_space(&mut self) {
+        while self.pos < self.data.len() && is_space(self.data[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.data.get(self.pos).copied()
+    }
+
+    /// Walks one value; recursion depth is bounded by the scanner's 10000 levels
+    /// only when `check_valid` ran first, so it is bounded here as well.
+    fn value(&mut self, path: &mut String) -> Option<()> {
+        if path.len() > 64 * 1024 {
+            return None;
+        }
+        match self.peek()? {
+            b'{' => self.object(path),
+            b'[' => self.array(path),
+            b'"' => self.string().map(drop),
+            _ => {
+                while self.pos < self.data.len()
+                    && !matches!(self.data[self.pos], b',' | b'}' | b']')
+                    && !is_space(self.data[self.pos])
+                {
+                    self.pos += 1;
+                }
+                Some(())
+            }
+        }
+    }
+
+    fn object(&mut self, path: &mut String) -> Option<()> {
+        self.pos += 1;
+        let mut seen: Vec<String> = Vec::new();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.peek()?;
+            let key = self.string()?;
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&key);
+            if seen.contains(&key) {
+                self.out.push(path.clone());
+            } else {
+                seen.push(key);
+            }
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.pos += 1;
+            self.value(path)?;
+            path.truncate(len);
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, path: &mut String) -> Option<()> {
+        self.pos += 1;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(());
+        }
+        let mut i = 0usize;
+        loop {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            self.value(path)?;
+            path.truncate(len);
+            i += 1;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string token at `pos`, decoded (invalid escapes and bytes become U+FFFD).
+    fn string(&mut self) -> Option<String> {
+        if self.data.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        let start = self.pos;
+        self.pos += 1;
+        while self.pos < self.data.len() {
+            match self.data[self.pos] {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    let raw = String::from_utf8_lossy(&self.data[start..self.pos]);
+                    return Some(
+                        serde_json::from_str::<String>(&raw)
+                            .unwrap_or_else(|_| raw[1..raw.len() - 1].to_owned()),
+                    );
+                }
+                _ => self.pos += 1,
+            }
+        }
+        None
+    }
+}
+
+/// Go's float text in `encoding/json`: shortest round-trip digits, exponent form below
+/// 1e-6 and from 1e21 (`1e+21`, `1e-7`), plain decimal otherwise (`1`, not `1.0`).
+pub fn format_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+            _ => s,
+        }
+    } else {
+        format!("{f}")
+    }
+}
+
+/// serde_json's compact or pretty formatter with Go's string escaping and floats.
+pub struct GoFormatter {
+    pretty: Option<serde_json::ser::PrettyFormatter<'static>>,
+}
+
+impl GoFormatter {
+    pub fn new(pretty: bool) -> GoFormatter {
+        GoFormatter {
+            pretty: pretty.then(serde_json::ser::PrettyFormatter::new),
+        }
+    }
+}
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + io::Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            match &mut self.pretty {
+                Some(p) => p.$name(w $(, $arg)*),
+                None => serde_json::ser::CompactFormatter.$name(w $(, $arg)*),
+            }
+        }
+    )*};
+}
+
+impl serde_json::ser::Formatter for GoFormatter {
+    delegate! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        end_object_key();
+        begin_object_value();
+        end_object_value();
+    }
+
+    fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        w.write_all(format_float(v).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f32) -> io::Result<()> {
+        // Go formats float32 with 32-bit shortest digits.
+        let s = format_float(f64::from(v));
+        let short = format!("{v}");
+        if s.contains('e') {
+            w.write_all(s.as_bytes())
+        } else {
+            w.write_all(short.as_bytes())
+        }
+    }
+
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let escaped = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            w.write_all(&fragment.as_bytes()[start..i])?;
+            w.write_all(escaped.as_bytes())?;
+            start = i + c.len_utf8();
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
+}
