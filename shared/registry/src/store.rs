@@ -286,6 +286,42 @@ impl Store {
         Ok((Written::Stored(result), created))
     }
 
+    /// Runs `attempt` on the stored object inside the compare-and-swap loop (or once, on a
+    /// read, for a dry run); a missing object is NotFound.
+    async fn rewrite_existing(
+        &self,
+        namespace: &str,
+        name: &str,
+        attempt: &(dyn Fn(&Value) -> Result<Option<Value>> + Send + Sync),
+        dry_run: bool,
+    ) -> Result<Written> {
+        if dry_run {
+            let current = self.get(namespace, name, None).await?;
+            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
+            return Ok(Written::DryRun(new));
+        }
+        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+            let Some(current) = current else {
+                return Err(kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                });
+            };
+            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+        };
+        let result = self
+            .storage
+            .guaranteed_update(
+                &self.key(namespace, name),
+                &Preconditions::default(),
+                false,
+                &try_update,
+                None,
+            )
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        Ok(Written::Stored(result))
+    }
+
     /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
     /// `.status`; others are the strategy's (`subresource_update`). The resourceVersion the
     /// client sent is enforced.
@@ -348,31 +384,8 @@ impl Store {
             crate::rest::encode::strip_type_meta(&mut merged);
             Ok(Some(merged))
         };
-        if opts.dry_run {
-            let current = self.get(namespace, name, None).await?;
-            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
-            return Ok(Written::DryRun(new));
-        }
-        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
-            let Some(current) = current else {
-                return Err(kas_storage::Error::NotFound {
-                    key: name.to_owned(),
-                });
-            };
-            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
-        };
-        let result = self
-            .storage
-            .guaranteed_update(
-                &self.key(namespace, name),
-                &Preconditions::default(),
-                false,
-                &try_update,
-                None,
-            )
+        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
             .await
-            .map_err(|e| self.storage_error(e, name))?;
-        Ok(Written::Stored(result))
     }
 
     /// PATCH: `apply` turns the current object into the new one inside the
@@ -392,31 +405,8 @@ impl Store {
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
             self.prepare_update(patched, Some(current), &client_rv)
         };
-        if opts.dry_run {
-            let current = self.get(namespace, name, None).await?;
-            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
-            return Ok(Written::DryRun(new));
-        }
-        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
-            let Some(current) = current else {
-                return Err(kas_storage::Error::NotFound {
-                    key: name.to_owned(),
-                });
-            };
-            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
-        };
-        let result = self
-            .storage
-            .guaranteed_update(
-                &self.key(namespace, name),
-                &Preconditions::default(),
-                false,
-                &try_update,
-                None,
-            )
+        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
             .await
-            .map_err(|e| self.storage_error(e, name))?;
-        Ok(Written::Stored(result))
     }
 
     /// The update rules applied to one candidate (upstream's `rest.BeforeUpdate` plus the
