@@ -146,10 +146,9 @@ where
             .cloned()
             .unwrap_or_default();
         if info.is_resource_request {
-            if groups.store(&info).is_some() {
+            if let Some(store) = groups.store(&info).cloned() {
                 return Box::pin(async move {
-                    let store = groups.store(&info).expect("checked above");
-                    Ok(serve(store, &info, req)
+                    Ok(serve(&store, &info, req)
                         .await
                         .unwrap_or_else(|e| response::error(&e)))
                 });
