@@ -25,22 +25,31 @@ impl serde_json::ser::Formatter for GoFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escaped = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
-            };
-            writer.write_all(&fragment.as_bytes()[start..i])?;
-            writer.write_all(escaped.as_bytes())?;
-            start = i + c.len_utf8();
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
+        write_string_fragment(writer, fragment)
     }
+}
+
+/// A string fragment with the characters Go escapes for HTML safety written as `\uXXXX`;
+/// the one place every Go-compatible JSON formatter of the project escapes strings.
+pub fn write_string_fragment<W: ?Sized + io::Write>(
+    writer: &mut W,
+    fragment: &str,
+) -> io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        let escaped = match c {
+            '<' => "\\u003c",
+            '>' => "\\u003e",
+            '&' => "\\u0026",
+            '\u{2028}' => "\\u2028",
+            '\u{2029}' => "\\u2029",
+            _ => continue,
+        };
+        writer.write_all(&fragment.as_bytes()[start..i])?;
+        writer.write_all(escaped.as_bytes())?;
+        start = i + c.len_utf8();
+    }
+    writer.write_all(&fragment.as_bytes()[start..])
 }
 
 #[cfg(test)]

@@ -472,20 +472,6 @@ impl serde_json::ser::Formatter for GoFormatter {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escaped = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
-            };
-            w.write_all(&fragment.as_bytes()[start..i])?;
-            w.write_all(escaped.as_bytes())?;
-            start = i + c.len_utf8();
-        }
-        w.write_all(&fragment.as_bytes()[start..])
+        kas_apimachinery::json::write_string_fragment(w, fragment)
     }
 }
