@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use kas_local::etcd::TestEtcd;
 use kas_storage::Storage;
-use kas_storage::testing::{self, Harness};
+use kas_storage::testing::Harness;
 use kas_storage_cache::{Cacher, CacherConfig};
 use kas_storage_etcd::{Client, EtcdStore};
 
@@ -64,28 +64,4 @@ impl Harness for CacheHarness {
     }
 }
 
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {$(
-        #[tokio::test]
-        async fn $name() {
-            let harness = CacheHarness::start().await;
-            testing::$name(&harness).await;
-        }
-    )*};
-}
-
-conformance!(
-    test_create,
-    test_get,
-    test_list_prefix_isolation,
-    test_list_resource_version,
-    test_list_paging,
-    test_list_continue_expired,
-    test_guaranteed_update,
-    test_guaranteed_update_conflicts,
-    test_delete,
-    test_watch_from_current_state,
-    test_watch_from_resource_version,
-    test_watch_predicate,
-    test_watch_expired,
-);
+kas_storage::conformance_suite!(CacheHarness::start());

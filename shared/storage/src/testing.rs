@@ -633,3 +633,34 @@ pub async fn test_watch_expired(h: &dyn Harness) {
     let end = tokio::time::timeout(EVENT_TIMEOUT, w.next()).await.unwrap();
     assert!(end.is_none(), "{end:?}");
 }
+
+/// Runs the whole suite as `#[tokio::test]`s, each with a harness from `$start` (an
+/// expression giving a future of a [`Harness`]). Every implementation calls this once,
+/// so a test added here runs against all of them.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($start:expr) => {
+        $crate::conformance_suite!(@tests $start;
+            test_create,
+            test_get,
+            test_list_prefix_isolation,
+            test_list_resource_version,
+            test_list_paging,
+            test_list_continue_expired,
+            test_guaranteed_update,
+            test_guaranteed_update_conflicts,
+            test_delete,
+            test_watch_from_current_state,
+            test_watch_from_resource_version,
+            test_watch_predicate,
+            test_watch_expired,
+        );
+    };
+    (@tests $start:expr; $($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let harness = $start.await;
+            $crate::testing::$name(&harness).await;
+        }
+    )*};
+}
