@@ -1,0 +1,233 @@
+//! The shape of an API type as data: what upstream reads from Go struct definitions and
+//! their tags (`json:"name,omitempty"`, `protobuf:"bytes,1,opt,name=..."`, `patchStrategy`,
+//! `+listType`). One description per type drives everything that needs the type's shape:
+//! the protobuf codec, unknown-field detection for `fieldValidation`, the OpenAPI
+//! documents and strategic merge patch metadata.
+//!
+//! The descriptions of upstream's types live in `kas-api`; this module is only the model.
+
+use crate::patch::{PatchMeta, PatchSchema};
+
+/// How a field's value is represented in JSON and in protobuf.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// JSON string; protobuf `string`.
+    String,
+    /// JSON boolean; protobuf varint.
+    Bool,
+    /// JSON number; protobuf `int32` varint.
+    Int32,
+    /// JSON number; protobuf `int64` varint.
+    Int64,
+    /// `[]byte`: JSON base64 string; protobuf `bytes`.
+    Bytes,
+    /// `metav1.Time`: JSON RFC 3339 string in seconds (or null); protobuf
+    /// `Time { int64 seconds = 1; int32 nanos = 2; }`.
+    Time,
+    /// `metav1.MicroTime`: JSON RFC 3339 string with microseconds; protobuf as [`Kind::Time`].
+    MicroTime,
+    /// `resource.Quantity`: JSON string; protobuf `Quantity { string string = 1; }`.
+    Quantity,
+    /// `intstr.IntOrString`: JSON number or string; protobuf
+    /// `IntOrString { int64 type = 1; int32 intVal = 2; string strVal = 3; }`.
+    IntOrString,
+    /// `metav1.FieldsV1`: any JSON object; protobuf `FieldsV1 { bytes Raw = 1; }` holding
+    /// the JSON bytes.
+    FieldsV1,
+    /// `runtime.RawExtension`: any JSON value; protobuf `RawExtension { bytes raw = 1; }`.
+    RawExtension,
+    /// A nested message.
+    Message(&'static Message),
+    /// A JSON array; protobuf `repeated`.
+    Array(&'static Kind),
+    /// A JSON object with string keys; protobuf `map<string, V>`.
+    Map(&'static Kind),
+}
+
+/// `+listType` of an array field, as OpenAPI's `x-kubernetes-list-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListType {
+    Atomic,
+    Set,
+    /// A list of objects keyed by these fields (`x-kubernetes-list-map-keys`).
+    Map(&'static [&'static str]),
+}
+
+/// One field of a [`Message`].
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    /// The JSON name.
+    pub name: &'static str,
+    /// The protobuf field number; 0 for fields that exist only in JSON (`apiVersion` and
+    /// `kind` of a top-level type, whose protobuf form travels in the envelope).
+    pub tag: u32,
+    pub kind: Kind,
+    /// `omitempty` in the JSON tag: a zero value is left out of JSON.
+    pub omit_empty: bool,
+    /// A Go pointer (`*T`): absent unless set, in JSON and in protobuf.
+    pub pointer: bool,
+    /// `patchStrategy` / `patchMergeKey`.
+    pub patch: Option<PatchMeta>,
+    pub list_type: Option<ListType>,
+    pub description: &'static str,
+}
+
+impl Field {
+    /// A field with `omitempty` and no other markers; the common case.
+    pub const fn new(name: &'static str, tag: u32, kind: Kind) -> Field {
+        Field {
+            name,
+            tag,
+            kind,
+            omit_empty: true,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "",
+        }
+    }
+
+    /// A Go pointer (`*string`, `*bool`, `*int32`, `*Struct`).
+    pub const fn pointer(mut self) -> Field {
+        self.pointer = true;
+        self
+    }
+
+    /// No `omitempty`: the zero value is written to JSON.
+    pub const fn always(mut self) -> Field {
+        self.omit_empty = false;
+        self
+    }
+
+    pub const fn patch(mut self, patch: PatchMeta) -> Field {
+        self.patch = Some(patch);
+        self
+    }
+
+    pub const fn list_type(mut self, list_type: ListType) -> Field {
+        self.list_type = Some(list_type);
+        self
+    }
+
+    pub const fn describe(mut self, description: &'static str) -> Field {
+        self.description = description;
+        self
+    }
+}
+
+/// A message: a Go struct with its JSON and protobuf tags.
+#[derive(Debug)]
+pub struct Message {
+    /// The OpenAPI definition name, e.g. `io.k8s.api.core.v1.ConfigMap`.
+    pub name: &'static str,
+    pub description: &'static str,
+    pub fields: &'static [Field],
+    /// The `required` list of the OpenAPI definition.
+    pub required: &'static [&'static str],
+}
+
+impl Message {
+    pub fn field(&self, name: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    pub fn field_by_tag(&self, tag: u32) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.tag == tag && tag != 0)
+    }
+
+    /// The Go type name: the last segment of the definition name.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('.').next().unwrap_or(self.name)
+    }
+}
+
+impl Kind {
+    /// The message a value of this kind is, looking through arrays and maps.
+    pub fn element_message(&self) -> Option<&'static Message> {
+        match self {
+            Kind::Message(m) => Some(m),
+            Kind::Array(k) | Kind::Map(k) => k.element_message(),
+            _ => None,
+        }
+    }
+}
+
+/// A message is a patch schema: `patchStrategy` and `patchMergeKey` by path, `[]` stepping
+/// into an array's elements.
+impl PatchSchema for Message {
+    fn lookup(&self, path: &[&str]) -> Option<PatchMeta> {
+        let (first, rest) = path.split_first()?;
+        let field = self.field(first)?;
+        if rest.is_empty() {
+            return field.patch;
+        }
+        let mut kind = &field.kind;
+        let mut rest = rest;
+        loop {
+            match (kind, rest.split_first()) {
+                (Kind::Array(inner), Some((&"[]", tail))) | (Kind::Map(inner), Some((_, tail))) => {
+                    kind = inner;
+                    rest = tail;
+                }
+                (Kind::Message(m), Some(_)) => return m.lookup(rest),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static PORT: Message = Message {
+        name: "test.Port",
+        description: "",
+        fields: &[
+            Field::new("name", 1, Kind::String),
+            Field::new("port", 2, Kind::Int32).always(),
+        ],
+        required: &["port"],
+    };
+    static SPEC: Message = Message {
+        name: "test.Spec",
+        description: "",
+        fields: &[
+            Field::new("ports", 1, Kind::Array(&Kind::Message(&PORT)))
+                .patch(PatchMeta::merge_by("port")),
+            Field::new("finalizers", 2, Kind::Array(&Kind::String)),
+        ],
+        required: &[],
+    };
+    static ROOT: Message = Message {
+        name: "io.k8s.test.Root",
+        description: "",
+        fields: &[
+            Field::new("kind", 0, Kind::String),
+            Field::new("spec", 2, Kind::Message(&SPEC)),
+        ],
+        required: &[],
+    };
+
+    #[test]
+    fn message_lookup_by_name_and_tag() {
+        assert_eq!(ROOT.field("spec").map(|f| f.tag), Some(2));
+        assert!(ROOT.field_by_tag(0).is_none(), "tag 0 is JSON only");
+        assert_eq!(ROOT.short_name(), "Root");
+        assert_eq!(
+            SPEC.field("ports").and_then(|f| f.kind.element_message()).map(|m| m.name),
+            Some("test.Port")
+        );
+    }
+
+    #[test]
+    fn patch_schema_follows_fields_and_arrays() {
+        assert_eq!(
+            ROOT.lookup(&["spec", "ports"]),
+            Some(PatchMeta::merge_by("port"))
+        );
+        assert_eq!(ROOT.lookup(&["spec", "finalizers"]), None);
+        assert_eq!(ROOT.lookup(&["spec", "ports", "[]", "name"]), None);
+        assert_eq!(ROOT.lookup(&["spec", "nope"]), None);
+    }
+}
