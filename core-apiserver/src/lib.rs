@@ -32,8 +32,9 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
     // One watch cache per resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
-    let stores = resources::stores(|d| {
+    let stores = resources::stores(&mut |d, get_attrs| {
         let mut config = kas_storage_cache::CacherConfig::new(format!("/{}", d.storage_resource));
+        config.get_attrs = get_attrs;
         // A consistent read the cache cannot prove fresh at once goes to etcd: the cache
         // cannot ask etcd for watch progress yet, so waiting could only add latency.
         config.freshness_timeout = std::time::Duration::ZERO;

@@ -9,44 +9,34 @@ pub mod serviceaccounts;
 
 use std::sync::Arc;
 
-use kas_registry::store::Store;
-use kas_storage::Storage;
+use kas_registry::store::{Store, get_attrs};
+use kas_registry::{ResourceDescriptor, Strategy};
+use kas_storage::{AttrsFunc, Storage};
+
+/// How a store gets its storage: from the resource and its attributes (a watch cache keeps
+/// them per object).
+pub type StorageFor<'a> =
+    dyn FnMut(&'static ResourceDescriptor, AttrsFunc) -> Arc<dyn Storage> + 'a;
 
 /// One store per resource; `storage_for` gives each its storage (a watch cache per resource
 /// over one etcd store).
-pub fn stores(
-    mut storage_for: impl FnMut(&'static kas_registry::ResourceDescriptor) -> Arc<dyn Storage>,
-) -> Vec<Store> {
-    vec![
-        Store::new(
-            &configmaps::DESCRIPTOR,
-            Arc::new(configmaps::Strategy),
-            storage_for(&configmaps::DESCRIPTOR),
-        ),
-        Store::new(
-            &secrets::DESCRIPTOR,
-            Arc::new(secrets::Strategy),
-            storage_for(&secrets::DESCRIPTOR),
-        ),
-        Store::new(
+pub fn stores(storage_for: &mut StorageFor<'_>) -> Vec<Store> {
+    let resources: [(&'static ResourceDescriptor, Arc<dyn Strategy>); 6] = [
+        (&configmaps::DESCRIPTOR, Arc::new(configmaps::Strategy)),
+        (&secrets::DESCRIPTOR, Arc::new(secrets::Strategy)),
+        (
             &serviceaccounts::DESCRIPTOR,
             Arc::new(serviceaccounts::Strategy),
-            storage_for(&serviceaccounts::DESCRIPTOR),
         ),
-        Store::new(
-            &namespaces::DESCRIPTOR,
-            Arc::new(namespaces::Strategy),
-            storage_for(&namespaces::DESCRIPTOR),
-        ),
-        Store::new(
-            &leases::DESCRIPTOR,
-            Arc::new(leases::Strategy),
-            storage_for(&leases::DESCRIPTOR),
-        ),
-        Store::new(
-            &events::DESCRIPTOR,
-            Arc::new(events::Strategy),
-            storage_for(&events::DESCRIPTOR),
-        ),
-    ]
+        (&namespaces::DESCRIPTOR, Arc::new(namespaces::Strategy)),
+        (&leases::DESCRIPTOR, Arc::new(leases::Strategy)),
+        (&events::DESCRIPTOR, Arc::new(events::Strategy)),
+    ];
+    resources
+        .into_iter()
+        .map(|(d, strategy)| {
+            let storage = storage_for(d, get_attrs(&strategy));
+            Store::new(d, strategy, storage)
+        })
+        .collect()
 }

@@ -9,6 +9,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+pub use crate::labels::Labels;
 pub use crate::selection::Operator;
 
 /// Upstream `fields.Set`: field name to value.
@@ -63,8 +64,8 @@ impl Term {
     }
 
     /// Upstream `hasTerm.Matches` / `notHasTerm.Matches`.
-    pub fn matches(&self, fields: &Fields) -> bool {
-        let have = fields.get(self.field()).map_or("", String::as_str);
+    pub fn matches(&self, fields: &(impl Labels + ?Sized)) -> bool {
+        let have = fields.get(self.field()).unwrap_or("");
         match self {
             Term::Equals { value, .. } => have == value,
             Term::NotEquals { value, .. } => have != value,
@@ -125,7 +126,7 @@ impl Selector {
     }
 
     /// Upstream `Matches(fields)`: every term holds.
-    pub fn matches(&self, fields: &Fields) -> bool {
+    pub fn matches(&self, fields: &(impl Labels + ?Sized)) -> bool {
         self.terms.iter().all(|t| t.matches(fields))
     }
 

@@ -10,6 +10,10 @@ pub enum Error {
     /// the handlers).
     #[error("{}", .0.message.as_deref().unwrap_or("error"))]
     Api(Box<Status>),
+    /// A storage failure with no resource context, in practice a stored object that does
+    /// not decode. Failures of a store call go through `Store::storage_error` instead.
+    #[error("{0}")]
+    Storage(#[from] kas_storage::Error),
 }
 
 impl From<Status> for Error {
@@ -23,6 +27,7 @@ impl Error {
     pub fn to_status(&self) -> Status {
         match self {
             Error::Api(status) => (**status).clone(),
+            Error::Storage(e) => Status::internal_error(&e.to_string()),
         }
     }
 }

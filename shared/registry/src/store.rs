@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use kas_apimachinery::Status;
 use kas_storage::{
-    GetOptions, ListResult, ObjectRef, Preconditions, Predicate, Storage, WatchOptions, WatchStream,
+    Attrs, AttrsFunc, GetOptions, ListResult, ObjectRef, Preconditions, Predicate, Storage,
+    WatchOptions, WatchStream,
 };
 use serde_json::Value;
 
@@ -27,6 +28,17 @@ pub struct Store {
     pub descriptor: &'static ResourceDescriptor,
     pub strategy: Arc<dyn Strategy>,
     storage: Arc<dyn Storage>,
+    attrs: AttrsFunc,
+}
+
+/// The resource's selectable attributes (upstream's `GetAttrs`): its labels and the fields
+/// of `Strategy::field_set`. A watch cache under the store must be built with this.
+pub fn get_attrs(strategy: &Arc<dyn Strategy>) -> AttrsFunc {
+    let strategy = strategy.clone();
+    Arc::new(move |obj: &Value| Attrs {
+        labels: kas_storage::attrs::object_labels(obj),
+        fields: strategy.field_set(obj).into(),
+    })
 }
 
 /// A write's result: the stored object, or, with `dryRun`, what would have been stored.
@@ -51,9 +63,15 @@ impl Store {
     ) -> Store {
         Store {
             descriptor,
+            attrs: get_attrs(&strategy),
             strategy,
             storage,
         }
+    }
+
+    /// The attributes predicates on this store select on.
+    pub fn attrs(&self) -> AttrsFunc {
+        self.attrs.clone()
     }
 
     /// `/<resource>/<namespace>/<name>` or `/<resource>/<name>`, upstream's key layout.
@@ -255,21 +273,17 @@ impl Store {
         self.strategy.default(&mut obj);
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         if opts.dry_run {
-            let current = self.get(namespace, name, None).await?;
+            let current = self.get(namespace, name, None).await?.value()?;
             let new = self
-                .prepare_update(obj, Some(&current.value), &client_rv)?
-                .unwrap_or_else(|| current.value.clone());
+                .prepare_update(obj, Some(&current), &client_rv)?
+                .unwrap_or(current);
             return Ok((Written::DryRun(new), false));
         }
         let created = std::sync::atomic::AtomicBool::new(false);
-        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+        let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             created.store(current.is_none(), std::sync::atomic::Ordering::Relaxed);
-            self.prepare_update(
-                obj.clone(),
-                current.as_deref().map(|o| &o.value),
-                &client_rv,
-            )
-            .map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+            self.prepare_update(obj.clone(), current, &client_rv)
+                .map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
         let result = self
             .storage
@@ -296,17 +310,17 @@ impl Store {
         dry_run: bool,
     ) -> Result<Written> {
         if dry_run {
-            let current = self.get(namespace, name, None).await?;
-            let new = attempt(&current.value)?.unwrap_or_else(|| current.value.clone());
+            let current = self.get(namespace, name, None).await?.value()?;
+            let new = attempt(&current)?.unwrap_or(current);
             return Ok(Written::DryRun(new));
         }
-        let try_update = |current: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+        let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             let Some(current) = current else {
                 return Err(kas_storage::Error::NotFound {
                     key: name.to_owned(),
                 });
             };
-            attempt(&current.value).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+            attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
         let result = self
             .storage
@@ -474,24 +488,24 @@ impl Store {
     ) -> Result<Deleted> {
         let key = self.key(namespace, name);
         let current = self.get(namespace, name, None).await?;
+        let current_value = current.value()?;
         preconditions
-            .check(&key, &current.value)
+            .check(&key, &current_value)
             .map_err(|e| self.storage_error(e, name))?;
-        let has_finalizers = current
-            .value
+        let has_finalizers = current_value
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty())
-            || self.strategy.holds_deletion(&current.value);
+            || self.strategy.holds_deletion(&current_value);
         if has_finalizers {
             if opts.dry_run {
                 return Ok(Deleted::Pending(current));
             }
             let now = crate::meta::rfc3339(std::time::SystemTime::now());
             let strategy = self.strategy.clone();
-            let mark = move |cur: Option<ObjectRef>| -> kas_storage::Result<Option<Value>> {
+            let mark = move |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
                 let Some(cur) = cur else { return Ok(None) };
-                let mut v = cur.value.clone();
+                let mut v = cur.clone();
                 let meta = crate::meta::metadata_mut(&mut v);
                 if meta.contains_key("deletionTimestamp") {
                     return Ok(None);

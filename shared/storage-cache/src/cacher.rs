@@ -9,22 +9,25 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_util::{StreamExt, stream};
 use kas_storage::{
-    Error, GetOptions, ListOptions, ListResult, ObjectRef, Preconditions, ResourceVersionMatch,
-    Result, Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions, WatchStream,
-    encode_continue, parse_resource_version,
+    AttrsFunc, Error, GetOptions, ListOptions, ListResult, ObjectRef, Preconditions,
+    ResourceVersionMatch, Result, Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions,
+    WatchStream, encode_continue, parse_resource_version,
 };
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::cache_watcher::{WatchRequest, Watchers};
-use crate::watch_cache::{Capacity, WatchCache, key_matches};
+use crate::watch_cache::{Capacity, StoreElement, WatchCache, key_matches};
 
 /// How a [`Cacher`] is sized and timed; the defaults are upstream's.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CacherConfig {
     /// The resource's key prefix (`/configmaps`); keys outside it go to the storage.
     pub resource_prefix: String,
+    /// The resource's attributes (upstream's `GetAttrsFunc`), kept per object for
+    /// selectors; predicates given to this cache must be built on the same function.
+    pub get_attrs: AttrsFunc,
     /// Events kept at first for watches from an older resourceVersion (upstream's
     /// `defaultLowerBoundCapacity`, 100).
     pub initial_capacity: usize,
@@ -49,6 +52,7 @@ impl CacherConfig {
     pub fn new(resource_prefix: impl Into<String>) -> Self {
         CacherConfig {
             resource_prefix: resource_prefix.into(),
+            get_attrs: Arc::new(kas_storage::attrs::default_attrs),
             initial_capacity: 100,
             max_capacity: 100 * 1024,
             event_fresh_duration: Duration::from_secs(75),
@@ -57,6 +61,16 @@ impl CacherConfig {
             freshness_timeout: Duration::from_secs(3),
             relist_backoff: Duration::from_secs(1),
         }
+    }
+}
+
+impl std::fmt::Debug for CacherConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacherConfig")
+            .field("resource_prefix", &self.resource_prefix)
+            .field("initial_capacity", &self.initial_capacity)
+            .field("max_capacity", &self.max_capacity)
+            .finish_non_exhaustive()
     }
 }
 
@@ -303,10 +317,11 @@ impl Inner {
             Err(e) => return e,
         };
         let revision = list.resource_version;
+        let elements = list.items.into_iter().map(|o| self.element(o)).collect();
         {
             let mut shared = self.lock();
             shared.watchers.terminate_all();
-            shared.cache.replace(list.items, revision);
+            shared.cache.replace(elements, revision);
         }
         let watch_opts = WatchOptions {
             resource_version: Some(revision.to_string()),
@@ -324,9 +339,16 @@ impl Inner {
             if let WatchEvent::Error(e) = event {
                 return e;
             }
+            // Decoded here, outside the lock, and only to take the attributes.
+            let attrs = match &event {
+                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                    self.element(o.clone()).attrs
+                }
+                _ => Default::default(),
+            };
             let revision = {
                 let mut shared = self.lock();
-                if let Some(cached) = shared.cache.apply(event) {
+                if let Some(cached) = shared.cache.apply(event, attrs) {
                     shared.watchers.dispatch(&cached);
                 }
                 shared.cache.resource_version()
@@ -334,6 +356,19 @@ impl Inner {
             self.progress.send_replace(Some(revision));
         }
         Error::internal("the underlying watch ended")
+    }
+
+    fn element(&self, object: ObjectRef) -> StoreElement {
+        let attrs = match object.value() {
+            Ok(value) => (self.config.get_attrs)(&value),
+            Err(e) => {
+                // Cannot happen for bytes the storage encoded; such an object matches only
+                // selectors that ask for nothing.
+                tracing::warn!(key = %object.key, error = %e, "watch cache: undecodable object");
+                Default::default()
+            }
+        };
+        StoreElement { object, attrs }
     }
 
     async fn run_bookmarks(self: Arc<Self>) {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use kas_storage::{Error, ObjectRef, Predicate, Result, WatchEvent};
+use kas_storage::{Attrs, Error, ObjectRef, Predicate, Result, WatchEvent};
 
 /// The type of a cached event, as the underlying watch reported it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,14 +16,23 @@ pub(crate) enum EventType {
     Deleted,
 }
 
+/// An object with the attributes selectors test (upstream's `storeElement`). The cache
+/// keeps these, not decoded documents: a selector never decodes anything.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreElement {
+    pub(crate) object: ObjectRef,
+    pub(crate) attrs: Attrs,
+}
+
 /// One change, kept once and shared by every watcher (upstream `watchCacheEvent`).
 #[derive(Debug)]
 pub(crate) struct CachedEvent {
     pub(crate) kind: EventType,
     /// The new state; for a deletion, the last state stamped with the deletion's revision.
     pub(crate) object: ObjectRef,
+    pub(crate) attrs: Attrs,
     /// The state before this event, as the cache had it.
-    pub(crate) prev: Option<ObjectRef>,
+    pub(crate) prev: Option<StoreElement>,
     pub(crate) resource_version: u64,
     /// `prev` stamped with this event's revision, encoded at most once, for watchers whose
     /// predicate the object leaves (they see a DELETED of the previous state).
@@ -36,7 +45,7 @@ impl CachedEvent {
     /// This event as seen through `predicate` (upstream `cacheWatcher.convertToWatchEvent`):
     /// moving into the predicate is ADDED, out of it DELETED.
     pub(crate) fn filtered(&self, predicate: &Predicate) -> Option<WatchEvent> {
-        let cur = || predicate.matches(&self.object.value);
+        let cur = || predicate.matches_attrs(&self.attrs);
         match self.kind {
             EventType::Added => cur().then(|| WatchEvent::Added(self.object.clone())),
             EventType::Deleted => cur().then(|| WatchEvent::Deleted(self.object.clone())),
@@ -47,7 +56,7 @@ impl CachedEvent {
                 if predicate.is_empty() {
                     return Some(WatchEvent::Modified(self.object.clone()));
                 }
-                match (predicate.matches(&prev.value), cur()) {
+                match (predicate.matches_attrs(&prev.attrs), cur()) {
                     (true, true) => Some(WatchEvent::Modified(self.object.clone())),
                     (false, true) => Some(WatchEvent::Added(self.object.clone())),
                     (true, false) => self.prev_at_event().map(WatchEvent::Deleted),
@@ -60,7 +69,7 @@ impl CachedEvent {
     fn prev_at_event(&self) -> Option<ObjectRef> {
         self.prev_at_event
             .get_or_init(|| {
-                let prev = self.prev.as_ref()?;
+                let prev = &self.prev.as_ref()?.object;
                 match prev.with_resource_version(self.resource_version) {
                     Ok(obj) => Some(Arc::new(obj)),
                     Err(e) => {
@@ -92,7 +101,7 @@ pub(crate) fn key_matches(watched: &str, recursive: bool, key: &str) -> bool {
 }
 
 pub(crate) struct WatchCache {
-    objects: BTreeMap<String, ObjectRef>,
+    objects: BTreeMap<String, StoreElement>,
     events: VecDeque<Arc<CachedEvent>>,
     capacity: usize,
     limits: Capacity,
@@ -125,8 +134,11 @@ impl WatchCache {
     }
 
     /// Upstream `Replace`: the result of a (re-)list; the buffer starts over.
-    pub(crate) fn replace(&mut self, items: Vec<ObjectRef>, resource_version: u64) {
-        self.objects = items.into_iter().map(|o| (o.key.clone(), o)).collect();
+    pub(crate) fn replace(&mut self, items: Vec<StoreElement>, resource_version: u64) {
+        self.objects = items
+            .into_iter()
+            .map(|e| (e.object.key.clone(), e))
+            .collect();
         self.events.clear();
         self.resource_version = resource_version;
         self.list_resource_version = resource_version;
@@ -142,11 +154,16 @@ impl WatchCache {
         self.compacted = self.compacted.max(revision);
     }
 
-    /// Applies one event of the underlying watch and records it in the buffer.
-    pub(crate) fn apply(&mut self, event: WatchEvent) -> Option<Arc<CachedEvent>> {
+    /// Applies one event of the underlying watch and records it in the buffer; `attrs`
+    /// are those of the event's object.
+    pub(crate) fn apply(&mut self, event: WatchEvent, attrs: Attrs) -> Option<Arc<CachedEvent>> {
         let (kind, object, prev) = match event {
             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                let prev = self.objects.insert(o.key.clone(), o.clone());
+                let elem = StoreElement {
+                    object: o.clone(),
+                    attrs: attrs.clone(),
+                };
+                let prev = self.objects.insert(o.key.clone(), elem);
                 let kind = if prev.is_some() {
                     EventType::Modified
                 } else {
@@ -169,6 +186,7 @@ impl WatchCache {
         let event = Arc::new(CachedEvent {
             kind,
             object,
+            attrs,
             prev,
             resource_version,
             prev_at_event: OnceLock::new(),
@@ -197,7 +215,7 @@ impl WatchCache {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<ObjectRef> {
-        self.objects.get(key).cloned()
+        self.objects.get(key).map(|e| e.object.clone())
     }
 
     /// The objects `key` covers that pass `predicate`, in key order.
@@ -222,8 +240,9 @@ impl WatchCache {
                     k.as_str() == key
                 }
             })
-            .map(|(_, o)| o)
-            .filter(move |o| predicate.matches(&o.value))
+            .map(|(_, e)| e)
+            .filter(move |e| predicate.matches_attrs(&e.attrs))
+            .map(|e| &e.object)
     }
 
     /// The buffered events after `resource_version` (upstream `getAllEventsSinceLocked`),
@@ -268,6 +287,42 @@ mod tests {
         Arc::new(Object::new(key, rv, json!({"spec": {"v": v}})).unwrap())
     }
 
+    fn attrs_of(o: &ObjectRef) -> Attrs {
+        spec_v_attrs()(&o.value().unwrap())
+    }
+
+    fn spec_v_attrs() -> kas_storage::AttrsFunc {
+        Arc::new(|v: &serde_json::Value| Attrs {
+            labels: Default::default(),
+            fields: std::collections::BTreeMap::from([(
+                "v".to_owned(),
+                v["spec"]["v"].to_string(),
+            )])
+            .into(),
+        })
+    }
+
+    fn ones() -> Predicate {
+        use kas_apimachinery::labels::Labels;
+        Predicate::new(spec_v_attrs(), |a| a.fields.get("v") == Some("1"))
+    }
+
+    fn elem(key: &str, rv: u64, v: i64) -> StoreElement {
+        let object = obj(key, rv, v);
+        StoreElement {
+            attrs: attrs_of(&object),
+            object,
+        }
+    }
+
+    fn apply(c: &mut WatchCache, event: WatchEvent) -> Option<Arc<CachedEvent>> {
+        let attrs = match &event {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => attrs_of(o),
+            _ => Attrs::default(),
+        };
+        c.apply(event, attrs)
+    }
+
     fn cache(initial: usize, max: usize) -> WatchCache {
         WatchCache::new(Capacity {
             initial,
@@ -291,9 +346,9 @@ mod tests {
         let mut c = cache(10, 10);
         c.replace(
             vec![
-                obj("/p/b/2", 3, 1),
-                obj("/p/a/1", 2, 2),
-                obj("/p/ab/1", 4, 1),
+                elem("/p/b/2", 3, 1),
+                elem("/p/a/1", 2, 2),
+                elem("/p/ab/1", 4, 1),
             ],
             4,
         );
@@ -302,7 +357,7 @@ mod tests {
         assert_eq!(keys, ["/p/a/1", "/p/ab/1", "/p/b/2"]);
         let keys: Vec<_> = c.list("/p/a", true, &all).map(|o| o.key.clone()).collect();
         assert_eq!(keys, ["/p/a/1"]);
-        let ones = Predicate::new(|v| v["spec"]["v"] == 1);
+        let ones = ones();
         assert_eq!(c.list("/p", true, &ones).count(), 2);
         assert_eq!(c.list("/p/b/2", false, &all).count(), 1);
     }
@@ -312,7 +367,7 @@ mod tests {
         let mut c = cache(2, 2);
         c.replace(vec![], 10);
         for rv in 11..=13 {
-            c.apply(WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
+            apply(&mut c, WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
         }
         // Capacity 2: the event at 11 was evicted, so 11 is the oldest servable start.
         let rvs: Vec<_> = c
@@ -334,8 +389,8 @@ mod tests {
         let mut c = cache(1, 1);
         c.replace(vec![], 10);
         assert!(c.events_since(10).is_ok());
-        c.apply(WatchEvent::Added(obj("/p/a", 12, 0)));
-        c.apply(WatchEvent::Added(obj("/p/b", 15, 0)));
+        apply(&mut c, WatchEvent::Added(obj("/p/a", 12, 0)));
+        apply(&mut c, WatchEvent::Added(obj("/p/b", 15, 0)));
         // No event of this resource between 12 and 15: 14 is still servable.
         assert!(c.events_since(14).unwrap().len() == 1);
         let err = c.events_since(13).unwrap_err();
@@ -347,7 +402,7 @@ mod tests {
         let mut c = cache(2, 8);
         c.replace(vec![], 1);
         for rv in 2..=9 {
-            c.apply(WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
+            apply(&mut c, WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
         }
         assert_eq!(c.events_since(1).unwrap().len(), 8);
     }
@@ -355,19 +410,19 @@ mod tests {
     #[test]
     fn predicates_turn_changes_into_added_and_deleted() {
         let mut c = cache(10, 10);
-        c.replace(vec![obj("/p/a", 1, 0)], 1);
-        let into = c.apply(WatchEvent::Modified(obj("/p/a", 2, 1))).unwrap();
-        let out = c.apply(WatchEvent::Modified(obj("/p/a", 3, 2))).unwrap();
-        let ones = Predicate::new(|v| v["spec"]["v"] == 1);
+        c.replace(vec![elem("/p/a", 1, 0)], 1);
+        let into = apply(&mut c, WatchEvent::Modified(obj("/p/a", 2, 1))).unwrap();
+        let out = apply(&mut c, WatchEvent::Modified(obj("/p/a", 3, 2))).unwrap();
+        let ones = ones();
         assert!(matches!(into.filtered(&ones), Some(WatchEvent::Added(_))));
         match out.filtered(&ones) {
             Some(WatchEvent::Deleted(o)) => {
                 assert_eq!(o.resource_version, 3);
-                assert_eq!(o.value["spec"]["v"], 1);
+                assert_eq!(o.value().unwrap()["spec"]["v"], 1);
             }
             e => panic!("{e:?}"),
         }
-        let gone = c.apply(WatchEvent::Deleted(obj("/p/a", 4, 2))).unwrap();
+        let gone = apply(&mut c, WatchEvent::Deleted(obj("/p/a", 4, 2))).unwrap();
         assert!(gone.filtered(&ones).is_none());
         assert!(matches!(
             gone.filtered(&Predicate::everything()),

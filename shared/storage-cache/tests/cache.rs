@@ -102,6 +102,7 @@ async fn start(config: impl FnOnce(&mut CacherConfig)) -> Env {
         cut: tokio::sync::watch::Sender::new(0),
     });
     let mut cfg = CacherConfig::new("/configmaps");
+    cfg.get_attrs = kas_storage::testing::attrs();
     cfg.relist_backoff = Duration::from_millis(50);
     config(&mut cfg);
     let cacher = Cacher::new(storage.clone(), cfg);
@@ -142,10 +143,13 @@ fn from(rv: Option<u64>) -> WatchOptions {
     }
 }
 
-fn names(list: &ListResult) -> Vec<&str> {
+fn names(list: &ListResult) -> Vec<String> {
     list.items
         .iter()
-        .map(|o| o.value["metadata"]["name"].as_str().unwrap_or(""))
+        .map(|o| {
+            let v = o.value().expect("decodes");
+            v["metadata"]["name"].as_str().unwrap_or("").to_owned()
+        })
         .collect()
 }
 
@@ -196,7 +200,7 @@ async fn lists_gets_and_watches_are_served_from_memory() {
     let page = env.cacher.list("/configmaps", &paged).await.unwrap();
     assert_eq!(
         (names(&page), page.remaining_item_count),
-        (vec!["a"], Some(1))
+        (vec!["a".to_owned()], Some(1))
     );
     assert_eq!(
         env.storage.lists.load(Ordering::SeqCst),

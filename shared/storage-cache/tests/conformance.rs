@@ -48,7 +48,9 @@ impl Harness for CacheHarness {
             self.client.clone(),
             &format!("/registry-{n}"),
         ));
-        let cacher = Arc::new(Cacher::new(etcd, CacherConfig::new("/pods")));
+        let mut config = CacherConfig::new("/pods");
+        config.get_attrs = kas_storage::testing::attrs();
+        let cacher = Arc::new(Cacher::new(etcd, config));
         self.cachers.lock().unwrap().push(Arc::clone(&cacher));
         cacher
     }

@@ -42,6 +42,8 @@ impl std::fmt::Debug for EtcdStore {
 /// What the compare-and-swap loops know of a key: its object, mod revision and stored bytes.
 struct ObjState {
     obj: Option<ObjectRef>,
+    /// `obj`'s document (Null when there is none), for preconditions and updates.
+    value: Value,
     rev: i64,
     data: Vec<u8>,
 }
@@ -95,8 +97,9 @@ impl EtcdStore {
         user_key(&self.path_prefix, etcd_key)
     }
 
-    pub(crate) fn decode(&self, kv: &KeyValue, rev: i64) -> Result<ObjectRef> {
-        Object::from_stored(self.user_key(kv.key()), rev as u64, kv.value()).map(Arc::new)
+    pub(crate) fn decode(&self, kv: &KeyValue, rev: i64) -> Result<(ObjectRef, Value)> {
+        Object::decode(self.user_key(kv.key()), rev as u64, kv.value())
+            .map(|(obj, value)| (Arc::new(obj), value))
     }
 
     async fn get_raw(&self, prepared: &str) -> Result<GetResponse> {
@@ -112,13 +115,18 @@ impl EtcdStore {
 
     fn state_from(&self, key: &str, kvs: &[KeyValue], ignore_not_found: bool) -> Result<ObjState> {
         match kvs.first() {
-            Some(kv) => Ok(ObjState {
-                obj: Some(self.decode(kv, kv.mod_revision())?),
-                rev: kv.mod_revision(),
-                data: kv.value().to_vec(),
-            }),
+            Some(kv) => {
+                let (obj, value) = self.decode(kv, kv.mod_revision())?;
+                Ok(ObjState {
+                    obj: Some(obj),
+                    value,
+                    rev: kv.mod_revision(),
+                    data: kv.value().to_vec(),
+                })
+            }
             None if ignore_not_found => Ok(ObjState {
                 obj: None,
+                value: Value::Null,
                 rev: 0,
                 data: Vec::new(),
             }),
@@ -137,9 +145,11 @@ impl EtcdStore {
     }
 
     fn cached_state(key: &str, cached: ObjectRef) -> Result<ObjState> {
+        let value = cached.value()?;
         Ok(ObjState {
             rev: cached.resource_version as i64,
-            data: encode_for_storage(key, &cached.value)?,
+            data: encode_for_storage(key, &value)?,
+            value,
             obj: Some(cached),
         })
     }
@@ -264,7 +274,7 @@ impl Storage for EtcdStore {
             header_revision(resp.header()),
         )?;
         match resp.kvs().first() {
-            Some(kv) => Ok(Some(self.decode(kv, kv.mod_revision())?)),
+            Some(kv) => Ok(Some(self.decode(kv, kv.mod_revision())?.0)),
             None if opts.ignore_not_found => Ok(None),
             None => Err(Error::NotFound { key: key.into() }),
         }
@@ -291,8 +301,7 @@ impl Storage for EtcdStore {
             ),
         };
         loop {
-            let current_value = orig.obj.as_ref().map_or(&Value::Null, |o| &o.value);
-            if let Err(e) = preconditions.check(key, current_value) {
+            if let Err(e) = preconditions.check(key, &orig.value) {
                 if orig_is_current {
                     return Err(e);
                 }
@@ -300,7 +309,7 @@ impl Storage for EtcdStore {
                 orig_is_current = true;
                 continue;
             }
-            let new_value = match try_update(orig.obj.clone()) {
+            let new_value = match try_update(orig.obj.as_ref().map(|_| &orig.value)) {
                 Ok(v) => v,
                 Err(e) if orig_is_current => return Err(e),
                 Err(e) => {
@@ -319,7 +328,7 @@ impl Storage for EtcdStore {
                     (v, data)
                 }
                 None => match &orig.obj {
-                    Some(o) => (o.value.clone(), orig.data.clone()),
+                    Some(_) => (orig.value.clone(), orig.data.clone()),
                     None => return Err(Error::NotFound { key: key.into() }),
                 },
             };
@@ -371,7 +380,7 @@ impl Storage for EtcdStore {
                 return Err(Error::NotFound { key: key.into() });
             };
             let checked = preconditions
-                .check(key, &obj.value)
+                .check(key, &orig.value)
                 .and_then(|()| validate_deletion(&obj));
             if let Err(e) = checked {
                 if orig_is_current {
@@ -521,8 +530,8 @@ impl EtcdStore {
                     break;
                 }
                 last_key = kv.key().to_vec();
-                let obj = self.decode(kv, kv.mod_revision())?;
-                if opts.predicate.matches(&obj.value) {
+                let (obj, value) = self.decode(kv, kv.mod_revision())?;
+                if opts.predicate.matches(&value) {
                     items.push(obj);
                 }
             }

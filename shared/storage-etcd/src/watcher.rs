@@ -8,6 +8,7 @@ use kas_storage::{
     Error, ObjectRef, Predicate, Result, WatchEvent, WatchOptions, WatchStream,
     parse_resource_version,
 };
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::errors::from_etcd;
@@ -113,8 +114,8 @@ impl Watcher {
             .await
             .map_err(|e| from_etcd(&self.key, e))?;
         for kv in resp.kvs() {
-            let obj = self.store.decode(kv, kv.mod_revision())?;
-            if self.predicate.matches(&obj.value) {
+            let (obj, value) = self.store.decode(kv, kv.mod_revision())?;
+            if self.predicate.matches(&value) {
                 self.send(WatchEvent::Added(obj)).await;
             }
         }
@@ -156,8 +157,9 @@ impl Watcher {
                             "etcd delete event without its previous value",
                         ));
                     };
+                    let (prev, prev_value) = prev;
                     self.predicate
-                        .matches(&prev.value)
+                        .matches(&prev_value)
                         .then(|| WatchEvent::Deleted(prev))
                 }
                 EventType::Put => {
@@ -174,19 +176,19 @@ impl Watcher {
 
     fn transform_put(
         &self,
-        cur: ObjectRef,
-        prev: Option<ObjectRef>,
+        (cur, cur_value): (ObjectRef, Value),
+        prev: Option<(ObjectRef, Value)>,
         created: bool,
     ) -> Option<WatchEvent> {
-        let cur_passes = self.predicate.matches(&cur.value);
+        let cur_passes = self.predicate.matches(&cur_value);
         if created {
             return cur_passes.then(|| WatchEvent::Added(cur));
         }
         // Without the previous value (etcd dropped it), it is a change of what was there.
-        let Some(prev) = prev else {
+        let Some((prev, prev_value)) = prev else {
             return cur_passes.then(|| WatchEvent::Modified(cur));
         };
-        match (self.predicate.matches(&prev.value), cur_passes) {
+        match (self.predicate.matches(&prev_value), cur_passes) {
             (true, true) => Some(WatchEvent::Modified(cur)),
             (false, true) => Some(WatchEvent::Added(cur)),
             (true, false) => Some(WatchEvent::Deleted(prev)),

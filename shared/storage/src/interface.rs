@@ -13,7 +13,7 @@ use crate::options::{GetOptions, ListOptions, ListResult, Preconditions, WatchOp
 /// The `tryUpdate` of [`Storage::guaranteed_update`]: given the current object (`None` when
 /// absent and `ignore_not_found`), the new value, or `None` to leave it as it is. It may run
 /// several times, so it must not have side effects beyond its result.
-pub type UpdateFn<'a> = dyn Fn(Option<ObjectRef>) -> Result<Option<Value>> + Send + Sync + 'a;
+pub type UpdateFn<'a> = dyn Fn(Option<&Value>) -> Result<Option<Value>> + Send + Sync + 'a;
 
 /// The `validateDeletion` of [`Storage::delete`]: refuses the deletion of the current
 /// object by returning an error. May run several times.

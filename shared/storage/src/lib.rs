@@ -8,6 +8,7 @@
 //! It must not depend on etcd, hyper or any HTTP type: the etcd store and the watch cache
 //! implement the trait elsewhere, and the registry maps [`Error`] to a `Status` once.
 
+pub mod attrs;
 mod continue_token;
 mod error;
 mod interface;
@@ -16,6 +17,7 @@ mod options;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use attrs::{Attrs, AttrsFunc};
 pub use continue_token::{decode_continue, encode_continue};
 pub use error::{BoxError, Error, Result};
 pub use interface::{Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchStream};

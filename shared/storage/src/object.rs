@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// One object as storage returns it. Immutable and shared: readers clone the [`ObjectRef`],
-/// not the document, and reuse `json` instead of serializing again.
+/// One object as storage returns it: its bytes, never its decoded document, so that what
+/// the watch cache holds is little more than the JSON itself. Immutable and shared: readers
+/// clone the [`ObjectRef`] and reuse `json` instead of serializing again; the few that need
+/// the document decode it with [`Object::value`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object {
     /// The key as the caller gave it (without the store's path prefix).
@@ -18,8 +20,6 @@ pub struct Object {
     /// result, the revision of the deletion).
     pub resource_version: u64,
     /// The JSON document, with `metadata.resourceVersion` set to `resource_version`.
-    pub value: Value,
-    /// `value` serialized once.
     pub json: Bytes,
 }
 
@@ -32,31 +32,56 @@ impl Object {
     pub fn new(key: impl Into<String>, resource_version: u64, mut value: Value) -> Result<Self> {
         let key = key.into();
         set_resource_version(&key, &mut value, resource_version)?;
-        let json = serde_json::to_vec(&value).map_err(|e| invalid(&key, e.to_string()))?;
+        Object::encode(key, resource_version, &value)
+    }
+
+    /// Like [`Object::new`], and hands back the stamped document for callers that go on
+    /// to read it (filters, the watch cache's attributes).
+    pub fn new_with_value(
+        key: impl Into<String>,
+        resource_version: u64,
+        mut value: Value,
+    ) -> Result<(Self, Value)> {
+        let key = key.into();
+        set_resource_version(&key, &mut value, resource_version)?;
+        let obj = Object::encode(key, resource_version, &value)?;
+        Ok((obj, value))
+    }
+
+    fn encode(key: String, resource_version: u64, value: &Value) -> Result<Self> {
+        let json = serde_json::to_vec(value).map_err(|e| invalid(&key, e.to_string()))?;
         Ok(Object {
             key,
             resource_version,
-            value,
             json: Bytes::from(json),
         })
     }
 
     /// Decodes bytes read from storage and stamps them with `resource_version`.
     pub fn from_stored(key: impl Into<String>, resource_version: u64, data: &[u8]) -> Result<Self> {
+        Object::decode(key, resource_version, data).map(|(obj, _)| obj)
+    }
+
+    /// [`Object::from_stored`], handing back the stamped document too.
+    pub fn decode(
+        key: impl Into<String>,
+        resource_version: u64,
+        data: &[u8],
+    ) -> Result<(Self, Value)> {
         let key = key.into();
         let value: Value = serde_json::from_slice(data)
             .map_err(|e| invalid(&key, format!("decoding stored object: {e}")))?;
-        Object::new(key, resource_version, value)
+        Object::new_with_value(key, resource_version, value)
+    }
+
+    /// The document, decoded from `json`.
+    pub fn value(&self) -> Result<Value> {
+        serde_json::from_slice(&self.json).map_err(|e| invalid(&self.key, e.to_string()))
     }
 
     /// The same state stamped with another revision (a deletion's).
     pub fn with_resource_version(&self, resource_version: u64) -> Result<Self> {
-        Object::new(self.key.clone(), resource_version, self.value.clone())
-    }
-
-    /// `metadata.uid`, if set.
-    pub fn uid(&self) -> Option<&str> {
-        self.value.pointer("/metadata/uid").and_then(Value::as_str)
+        Object::new(self.key.clone(), resource_version, self.value()?)
     }
 }
 
@@ -111,18 +136,17 @@ mod tests {
     #[test]
     fn reads_stamp_the_revision_and_writes_strip_it() {
         let obj = Object::new("/pods/a", 7, json!({"metadata": {"name": "a"}})).unwrap();
-        assert_eq!(obj.value["metadata"]["resourceVersion"], "7");
-        assert_eq!(
-            serde_json::from_slice::<Value>(&obj.json).unwrap(),
-            obj.value
-        );
-        let stored = encode_for_storage("/pods/a", &obj.value).unwrap();
+        let value = obj.value().unwrap();
+        assert_eq!(value["metadata"]["resourceVersion"], "7");
+        let stored = encode_for_storage("/pods/a", &value).unwrap();
         assert_eq!(
             serde_json::from_slice::<Value>(&stored).unwrap(),
             json!({"metadata": {"name": "a"}})
         );
         let back = Object::from_stored("/pods/a", 9, &stored).unwrap();
-        assert_eq!(back.value["metadata"]["resourceVersion"], "9");
+        assert_eq!(back.value().unwrap()["metadata"]["resourceVersion"], "9");
+        let (restamped, value) = Object::decode("/pods/a", 10, &stored).unwrap();
+        assert_eq!(value, restamped.value().unwrap());
     }
 
     #[test]
@@ -136,6 +160,9 @@ mod tests {
             Err(Error::InvalidObj { .. })
         ));
         let obj = Object::new("/k", 1, json!({})).unwrap();
-        assert_eq!(obj.value, json!({"metadata": {"resourceVersion": "1"}}));
+        assert_eq!(
+            obj.value().unwrap(),
+            json!({"metadata": {"resourceVersion": "1"}})
+        );
     }
 }

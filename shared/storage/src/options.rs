@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::attrs::{Attrs, AttrsFunc};
 use crate::error::{Error, Result};
 use crate::object::ObjectRef;
 
@@ -37,13 +38,13 @@ pub enum ResourceVersionMatch {
     Exact,
 }
 
-/// A filter on objects (label and field selectors, built by the caller). The default
-/// matches everything and counts as "empty", which lets a list report
-/// `remaining_item_count`.
+/// A filter on objects (upstream's `SelectionPredicate`): a test on an object's [`Attrs`]
+/// and the function that computes them from a document. The default matches everything
+/// and counts as "empty", which lets a list report `remaining_item_count`.
 #[derive(Clone, Default)]
-pub struct Predicate(Option<Arc<Filter>>);
+pub struct Predicate(Option<(Arc<Filter>, AttrsFunc)>);
 
-type Filter = dyn Fn(&Value) -> bool + Send + Sync;
+type Filter = dyn Fn(&Attrs) -> bool + Send + Sync;
 
 impl Predicate {
     /// Matches every object.
@@ -51,14 +52,20 @@ impl Predicate {
         Predicate(None)
     }
 
-    /// Matches the objects `filter` accepts.
-    pub fn new(filter: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
-        Predicate(Some(Arc::new(filter)))
+    /// Matches the objects whose attributes, as `attrs` computes them, pass `filter`.
+    pub fn new(attrs: AttrsFunc, filter: impl Fn(&Attrs) -> bool + Send + Sync + 'static) -> Self {
+        Predicate(Some((Arc::new(filter), attrs)))
     }
 
-    /// Whether `value` passes.
+    /// Whether the document `value` passes.
     pub fn matches(&self, value: &Value) -> bool {
-        self.0.as_ref().is_none_or(|f| f(value))
+        self.0.as_ref().is_none_or(|(f, attrs)| f(&attrs(value)))
+    }
+
+    /// Whether an object with these attributes passes (the watch cache keeps them, so
+    /// nothing is decoded). They must come from the same function as this predicate's.
+    pub fn matches_attrs(&self, attrs: &Attrs) -> bool {
+        self.0.as_ref().is_none_or(|(f, _)| f(attrs))
     }
 
     /// Whether this matches everything (upstream's `SelectionPredicate.Empty`).
@@ -224,9 +231,10 @@ mod tests {
     fn predicates() {
         assert!(Predicate::default().is_empty());
         assert!(Predicate::default().matches(&json!({})));
-        let p = Predicate::new(|v| v["x"] == 1);
+        let attrs: crate::AttrsFunc = Arc::new(crate::attrs::default_attrs);
+        let p = Predicate::new(attrs, |a| a.fields.iter().any(|(_, v)| v == "x"));
         assert!(!p.is_empty());
-        assert!(p.matches(&json!({"x": 1})));
-        assert!(!p.matches(&json!({"x": 2})));
+        assert!(p.matches(&json!({"metadata": {"name": "x"}})));
+        assert!(!p.matches(&json!({"metadata": {"name": "y"}})));
     }
 }

@@ -26,20 +26,48 @@ pub trait Harness: Send + Sync {
 /// How long a watch event may take to arrive.
 const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The attributes the suite's predicates select on: the defaults plus `spec.v`. A store
+/// that keeps attributes (the watch cache) must be built with this function.
+pub fn attrs() -> crate::AttrsFunc {
+    Arc::new(|obj: &Value| {
+        let mut fields = std::collections::BTreeMap::new();
+        fields.insert(
+            "metadata.name".to_owned(),
+            obj["metadata"]["name"].as_str().unwrap_or("").to_owned(),
+        );
+        fields.insert("spec.v".to_owned(), obj["spec"]["v"].to_string());
+        crate::Attrs {
+            labels: crate::attrs::object_labels(obj),
+            fields: fields.into(),
+        }
+    })
+}
+
+fn spec_v(attrs: &crate::Attrs) -> i64 {
+    use kas_apimachinery::labels::Labels;
+    attrs
+        .fields
+        .get("spec.v")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A test object: `metadata.name`, a uid derived from it, and `spec.v`.
 pub fn object(name: &str, v: i64) -> Value {
     json!({"metadata": {"name": name, "uid": format!("uid-{name}")}, "spec": {"v": v}})
 }
 
 fn v_of(obj: &ObjectRef) -> i64 {
-    obj.value["spec"]["v"].as_i64().unwrap_or(-1)
+    obj.value().expect("decodes")["spec"]["v"]
+        .as_i64()
+        .unwrap_or(-1)
 }
 
 fn names(list: &ListResult) -> Vec<String> {
     list.items
         .iter()
         .map(|o| {
-            o.value["metadata"]["name"]
+            o.value().expect("decodes")["metadata"]["name"]
                 .as_str()
                 .unwrap_or("")
                 .to_string()
@@ -57,8 +85,8 @@ async fn put(s: &dyn Storage, key: &str, v: i64) -> ObjectRef {
 }
 
 async fn set_v(s: &dyn Storage, key: &str, v: i64) -> ObjectRef {
-    let update = move |cur: Option<ObjectRef>| {
-        let mut value = cur.expect("exists").value.clone();
+    let update = move |cur: Option<&Value>| {
+        let mut value = cur.expect("exists").clone();
         value["spec"]["v"] = json!(v);
         Ok(Some(value))
     };
@@ -96,7 +124,7 @@ pub async fn test_create(h: &dyn Harness) {
     let created = put(&*s, "/pods/ns/a", 1).await;
     assert!(created.resource_version > 0);
     assert_eq!(
-        created.value["metadata"]["resourceVersion"],
+        created.value().expect("decodes")["metadata"]["resourceVersion"],
         created.resource_version.to_string()
     );
     let got = s.get("/pods/ns/a", &GetOptions::default()).await.unwrap();
@@ -278,7 +306,7 @@ pub async fn test_list_paging(h: &dyn Harness) {
     // Odd v only: a, c, e (v 0, 2, 4 are even) → b, d, bb.
     let mut filtered = list_opts(None, None);
     filtered.limit = Some(2);
-    filtered.predicate = Predicate::new(|v| v["spec"]["v"].as_i64().unwrap_or(0) % 2 == 1);
+    filtered.predicate = Predicate::new(attrs(), |a| spec_v(a) % 2 == 1);
     let f1 = s.list("/pods", &filtered).await.unwrap();
     assert_eq!(names(&f1), ["b", "bb"]);
     assert_eq!(f1.remaining_item_count, None);
@@ -349,7 +377,7 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
 
     let same = set_v(&*s, key, 2).await;
     assert_eq!(same.resource_version, updated.resource_version);
-    let none = |_: Option<ObjectRef>| Ok(None);
+    let none = |_: Option<&Value>| Ok(None);
     let kept = s
         .guaranteed_update(key, &Preconditions::default(), false, &none, None)
         .await
@@ -360,10 +388,8 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
         updated.resource_version
     );
 
-    let bump = |cur: Option<ObjectRef>| {
-        let mut v = cur
-            .map(|c| c.value.clone())
-            .unwrap_or_else(|| object("n", 0));
+    let bump = |cur: Option<&Value>| {
+        let mut v = cur.cloned().unwrap_or_else(|| object("n", 0));
         v["spec"]["v"] = json!(v["spec"]["v"].as_i64().unwrap_or(0) + 1);
         Ok(Some(v))
     };
@@ -406,9 +432,8 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
         .unwrap();
     assert_eq!(v_of(&made), 1);
 
-    let refuse = |_: Option<ObjectRef>| -> crate::Result<Option<Value>> {
-        Err(Error::BadRequest("no".into()))
-    };
+    let refuse =
+        |_: Option<&Value>| -> crate::Result<Option<Value>> { Err(Error::BadRequest("no".into())) };
     let r = s
         .guaranteed_update(key, &Preconditions::default(), false, &refuse, None)
         .await;
@@ -422,8 +447,8 @@ pub async fn test_guaranteed_update_conflicts(h: &dyn Harness) {
     let key = "/pods/ns/c";
     let stale = put(&*s, key, 0).await;
     set_v(&*s, key, 5).await;
-    let bump = |cur: Option<ObjectRef>| {
-        let mut v = cur.expect("exists").value.clone();
+    let bump = |cur: Option<&Value>| {
+        let mut v = cur.expect("exists").clone();
         v["spec"]["v"] = json!(v["spec"]["v"].as_i64().unwrap_or(0) + 1);
         Ok(Some(v))
     };
@@ -439,7 +464,7 @@ pub async fn test_guaranteed_update_conflicts(h: &dyn Harness) {
         .unwrap();
     assert_eq!(v_of(&from_stale), 6);
     // A no-op computed from a stale cache is checked against etcd, not trusted.
-    let keep_stale = move |cur: Option<ObjectRef>| Ok(Some(cur.expect("exists").value.clone()));
+    let keep_stale = move |cur: Option<&Value>| Ok(Some(cur.expect("exists").clone()));
     let checked = s
         .guaranteed_update(
             key,
@@ -547,7 +572,7 @@ pub async fn test_watch_from_current_state(h: &dyn Harness) {
             assert_eq!(v_of(&o), 2);
             assert_eq!(o.resource_version, gone.resource_version);
             assert_eq!(
-                o.value["metadata"]["resourceVersion"],
+                o.value().expect("decodes")["metadata"]["resourceVersion"],
                 gone.resource_version.to_string()
             );
         }
@@ -590,7 +615,7 @@ pub async fn test_watch_predicate(h: &dyn Harness) {
     let opts = WatchOptions {
         resource_version: Some(start.resource_version.to_string()),
         recursive: true,
-        predicate: Predicate::new(|v| v["spec"]["v"] == 1),
+        predicate: Predicate::new(attrs(), |a| spec_v(a) == 1),
         ..Default::default()
     };
     let mut w = s.watch("/pods", &opts).await.unwrap();

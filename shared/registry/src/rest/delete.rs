@@ -72,7 +72,11 @@ pub async fn delete(
         .delete(&info.namespace, &info.name, &pre, &opts)
         .await?
     {
-        Deleted::Gone(obj) => Ok(success(store, &info.name, obj.uid())),
+        Deleted::Gone(obj) => {
+            let value = obj.value()?;
+            let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
+            Ok(success(store, &info.name, uid))
+        }
         Deleted::Pending(obj) => Ok(response::json(
             StatusCode::OK,
             encode::object(store.descriptor, &obj),
@@ -101,8 +105,9 @@ pub async fn delete_collection(
     let listed = store.list(&info.namespace, &all, predicate).await?;
     let mut deleted = Vec::with_capacity(listed.items.len());
     for item in &listed.items {
-        let ns = crate::meta::namespace(&item.value).to_owned();
-        let name = crate::meta::name(&item.value).to_owned();
+        let value = item.value()?;
+        let ns = crate::meta::namespace(&value).to_owned();
+        let name = crate::meta::name(&value).to_owned();
         match store.delete(&ns, &name, &pre, &opts).await {
             Ok(Deleted::Gone(o)) | Ok(Deleted::Pending(o)) => deleted.push(o),
             Err(e) if e.to_status().code == 404 => {}

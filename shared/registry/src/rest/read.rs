@@ -77,7 +77,7 @@ pub async fn get(
         let meta = json!({"resourceVersion": obj.resource_version.to_string()});
         table::table(
             store,
-            std::iter::once(&obj.value),
+            std::iter::once(&obj.value()?),
             meta,
             IncludeObject::from_query(query),
             true,
@@ -106,9 +106,14 @@ pub async fn list(
         if let Some(n) = result.remaining_item_count {
             meta["remainingItemCount"] = json!(n);
         }
+        let values = result
+            .items
+            .iter()
+            .map(|o| o.value())
+            .collect::<Result<Vec<_>, _>>()?;
         table::table(
             store,
-            result.items.iter().map(|o| &o.value),
+            values.iter(),
             meta,
             IncludeObject::from_query(query),
             true,

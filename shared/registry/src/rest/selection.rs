@@ -1,8 +1,6 @@
 //! Label and field selectors of list, watch and deletecollection, turned into a storage
 //! predicate. Fields a resource does not index are refused as upstream refuses them.
 
-use std::sync::Arc;
-
 use kas_apimachinery::{Status, fields, labels};
 use kas_storage::Predicate;
 
@@ -42,18 +40,8 @@ pub fn predicate(store: &Store, opts: &ListOptions) -> Result<Predicate> {
             }
         }
     }
-    let strategy = store.strategy.clone();
-    let label = label.map(Arc::new);
-    let field = field.map(Arc::new);
-    Ok(Predicate::new(move |obj| {
-        if let Some(l) = &label
-            && !l.matches(&crate::meta::labels(obj))
-        {
-            return false;
-        }
-        match &field {
-            Some(f) => f.matches(&strategy.field_set(obj)),
-            None => true,
-        }
+    Ok(Predicate::new(store.attrs(), move |attrs| {
+        label.as_ref().is_none_or(|l| l.matches(&attrs.labels))
+            && field.as_ref().is_none_or(|f| f.matches(&attrs.fields))
     }))
 }

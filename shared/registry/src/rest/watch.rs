@@ -54,7 +54,8 @@ pub async fn watch(
         let with_columns = std::mem::take(&mut first);
         crate::rest::table::table(
             &table_store,
-            std::iter::once(&o.value),
+            // Bytes the storage encoded always decode; Null would render an empty row.
+            std::iter::once(&o.value().unwrap_or_default()),
             meta,
             include,
             with_columns,

@@ -47,7 +47,7 @@ pub async fn update(
         .await?;
     if let Written::Stored(obj) = &w
         && store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?
     {
         return Ok(written(store, &w, StatusCode::OK));
@@ -80,7 +80,7 @@ pub async fn patch(
         .await?;
     if let Written::Stored(obj) = &w {
         store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?;
     }
     Ok(written(store, &w, StatusCode::OK))
@@ -107,7 +107,7 @@ pub async fn update_subresource(
         .await?;
     if let Written::Stored(obj) = &w {
         store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value)
+            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?;
     }
     Ok(written(store, &w, StatusCode::OK))
