@@ -21,13 +21,8 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         .connect()
         .await
         .map_err(|e| format!("connecting to etcd: {e}"))?;
-    if !options.compaction_interval.is_zero() {
-        // The compactor stops when dropped: it runs for the life of the process.
-        std::mem::forget(kas_storage_etcd::Compactor::start(
-            client.clone(),
-            options.compaction_interval,
-        ));
-    }
+    // With a zero interval it never ticks, and the caches hear of no compaction.
+    let compactor = kas_storage_etcd::Compactor::start(client.clone(), options.compaction_interval);
     let etcd: std::sync::Arc<dyn kas_storage::Storage> =
         std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
     // One watch cache per resource: one etcd watch each, LIST and WATCH from memory.
@@ -47,12 +42,32 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
             return Err("the watch cache did not become ready within 30s".to_owned());
         }
     }
+    follow_compactions(compactor, caches);
     bootstrap_namespaces(&stores).await?;
     Ok(ApiService::new(ApiGroups::new(stores), next))
 }
 
 /// Upstream's system namespaces, created at start when missing (the bootstrap controller's
 /// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.
+/// Tells every watch cache what etcd compacted (their watches from older revisions then
+/// answer 410 Gone at once). The task owns the compactor, so both live as long as the
+/// process.
+fn follow_compactions(
+    compactor: kas_storage_etcd::Compactor,
+    caches: Vec<std::sync::Arc<kas_storage_cache::Cacher>>,
+) {
+    let mut compacted = compactor.subscribe();
+    tokio::spawn(async move {
+        let _compactor = compactor;
+        while compacted.changed().await.is_ok() {
+            let revision = *compacted.borrow_and_update();
+            for cache in &caches {
+                cache.compacted(revision);
+            }
+        }
+    });
+}
+
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 

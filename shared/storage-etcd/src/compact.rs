@@ -5,12 +5,11 @@
 //! succeeds compacts; the others adopt its clock and try again next tick.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use etcd_client::{Client, CompactionOptions, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
 use kas_storage::{Error, Result};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use crate::errors::from_etcd;
@@ -30,13 +29,14 @@ struct Inner {
     client: Client,
     /// (compact time = our view of `compact_rev_key`'s version, revision seen last tick).
     clock: Mutex<(i64, i64)>,
-    compacted: AtomicU64,
+    /// The newest revision known to be compacted, by this process or another.
+    compacted: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inner")
-            .field("compacted", &self.compacted)
+            .field("compacted", &*self.compacted.borrow())
             .finish_non_exhaustive()
     }
 }
@@ -48,7 +48,7 @@ impl Compactor {
             inner: Arc::new(Inner {
                 client,
                 clock: Mutex::new((0, 0)),
-                compacted: AtomicU64::new(0),
+                compacted: watch::Sender::new(0),
             }),
             task: None,
         }
@@ -79,7 +79,13 @@ impl Compactor {
 
     /// The last revision this process knows to be compacted (0 if none).
     pub fn compacted_revision(&self) -> u64 {
-        self.inner.compacted.load(Ordering::Relaxed)
+        *self.inner.compacted.borrow()
+    }
+
+    /// Follows [`Compactor::compacted_revision`], so watch caches learn which revisions
+    /// are gone.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.compacted.subscribe()
     }
 }
 
@@ -120,7 +126,7 @@ impl Inner {
             };
             *clock = (kv.version(), current_rev);
             if let Some(theirs) = kv.value_str().ok().and_then(|v| v.parse::<u64>().ok()) {
-                self.compacted.fetch_max(theirs, Ordering::Relaxed);
+                self.record(theirs);
             }
             return Ok(None);
         }
@@ -134,7 +140,15 @@ impl Inner {
             .await
             .map_err(|e| from_etcd(COMPACT_REV_KEY, e))?;
         tracing::debug!(revision = rev, "etcd compacted");
-        self.compacted.fetch_max(rev as u64, Ordering::Relaxed);
+        self.record(rev as u64);
         Ok(Some(rev as u64))
+    }
+
+    fn record(&self, revision: u64) {
+        self.compacted.send_if_modified(|c| {
+            let newer = revision > *c;
+            *c = (*c).max(revision);
+            newer
+        });
     }
 }
