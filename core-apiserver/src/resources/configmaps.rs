@@ -28,6 +28,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         priority: 0,
     }],
     storage_resource: "configmaps",
+    schema: Some(&kas_api::core::v1::CONFIG_MAP),
+    list_schema: Some(&kas_api::core::v1::CONFIG_MAP_LIST),
 };
 
 /// Upstream's `MaxSecretSize`, which also bounds a ConfigMap.

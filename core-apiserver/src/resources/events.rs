@@ -82,6 +82,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         column("Count", "The number of times this event has occurred.", 1),
     ],
     storage_resource: "events",
+    schema: Some(&kas_api::core::v1::EVENT),
+    list_schema: Some(&kas_api::core::v1::EVENT_LIST),
 };
 
 const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;

@@ -29,6 +29,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         priority: 0,
     }],
     storage_resource: "leases",
+    schema: Some(&kas_api::coordination::v1::LEASE),
+    list_schema: Some(&kas_api::coordination::v1::LEASE_LIST),
 };
 
 /// Upstream `validLeaseStrategies`.

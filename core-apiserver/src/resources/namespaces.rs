@@ -45,6 +45,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         priority: 0,
     }],
     storage_resource: "namespaces",
+    schema: Some(&kas_api::core::v1::NAMESPACE),
+    list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
 };
 
 /// Upstream `FinalizerKubernetes`.

@@ -48,6 +48,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         },
     ],
     storage_resource: "secrets",
+    schema: Some(&kas_api::core::v1::SECRET),
+    list_schema: Some(&kas_api::core::v1::SECRET_LIST),
 };
 
 /// Upstream `MaxSecretSize`.

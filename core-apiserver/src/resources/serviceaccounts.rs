@@ -27,6 +27,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         priority: 0,
     }],
     storage_resource: "serviceaccounts",
+    schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT),
+    list_schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT_LIST),
 };
 
 /// `ServiceAccount{}.SwaggerDoc()["secrets"]` (k8s.io/api v0.33).

@@ -62,7 +62,9 @@ pub struct Field {
     /// `kind` of a top-level type, whose protobuf form travels in the envelope).
     pub tag: u32,
     pub kind: Kind,
-    /// `omitempty` in the JSON tag: a zero value is left out of JSON.
+    /// `omitempty` in the JSON tag: a zero value is left out of JSON. As in Go it has no
+    /// effect on a non-pointer struct ([`Kind::Message`], [`Kind::Time`], ...): those are
+    /// always written, a zero time as `null`.
     pub omit_empty: bool,
     /// A Go pointer (`*T`): absent unless set, in JSON and in protobuf.
     pub pointer: bool,

@@ -1,6 +1,8 @@
 //! `ResourceDescriptor`: everything about a resource that is data. Discovery, routing and
 //! the handlers read it; nothing probes a store to find out what it can do.
 
+use kas_apimachinery::schema::Message;
+
 /// Upstream's verbs, as discovery lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verb {
@@ -88,6 +90,10 @@ pub struct ResourceDescriptor {
     pub table_columns: &'static [TableColumn],
     /// The etcd key segment, usually the plural (`/registry/<this>/<ns>/<name>`).
     pub storage_resource: &'static str,
+    /// The kind's shape and its list's (protobuf, unknown fields, OpenAPI); `None` only
+    /// for test descriptors.
+    pub schema: Option<&'static Message>,
+    pub list_schema: Option<&'static Message>,
 }
 
 impl ResourceDescriptor {

@@ -127,6 +127,8 @@ mod tests {
         subresources: &[],
         table_columns: &[],
         storage_resource: "leases",
+        schema: None,
+        list_schema: None,
     };
 
     #[test]

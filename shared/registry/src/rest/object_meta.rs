@@ -163,6 +163,8 @@ mod tests {
         subresources: &[],
         table_columns: &[],
         storage_resource: "configmaps",
+        schema: None,
+        list_schema: None,
     };
 
     #[test]

@@ -1,0 +1,3 @@
+//! `autoscaling` (`k8s.io/api/autoscaling`).
+
+pub mod v1;

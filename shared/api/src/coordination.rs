@@ -1,0 +1,3 @@
+//! `coordination.k8s.io` (`k8s.io/api/coordination`).
+
+pub mod v1;

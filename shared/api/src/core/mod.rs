@@ -1,0 +1,3 @@
+//! The core group, `""` (`k8s.io/api/core`).
+
+pub mod v1;

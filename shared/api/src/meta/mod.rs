@@ -1,0 +1,3 @@
+//! `meta.k8s.io` (`k8s.io/apimachinery/pkg/apis/meta`).
+
+pub mod v1;

@@ -1,0 +1,297 @@
+//! Consistency of the tables, and spot checks of tag numbers against upstream's
+//! `generated.proto` (k8s.io/api and k8s.io/apimachinery v0.33.0).
+
+use std::collections::HashSet;
+
+use kas_apimachinery::patch::{PatchMeta, PatchSchema, builtin_schema};
+
+use crate::{Kind, ListType, Message, all, kind};
+
+fn message(name: &str) -> &'static Message {
+    all()
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in all()"))
+}
+
+fn tag(message_name: &str, field: &str) -> u32 {
+    let m = message(message_name);
+    m.field(field)
+        .unwrap_or_else(|| panic!("{message_name} has no field {field}"))
+        .tag
+}
+
+#[test]
+fn names_are_unique_in_all() {
+    let mut seen = HashSet::new();
+    for m in all() {
+        assert!(seen.insert(m.name), "{} is listed twice", m.name);
+        assert!(
+            m.name.starts_with("io.k8s.api.") || m.name.starts_with("io.k8s.apimachinery."),
+            "{} is not an OpenAPI definition name",
+            m.name
+        );
+    }
+}
+
+#[test]
+fn json_names_and_tags_are_unique_in_each_message() {
+    for m in all() {
+        let mut names = HashSet::new();
+        let mut tags = HashSet::new();
+        for f in m.fields {
+            assert!(names.insert(f.name), "{}: {} twice", m.name, f.name);
+            if f.tag != 0 {
+                assert!(tags.insert(f.tag), "{}: tag {} twice", m.name, f.tag);
+            }
+        }
+    }
+}
+
+#[test]
+fn only_type_meta_is_json_only() {
+    for m in all() {
+        for f in m.fields.iter().filter(|f| f.tag == 0) {
+            assert!(
+                matches!(f.name, "kind" | "apiVersion"),
+                "{}.{} has tag 0",
+                m.name,
+                f.name
+            );
+        }
+    }
+}
+
+/// Upstream's OpenAPI requires exactly the fields without `omitempty` and `+optional`, so a
+/// required field is always written.
+#[test]
+fn required_fields_exist_and_are_always_written() {
+    for m in all() {
+        for name in m.required {
+            let field = m
+                .field(name)
+                .unwrap_or_else(|| panic!("{}: required {name} is not a field", m.name));
+            assert!(
+                !field.omit_empty,
+                "{}: required {name} has omitempty",
+                m.name
+            );
+        }
+    }
+}
+
+fn check_refs(owner: &str, field: &str, kind: &Kind, names: &HashSet<&str>) {
+    if let Some(nested) = kind.element_message() {
+        assert!(
+            names.contains(nested.name),
+            "{owner}.{field} refers to {}, which is not in all()",
+            nested.name
+        );
+    }
+}
+
+#[test]
+fn nested_messages_are_in_all() {
+    let names: HashSet<&str> = all().iter().map(|m| m.name).collect();
+    for m in all() {
+        for f in m.fields {
+            check_refs(m.name, f.name, &f.kind, &names);
+        }
+    }
+}
+
+#[test]
+fn list_types_and_patch_strategies_are_on_arrays() {
+    for m in all() {
+        for f in m.fields {
+            if f.list_type.is_some() || f.patch.and_then(|p| p.merge_key).is_some() {
+                assert!(
+                    matches!(f.kind, Kind::Array(_)),
+                    "{}.{} is not an array",
+                    m.name,
+                    f.name
+                );
+            }
+            // A map list's keys, and a patch merge key, are fields of the element.
+            let element = f.kind.element_message();
+            if let (Some(ListType::Map(keys)), Some(element)) = (f.list_type, element) {
+                for key in keys {
+                    assert!(element.field(key).is_some(), "{}.{}: {key}", m.name, f.name);
+                }
+            }
+            if let (Some(key), Some(element)) = (f.patch.and_then(|p| p.merge_key), element) {
+                assert!(element.field(key).is_some(), "{}.{}: {key}", m.name, f.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn top_level_kinds_and_lists() {
+    let kinds = [
+        ("", "v1", "ConfigMap", "io.k8s.api.core.v1.ConfigMap"),
+        ("", "v1", "SecretList", "io.k8s.api.core.v1.SecretList"),
+        ("", "v1", "Event", "io.k8s.api.core.v1.Event"),
+        ("events.k8s.io", "v1", "Event", "io.k8s.api.events.v1.Event"),
+        (
+            "coordination.k8s.io",
+            "v1",
+            "LeaseList",
+            "io.k8s.api.coordination.v1.LeaseList",
+        ),
+        (
+            "autoscaling",
+            "v1",
+            "Scale",
+            "io.k8s.api.autoscaling.v1.Scale",
+        ),
+        (
+            "",
+            "v1",
+            "Status",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        ),
+        (
+            "events.k8s.io",
+            "v1",
+            "DeleteOptions",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        ),
+        (
+            "meta.k8s.io",
+            "v1",
+            "DeleteOptions",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        ),
+    ];
+    for (group, version, k, name) in kinds {
+        let m = kind(group, version, k).unwrap_or_else(|| panic!("{group}/{version} {k}"));
+        assert_eq!(m.name, name);
+        assert!(
+            all().iter().any(|a| std::ptr::eq(*a, m)),
+            "{name} not in all()"
+        );
+        assert_eq!(m.fields[0].name, "kind", "{name}");
+        assert_eq!(m.fields[1].name, "apiVersion", "{name}");
+    }
+    assert!(kind("", "v1", "Lease").is_none());
+    assert!(kind("apps", "v1", "DeleteOptions").is_none());
+    assert!(kind("meta.k8s.io", "v1", "WatchEvent").is_none());
+    assert!(kind("", "v2", "ConfigMap").is_none());
+}
+
+#[test]
+fn lists_hold_list_meta_and_items() {
+    for m in all().iter().filter(|m| m.name.ends_with("List")) {
+        if m.name.ends_with("APIResourceList") || m.name.ends_with("APIGroupList") {
+            continue;
+        }
+        let metadata = m.field("metadata").expect("metadata");
+        assert_eq!(metadata.tag, 1);
+        assert_eq!(
+            metadata.kind.element_message().map(|k| k.name),
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
+        );
+        let items = m.field("items").expect("items");
+        assert_eq!((items.tag, items.omit_empty), (2, false), "{}", m.name);
+        let item = items.kind.element_message().expect("items of messages");
+        assert_eq!(format!("{}List", item.name), m.name);
+    }
+}
+
+/// Tag numbers checked by hand against upstream's generated.proto.
+#[test]
+fn tags_match_generated_proto() {
+    let meta = "io.k8s.apimachinery.pkg.apis.meta.v1.";
+    let checks = [
+        ("ObjectMeta", "uid", 5),
+        ("ObjectMeta", "creationTimestamp", 8),
+        ("ObjectMeta", "finalizers", 14),
+        ("ObjectMeta", "managedFields", 17),
+        ("OwnerReference", "apiVersion", 5),
+        ("OwnerReference", "kind", 1),
+        ("ManagedFieldsEntry", "fieldsV1", 7),
+        ("StatusDetails", "uid", 6),
+        ("StatusDetails", "causes", 4),
+        ("APIResource", "singularName", 6),
+        ("APIResource", "storageVersionHash", 10),
+        (
+            "DeleteOptions",
+            "ignoreStoreReadErrorWithClusterBreakingPotential",
+            6,
+        ),
+    ];
+    for (m, f, t) in checks {
+        assert_eq!(tag(&format!("{meta}{m}"), f), t, "{m}.{f}");
+    }
+    let checks = [
+        ("io.k8s.api.core.v1.Secret", "type", 3),
+        ("io.k8s.api.core.v1.Secret", "stringData", 4),
+        ("io.k8s.api.core.v1.Secret", "immutable", 5),
+        ("io.k8s.api.core.v1.ConfigMap", "immutable", 4),
+        (
+            "io.k8s.api.core.v1.NamespaceCondition",
+            "lastTransitionTime",
+            4,
+        ),
+        ("io.k8s.api.core.v1.Event", "eventTime", 10),
+        ("io.k8s.api.core.v1.Event", "reportingComponent", 14),
+        ("io.k8s.api.core.v1.Event", "reportingInstance", 15),
+        ("io.k8s.api.events.v1.Event", "regarding", 8),
+        ("io.k8s.api.events.v1.Event", "deprecatedCount", 15),
+        ("io.k8s.api.coordination.v1.LeaseSpec", "renewTime", 4),
+        ("io.k8s.api.coordination.v1.LeaseSpec", "preferredHolder", 7),
+    ];
+    for (m, f, t) in checks {
+        assert_eq!(tag(m, f), t, "{m}.{f}");
+    }
+}
+
+#[test]
+fn kinds_of_special_fields() {
+    let secret = message("io.k8s.api.core.v1.Secret");
+    assert!(matches!(
+        secret.field("data").map(|f| f.kind),
+        Some(Kind::Map(Kind::Bytes))
+    ));
+    let lease = message("io.k8s.api.coordination.v1.LeaseSpec");
+    let renew = lease.field("renewTime").expect("renewTime");
+    assert!(matches!(renew.kind, Kind::MicroTime) && renew.pointer);
+    let entry = message("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry");
+    assert!(matches!(
+        entry.field("fieldsV1").map(|f| f.kind),
+        Some(Kind::FieldsV1)
+    ));
+    let watch = message("io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent");
+    assert!(matches!(
+        watch.field_by_tag(2).map(|f| f.kind),
+        Some(Kind::RawExtension)
+    ));
+}
+
+/// The patch metadata here agrees with kas-apimachinery's hand-written built-in tables.
+#[test]
+fn patch_metadata_matches_builtin_schemas() {
+    let paths: &[(&str, &str, &[&str])] = &[
+        ("", "ConfigMap", &["metadata", "finalizers"]),
+        ("", "ConfigMap", &["metadata", "ownerReferences"]),
+        ("", "ConfigMap", &["metadata", "managedFields"]),
+        ("", "ServiceAccount", &["secrets"]),
+        ("", "ServiceAccount", &["imagePullSecrets"]),
+        ("", "Namespace", &["status", "conditions"]),
+        ("", "Namespace", &["spec", "finalizers"]),
+        ("coordination.k8s.io", "Lease", &["spec", "holderIdentity"]),
+    ];
+    for (group, k, path) in paths {
+        let ours = kind(group, "v1", k).expect("kind").lookup(path);
+        let theirs = builtin_schema(group, "v1", k)
+            .expect("builtin")
+            .lookup(path);
+        assert_eq!(ours, theirs, "{k} {path:?}");
+    }
+    let namespace = kind("", "v1", "Namespace").expect("Namespace");
+    assert_eq!(
+        namespace.lookup(&["status", "conditions"]),
+        Some(PatchMeta::merge_by("type"))
+    );
+}
