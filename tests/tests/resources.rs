@@ -340,6 +340,100 @@ async fn api_errors_are_upstreams_status_bodies() {
     assert_eq!(a.status, 400, "{}", a.text());
 }
 
+/// `fieldValidation`: Strict refuses unknown and duplicate fields with upstream's message,
+/// Warn stores without the unknown fields and says so in `Warning` headers, and a patch
+/// that adds an unknown field is checked the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn field_validation_reports_and_drops_unknown_fields() {
+    let c = start_cluster(|_| {});
+    let base = format!(
+        "{}/api/v1/namespaces/default/configmaps",
+        c.url(Role::Aggregator, 0)
+    );
+    let bearer = c.bearer();
+    let tls: Tls = c.admin_tls(Proto::H2);
+    let send = |method: Method, url: String, content_type: &'static str, body: &'static str| {
+        let tls = tls.clone();
+        let bearer = bearer.clone();
+        async move {
+            kas_e2e::client::request_with_body(
+                &url,
+                method,
+                &[
+                    ("authorization", bearer.as_str()),
+                    ("content-type", content_type),
+                ],
+                body.into(),
+                &tls,
+                Proto::H2,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv","name":"fv","unknownMeta":1},"spec":{"a":1},"data":{"k":"v"}}"#;
+    let json = "application/json";
+
+    let a = send(
+        Method::POST,
+        format!("{base}?fieldValidation=Strict"),
+        json,
+        body,
+    )
+    .await;
+    assert_eq!(a.status, 400, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        r#"strict decoding error: duplicate field "metadata.name", unknown field "metadata.unknownMeta", unknown field "spec""#
+    );
+
+    let a = send(Method::POST, base.clone(), json, body).await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let warnings: Vec<_> = a
+        .headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            r#"299 - "duplicate field \"metadata.name\"""#,
+            r#"299 - "unknown field \"metadata.unknownMeta\"""#,
+            r#"299 - "unknown field \"spec\"""#,
+        ]
+    );
+    let stored = a.json();
+    assert!(stored.get("spec").is_none(), "{stored}");
+    assert!(stored["metadata"].get("unknownMeta").is_none(), "{stored}");
+    assert_eq!(stored["data"]["k"], "v");
+
+    let merge = "application/merge-patch+json";
+    let a = send(
+        Method::PATCH,
+        format!("{base}/fv?fieldValidation=Strict"),
+        merge,
+        r#"{"extra":{"x":1},"data":{"k":"w"}}"#,
+    )
+    .await;
+    assert_eq!(a.status, 400, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        r#"strict decoding error: unknown field "extra""#
+    );
+    let a = send(
+        Method::PATCH,
+        format!("{base}/fv?fieldValidation=Ignore"),
+        merge,
+        r#"{"extra":{"x":1},"data":{"k":"w"}}"#,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert!(a.headers.get("warning").is_none());
+    assert!(a.json().get("extra").is_none());
+    assert_eq!(a.json()["data"]["k"], "w");
+}
+
 #[test]
 fn system_namespaces_secrets_and_the_other_first_resources() {
     let c = start_cluster(|_| {});

@@ -154,6 +154,26 @@ impl Kind {
     }
 }
 
+/// Drops every key `value` has that its kind does not (what decoding into upstream's Go
+/// types does to unknown fields), recursively. Free-form content (raw extensions, managed
+/// fields) and values of the wrong JSON type are left as they are.
+pub fn prune(value: &mut serde_json::Value, kind: &Kind) {
+    use serde_json::Value;
+    match (kind, value) {
+        (Kind::Message(m), Value::Object(map)) => {
+            map.retain(|k, _| m.field(k).is_some());
+            for (k, v) in map.iter_mut() {
+                if let Some(f) = m.field(k) {
+                    prune(v, &f.kind);
+                }
+            }
+        }
+        (Kind::Map(inner), Value::Object(map)) => map.values_mut().for_each(|v| prune(v, inner)),
+        (Kind::Array(inner), Value::Array(items)) => items.iter_mut().for_each(|v| prune(v, inner)),
+        _ => {}
+    }
+}
+
 /// A message is a patch schema: `patchStrategy` and `patchMergeKey` by path, `[]` stepping
 /// into an array's elements.
 impl PatchSchema for Message {
@@ -217,8 +237,22 @@ mod tests {
         assert!(ROOT.field_by_tag(0).is_none(), "tag 0 is JSON only");
         assert_eq!(ROOT.short_name(), "Root");
         assert_eq!(
-            SPEC.field("ports").and_then(|f| f.kind.element_message()).map(|m| m.name),
+            SPEC.field("ports")
+                .and_then(|f| f.kind.element_message())
+                .map(|m| m.name),
             Some("test.Port")
+        );
+    }
+
+    #[test]
+    fn prune_drops_unknown_keys_at_every_depth() {
+        let mut v = serde_json::json!({"kind": "Root", "bogus": 1, "spec": {
+            "ports": [{"name": "a", "port": 1, "extra": true}], "finalizers": ["x"], "nope": {}}});
+        prune(&mut v, &Kind::Message(&ROOT));
+        assert_eq!(
+            v,
+            serde_json::json!({"kind": "Root", "spec": {
+                "ports": [{"name": "a", "port": 1}], "finalizers": ["x"]}})
         );
     }
 

@@ -1,6 +1,7 @@
 use std::io;
 
 use kas_apimachinery::gostr::quote;
+use kas_apimachinery::schema::{Kind, Message};
 
 /// Go's `maxNestingDepth`.
 const MAX_DEPTH: usize = 10000;
@@ -264,19 +265,77 @@ pub fn check_valid(data: &[u8]) -> Result<(), String> {
 
 /// Paths of repeated object keys in document order (`a.b`, `items[0].name`).
 pub fn duplicate_fields(data: &[u8]) -> Vec<String> {
+    strict_fields(data, None)
+        .into_iter()
+        .filter_map(|f| match f {
+            StrictField::Duplicate(path) => Some(path),
+            StrictField::Unknown(_) => None,
+        })
+        .collect()
+}
+
+/// What strict decoding (sigs.k8s.io/json's `UnmarshalStrict`) reports about a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrictField {
+    /// A key repeated in one object.
+    Duplicate(String),
+    /// A key the type does not have (case-sensitive, as upstream's decoder). Reported once;
+    /// nothing under it is looked at.
+    Unknown(String),
+}
+
+/// Repeated keys and, when `schema` is given, keys the type does not know, in document
+/// order, as paths (`spec.template`, `items[0].name`).
+pub fn strict_fields(data: &[u8], schema: Option<&'static Message>) -> Vec<StrictField> {
     let mut walker = Walker {
         data,
         pos: 0,
         out: Vec::new(),
     };
-    let _ = walker.value(&mut String::new());
+    let kind = schema.map(Kind::Message);
+    let ctx = kind.as_ref().map_or(Ctx::Loose, Ctx::Typed);
+    let _ = walker.value(&mut String::new(), ctx);
     walker.out
 }
 
 struct Walker<'a> {
     data: &'a [u8],
     pos: usize,
-    out: Vec<String>,
+    out: Vec<StrictField>,
+}
+
+/// What the walker knows of the value it is in.
+#[derive(Clone, Copy)]
+enum Ctx<'k> {
+    /// No schema: only repeated keys are reported.
+    Loose,
+    /// A value of this kind.
+    Typed(&'k Kind),
+    /// Content the decoder does not look into (an unknown field's value, raw JSON).
+    Skip,
+}
+
+impl<'k> Ctx<'k> {
+    /// Whether `key` is a member of this object, and the context of its value.
+    fn member(self, key: &str) -> (bool, Ctx<'k>) {
+        match self {
+            Ctx::Typed(Kind::Message(m)) => match m.field(key) {
+                Some(f) => (true, Ctx::Typed(&f.kind)),
+                None => (false, Ctx::Skip),
+            },
+            Ctx::Typed(Kind::Map(inner)) => (true, Ctx::Typed(inner)),
+            Ctx::Typed(_) | Ctx::Skip => (true, Ctx::Skip),
+            Ctx::Loose => (true, Ctx::Loose),
+        }
+    }
+
+    fn element(self) -> Ctx<'k> {
+        match self {
+            Ctx::Typed(Kind::Array(inner)) => Ctx::Typed(inner),
+            Ctx::Loose => Ctx::Loose,
+            _ => Ctx::Skip,
+        }
+    }
 }
 
 impl Walker<'_> {
@@ -293,13 +352,13 @@ impl Walker<'_> {
 
     /// Walks one value; recursion depth is bounded by the scanner's 10000 levels
     /// only when `check_valid` ran first, so it is bounded here as well.
-    fn value(&mut self, path: &mut String) -> Option<()> {
+    fn value(&mut self, path: &mut String, ctx: Ctx<'_>) -> Option<()> {
         if path.len() > 64 * 1024 {
             return None;
         }
         match self.peek()? {
-            b'{' => self.object(path),
-            b'[' => self.array(path),
+            b'{' => self.object(path, ctx),
+            b'[' => self.array(path, ctx),
             b'"' => self.string().map(drop),
             _ => {
                 while self.pos < self.data.len()
@@ -313,7 +372,8 @@ impl Walker<'_> {
         }
     }
 
-    fn object(&mut self, path: &mut String) -> Option<()> {
+    fn object(&mut self, path: &mut String, ctx: Ctx<'_>) -> Option<()> {
+        let report = !matches!(ctx, Ctx::Skip);
         self.pos += 1;
         let mut seen: Vec<String> = Vec::new();
         if self.peek()? == b'}' {
@@ -328,16 +388,22 @@ impl Walker<'_> {
                 path.push('.');
             }
             path.push_str(&key);
+            let (known, member) = ctx.member(&key);
             if seen.contains(&key) {
-                self.out.push(path.clone());
+                if known && report {
+                    self.out.push(StrictField::Duplicate(path.clone()));
+                }
             } else {
+                if !known {
+                    self.out.push(StrictField::Unknown(path.clone()));
+                }
                 seen.push(key);
             }
             if self.peek()? != b':' {
                 return None;
             }
             self.pos += 1;
-            self.value(path)?;
+            self.value(path, member)?;
             path.truncate(len);
             match self.peek()? {
                 b',' => self.pos += 1,
@@ -350,7 +416,8 @@ impl Walker<'_> {
         }
     }
 
-    fn array(&mut self, path: &mut String) -> Option<()> {
+    fn array(&mut self, path: &mut String, ctx: Ctx<'_>) -> Option<()> {
+        let element = ctx.element();
         self.pos += 1;
         if self.peek()? == b']' {
             self.pos += 1;
@@ -360,7 +427,7 @@ impl Walker<'_> {
         loop {
             let len = path.len();
             path.push_str(&format!("[{i}]"));
-            self.value(path)?;
+            self.value(path, element)?;
             path.truncate(len);
             i += 1;
             match self.peek()? {

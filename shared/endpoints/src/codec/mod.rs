@@ -15,6 +15,7 @@
 use bytes::Bytes;
 use kas_apimachinery::Status;
 use kas_apimachinery::gostr::quote;
+use kas_apimachinery::schema::Message;
 use serde::Serialize;
 use serde_json::Value;
 use thiserror::Error;
@@ -237,6 +238,23 @@ pub fn json_duplicate_fields(data: &[u8]) -> Vec<String> {
     go_json::duplicate_fields(data)
         .into_iter()
         .map(|path| format!("duplicate field {}", quote(&path)))
+        .fold(Vec::new(), |mut out, e| {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+            out
+        })
+}
+
+/// Strict decoding's findings on a JSON body, as upstream's messages, in document order:
+/// `duplicate field "a.b"` and, with a schema, `unknown field "spec.x"`.
+pub fn json_strict_fields(data: &[u8], schema: Option<&'static Message>) -> Vec<String> {
+    go_json::strict_fields(data, schema)
+        .into_iter()
+        .map(|f| match f {
+            go_json::StrictField::Duplicate(path) => format!("duplicate field {}", quote(&path)),
+            go_json::StrictField::Unknown(path) => format!("unknown field {}", quote(&path)),
+        })
         .fold(Vec::new(), |mut out, e| {
             if !out.contains(&e) {
                 out.push(e);

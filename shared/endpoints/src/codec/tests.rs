@@ -364,3 +364,49 @@ fn yaml_folds_long_plain_strings() {
         format!("m:\n  k: {words}")
     );
 }
+
+#[test]
+fn json_unknown_fields_follow_the_schema() {
+    use kas_apimachinery::schema::{Field, Kind, Message};
+    static CONTAINER: Message = Message {
+        name: "test.Container",
+        description: "",
+        fields: &[Field::new("name", 1, Kind::String)],
+        required: &[],
+    };
+    static SPEC: Message = Message {
+        name: "test.Spec",
+        description: "",
+        fields: &[
+            Field::new("containers", 1, Kind::Array(&Kind::Message(&CONTAINER))),
+            Field::new("selector", 2, Kind::Map(&Kind::String)),
+            Field::new("raw", 3, Kind::RawExtension),
+        ],
+        required: &[],
+    };
+    static ROOT: Message = Message {
+        name: "test.Root",
+        description: "",
+        fields: &[
+            Field::new("kind", 0, Kind::String),
+            Field::new("spec", 1, Kind::Message(&SPEC)),
+        ],
+        required: &[],
+    };
+    let body = br#"{"kind":"R","spec":{"containers":[{"name":"a","bad":1,"name":"b"}],
+        "selector":{"any":"1","any":"2"},"raw":{"free":{"x":1,"x":2}},"Containers":[]},
+        "unknownDupe":{"n":1,"n":2},"unknownDupe":2}"#;
+    assert_eq!(
+        json_strict_fields(body, Some(&ROOT)),
+        [
+            r#"unknown field "spec.containers[0].bad""#,
+            r#"duplicate field "spec.containers[0].name""#,
+            r#"duplicate field "spec.selector.any""#,
+            r#"unknown field "spec.Containers""#,
+            r#"unknown field "unknownDupe""#,
+        ],
+        "case-sensitive; raw content and unknown values are not looked into"
+    );
+    // Without a schema only duplicates count, everywhere.
+    assert_eq!(json_strict_fields(body, None).len(), 5);
+}

@@ -44,23 +44,84 @@ pub async fn decode(
         _ => codec::decode_json(&bytes),
     };
     let decoded = decoded.map_err(|e| codec::transform_decode_error(d.kind, None, &e, &bytes))?;
-    let duplicates = match media {
-        MediaType::Yaml => codec::yaml_duplicate_fields(&bytes),
-        _ => codec::json_duplicate_fields(&bytes),
+    let mut value = decoded.object;
+    let warnings = match opts.field_validation {
+        FieldValidation::Ignore => Vec::new(),
+        FieldValidation::Warn => strict_findings(d, media, &bytes, &value),
+        FieldValidation::Strict => {
+            let findings = strict_findings(d, media, &bytes, &value);
+            if !findings.is_empty() {
+                let err = DecodeError::Strict(findings);
+                return Err(Status::bad_request(&err.to_string()).into());
+            }
+            Vec::new()
+        }
+    };
+    // Decoding into upstream's types drops what they do not have, whatever the validation.
+    if let Some(schema) = d.schema {
+        kas_apimachinery::schema::prune(
+            &mut value,
+            &kas_apimachinery::schema::Kind::Message(schema),
+        );
+    }
+    Ok(Decoded { value, warnings })
+}
+
+/// The unknown fields of a patched object under `fieldValidation` (upstream decodes the
+/// patch result strictly): an error under Strict, warnings under Warn; the object comes
+/// back without them.
+pub fn check_fields(
+    d: &ResourceDescriptor,
+    mut value: Value,
+    opts: &WriteOptions,
+) -> Result<(Value, Vec<String>)> {
+    let Some(schema) = d.schema else {
+        return Ok((value, Vec::new()));
+    };
+    let findings = || {
+        let json = serde_json::to_vec(&value).unwrap_or_default();
+        codec::json_strict_fields(&json, Some(schema))
     };
     let warnings = match opts.field_validation {
         FieldValidation::Ignore => Vec::new(),
-        FieldValidation::Warn => duplicates,
-        FieldValidation::Strict if duplicates.is_empty() => Vec::new(),
+        FieldValidation::Warn => findings(),
         FieldValidation::Strict => {
-            let err = DecodeError::Strict(duplicates);
-            return Err(Status::bad_request(&err.to_string()).into());
+            let found = findings();
+            if !found.is_empty() {
+                let err = DecodeError::Strict(found);
+                return Err(Status::bad_request(&err.to_string()).into());
+            }
+            Vec::new()
         }
     };
-    Ok(Decoded {
-        value: decoded.object,
-        warnings,
-    })
+    kas_apimachinery::schema::prune(&mut value, &kas_apimachinery::schema::Kind::Message(schema));
+    Ok((value, warnings))
+}
+
+/// What strict decoding reports, in upstream's order: a YAML body's repeated keys as
+/// goyaml reports them, then the unknown fields of its JSON form; a JSON body's repeated
+/// and unknown keys in document order.
+fn strict_findings(
+    d: &ResourceDescriptor,
+    media: MediaType,
+    bytes: &[u8],
+    value: &Value,
+) -> Vec<String> {
+    match media {
+        MediaType::Yaml => {
+            let mut findings = codec::yaml_duplicate_fields(bytes);
+            if d.schema.is_some() {
+                let json = serde_json::to_vec(value).unwrap_or_default();
+                findings.extend(
+                    codec::json_strict_fields(&json, d.schema)
+                        .into_iter()
+                        .filter(|f| f.starts_with("unknown field")),
+                );
+            }
+            findings
+        }
+        _ => codec::json_strict_fields(bytes, d.schema),
+    }
 }
 
 /// A body that is an options object (DeleteOptions): JSON or YAML, no kind required.

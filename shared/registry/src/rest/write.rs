@@ -72,8 +72,13 @@ pub async fn patch(
     let opts = WriteOptions::parse(query)?;
     let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let patch = body_codec::read(body).await?;
+    // The patch may be applied several times (conflicts); the last run's warnings stand.
+    let warnings = std::sync::Mutex::new(Vec::new());
     let apply = |current: &Value| -> Result<Value> {
-        crate::rest::patch::apply(store, patch_type, current, &patch)
+        let patched = crate::rest::patch::apply(store, patch_type, current, &patch)?;
+        let (patched, found) = body_codec::check_fields(store.descriptor, patched, &opts)?;
+        *warnings.lock().unwrap_or_else(|e| e.into_inner()) = found;
+        Ok(patched)
     };
     let w = store
         .patch(&info.namespace, &info.name, &apply, &opts)
@@ -83,7 +88,9 @@ pub async fn patch(
             .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?;
     }
-    Ok(written(store, &w, StatusCode::OK))
+    let mut resp = written(store, &w, StatusCode::OK);
+    response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
+    Ok(resp)
 }
 
 /// PUT of a subresource (`status`, a namespace's `finalize`).
