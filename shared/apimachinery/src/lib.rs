@@ -13,6 +13,7 @@ pub mod gostr;
 pub mod json;
 pub mod labels;
 pub mod patch;
+pub mod protobuf;
 pub mod schema;
 pub mod selection;
 pub mod status;

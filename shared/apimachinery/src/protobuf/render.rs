@@ -1,0 +1,156 @@
+//! The decoded struct → JSON, as `encoding/json` writes it: `omitempty` drops zero
+//! strings, numbers and bools, nil or empty slices and maps, and nil pointers, but never a
+//! struct; without `omitempty` a nil slice, map or pointer is `null`.
+
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use super::decode::{Slot, State, go_string};
+use super::encode::embedded_name;
+use super::time::{Instant, format_rfc3339, format_rfc3339_micro};
+use super::{Error, MAX_DEPTH, Result, quantity};
+use crate::schema::{Kind, Message};
+
+/// The JSON object of a decoded message, fields in the message's (Go struct's) order.
+pub(super) fn render(state: State, msg: &Message, depth: usize) -> Result<Value> {
+    if depth > MAX_DEPTH {
+        return Err(Error::TooDeep);
+    }
+    let mut obj = Map::new();
+    for (field, slot) in msg.fields.iter().zip(state.slots) {
+        if field.tag == 0 {
+            continue;
+        }
+        let value = render_value(&field.kind, slot, field.pointer, field.omit_empty, depth)?;
+        if let Some(v) = value {
+            obj.insert(field.name.to_owned(), v);
+        }
+    }
+    Ok(Value::Object(obj))
+}
+
+/// The JSON of one field, or `None` when `encoding/json` leaves it out.
+pub(super) fn render_value(
+    kind: &'static Kind,
+    slot: Slot,
+    pointer: bool,
+    omit_empty: bool,
+    depth: usize,
+) -> Result<Option<Value>> {
+    if pointer && matches!(slot, Slot::Unset) {
+        return Ok((!omit_empty).then_some(Value::Null));
+    }
+    let v = match (kind, slot) {
+        (Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64, Slot::Scalar(v)) => v,
+        (Kind::String, _) => Value::String(String::new()),
+        (Kind::Bool, _) => Value::Bool(false),
+        (Kind::Int32 | Kind::Int64, _) => Value::from(0),
+        (Kind::Bytes, Slot::Bytes(b)) => {
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        (Kind::Time | Kind::MicroTime, Slot::Time(Some((seconds, nanos)))) => {
+            render_time(kind, seconds, nanos)
+        }
+        (Kind::Quantity, Slot::Struct(state)) => render_quantity(*state)?,
+        (Kind::Quantity, _) => Value::String("0".into()),
+        (Kind::IntOrString, Slot::Struct(state)) => render_int_or_string(*state)?,
+        (Kind::IntOrString, _) => Value::from(0),
+        (Kind::FieldsV1 | Kind::RawExtension, Slot::Struct(state)) => render_raw(kind, *state)?,
+        (Kind::Message(m), Slot::Struct(state)) => render(*state, m, depth + 1)?,
+        (Kind::Message(m), _) => render(State::new(m), m, depth + 1)?,
+        (Kind::Array(_), Slot::List(items)) => Value::Array(items),
+        (Kind::Map(_), Slot::Map(entries)) => Value::Object(entries.into_iter().collect()),
+        // Nil slices, maps and []byte, FieldsV1 and RawExtension without bytes, and the
+        // zero Time all write `null`.
+        _ => Value::Null,
+    };
+    if omit_empty && !pointer && is_empty(kind, &v) {
+        return Ok(None);
+    }
+    Ok(Some(v))
+}
+
+/// `encoding/json`'s `isEmptyValue` for the kinds where `omitempty` applies; structs
+/// (every well-known type included) are never empty.
+fn is_empty(kind: &Kind, v: &Value) -> bool {
+    match kind {
+        Kind::String | Kind::Bytes => v.is_null() || v.as_str() == Some(""),
+        Kind::Bool => v.as_bool() == Some(false),
+        Kind::Int32 | Kind::Int64 => v.as_i64() == Some(0),
+        Kind::Array(_) => v.is_null() || v.as_array().is_some_and(Vec::is_empty),
+        Kind::Map(_) => v.is_null() || v.as_object().is_some_and(Map::is_empty),
+        _ => false,
+    }
+}
+
+/// Time keeps whole seconds (`time_proto.go` ignores nanos); MicroTime truncates nanos to
+/// microseconds, toward zero as Go's `Duration.Truncate` does before `time.Unix` carries.
+fn render_time(kind: &Kind, seconds: i64, nanos: i32) -> Value {
+    let micro = matches!(kind, Kind::MicroTime);
+    let nanos = if micro { nanos - nanos % 1000 } else { 0 };
+    let t = Instant::from_unix(seconds, i64::from(nanos));
+    if t.is_zero() {
+        return Value::Null;
+    }
+    Value::String(if micro {
+        format_rfc3339_micro(t)
+    } else {
+        format_rfc3339(t)
+    })
+}
+
+fn scalar(state: &State, index: usize) -> Option<&Value> {
+    match state.slots.get(index) {
+        Some(Slot::Scalar(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// Quantity's `Unmarshal` parses the string, so a malformed one fails to decode.
+fn render_quantity(state: State) -> Result<Value> {
+    match scalar(&state, 0).and_then(Value::as_str) {
+        Some(s) => {
+            quantity::check(s).map_err(Error::Quantity)?;
+            Ok(Value::String(s.to_owned()))
+        }
+        None => Ok(Value::String("0".into())),
+    }
+}
+
+/// `IntOrString.MarshalJSON`: the int or the string by `type`, an error for other types.
+fn render_int_or_string(state: State) -> Result<Value> {
+    let ty = scalar(&state, 0).and_then(Value::as_i64).unwrap_or(0);
+    match ty {
+        0 => Ok(scalar(&state, 1).cloned().unwrap_or(Value::from(0))),
+        1 => Ok(scalar(&state, 2)
+            .cloned()
+            .unwrap_or(Value::String(String::new()))),
+        _ => Err(Error::IntOrStringType),
+    }
+}
+
+/// FieldsV1 and RawExtension write their bytes as JSON (`null` when nil). Bytes that start
+/// like CBOR would be transcoded upstream; this codec does not read CBOR.
+fn render_raw(kind: &Kind, state: State) -> Result<Value> {
+    let Some(Slot::Bytes(raw)) = state.slots.into_iter().next() else {
+        return Ok(Value::Null);
+    };
+    let what = embedded_name(kind);
+    let first = raw.first().copied();
+    let json_start = match kind {
+        Kind::FieldsV1 => !matches!(first, Some(0xf6 | 0xa0..=0xbf | 0xc6..=0xdb)),
+        // RawExtension.guessContentType: JSON only when the first byte can start JSON.
+        _ => matches!(
+            first,
+            Some(b'\t' | b'\r' | b'\n' | b' ' | b'{' | b'[' | b'n' | b't' | b'f' | b'"' | b'-')
+                | Some(b'0'..=b'9')
+        ),
+    };
+    if !json_start {
+        return Err(Error::EmbeddedContentType(what));
+    }
+    serde_json::from_slice(&raw).or_else(|source| {
+        // Go passes invalid UTF-8 inside JSON strings through as U+FFFD.
+        serde_json::from_str(&go_string(&raw)).map_err(|_| Error::EmbeddedJson { what, source })
+    })
+}
