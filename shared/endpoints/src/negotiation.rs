@@ -2,9 +2,9 @@
 //! the vendored `munnerz/goautoneg` Accept parser it relies on.
 //!
 //! The server advertises what upstream's codec factory advertises (JSON, YAML, protobuf, in
-//! that order), so 406 and 415 messages list the same types. Protobuf is not served yet: a
-//! clause that would select it is skipped, so a client that also accepts JSON (or `*/*`) gets
-//! JSON and a protobuf-only client gets 406.
+//! that order), so 406 and 415 messages list the same types. An endpoint that cannot write
+//! some of them (custom resources have no protobuf) says so through its restrictions
+//! (`standard_media_types`), as upstream's `StandardSerializers`.
 
 // Errors here are a `Status`, answered at once by the caller; boxing it would only move the
 // allocation to the rare failure path's caller.
@@ -64,11 +64,6 @@ impl MediaType {
     /// Whether upstream has a pretty serializer for this type (JSON only).
     pub fn has_pretty_serializer(self) -> bool {
         matches!(self, MediaType::Json)
-    }
-
-    /// Whether this server can write the type yet.
-    pub fn is_served(self) -> bool {
-        !matches!(self, MediaType::Protobuf)
     }
 
     fn from_type_subtype(t: &str, sub: &str) -> Option<MediaType> {
@@ -371,7 +366,7 @@ pub fn negotiate_media_type_options(
             let matches = (clause.mime_type == t
                 && (clause.sub_type == sub || clause.sub_type == "*"))
                 || (clause.mime_type == "*" && clause.sub_type == "*");
-            if !matches || !accepts.is_served() {
+            if !matches {
                 continue;
             }
             if let Some(options) = accept_media_type_options(&clause.params, accepts, endpoint) {
@@ -424,8 +419,7 @@ pub fn negotiate_output_media_type_stream(
 
 /// Upstream `NegotiateInputSerializerForMediaType`: the body's type from `Content-Type`
 /// (absent or empty means JSON), parsed as Go's `mime.ParseMediaType` does; anything else
-/// (including protobuf, not decoded yet) is 415 listing the supported (or, for a
-/// streaming body, the stream) types.
+/// is 415 listing the supported (or, for a streaming body, the stream) types.
 pub fn negotiate_input_media_type(
     content_type: Option<&str>,
     streaming: bool,
@@ -435,7 +429,7 @@ pub fn negotiate_input_media_type(
         .unwrap_or(MEDIA_TYPE_JSON);
     if let Some(essence) = parse_media_type(content_type) {
         let (t, sub) = essence.split_once('/').unwrap_or((essence.as_str(), ""));
-        if let Some(m) = MediaType::from_type_subtype(t, sub).filter(|m| m.is_served()) {
+        if let Some(m) = MediaType::from_type_subtype(t, sub) {
             return Ok(m);
         }
     }

@@ -76,21 +76,27 @@ fn empty_header_and_wildcards_pick_json() {
 }
 
 #[test]
-fn protobuf_is_skipped_until_served() {
-    assert_eq!(accepted("application/vnd.kubernetes.protobuf"), None);
+fn protobuf_is_served_where_the_endpoint_has_it() {
+    assert_eq!(
+        accepted("application/vnd.kubernetes.protobuf"),
+        Some(MediaType::Protobuf)
+    );
     assert_eq!(
         accepted("application/vnd.kubernetes.protobuf, application/json"),
-        Some(MediaType::Json)
+        Some(MediaType::Protobuf)
     );
-    assert_eq!(
-        accepted("application/vnd.kubernetes.protobuf,*/*"),
-        Some(MediaType::Json)
-    );
+    // Custom resources: only JSON and YAML are standard serializers.
+    let crd = ResourceRestrictions {
+        standard_media_types: Some(vec![MediaType::Json, MediaType::Yaml]),
+        ..ResourceRestrictions::default()
+    };
+    let o = negotiate_media_type_options("application/vnd.kubernetes.protobuf,*/*", &crd).unwrap();
+    assert_eq!(o.accepted, MediaType::Json);
     let err = negotiate_output_media_type(
         Some("application/vnd.kubernetes.protobuf"),
         None,
         None,
-        &DefaultEndpointRestrictions,
+        &crd,
     )
     .unwrap_err();
     assert_eq!(err.code, 406);
@@ -259,7 +265,7 @@ fn input_content_types() {
         "application/json; a=1; a=2",
         "application/",
         "application/json/x",
-        "application/vnd.kubernetes.protobuf",
+        "application/vnd.kubernetes.protobuf2",
     ] {
         assert!(
             negotiate_input_media_type(Some(bad), false).is_err(),

@@ -39,6 +39,17 @@ pub async fn decode(
 ) -> Result<Decoded> {
     let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
     let bytes = read(body).await?;
+    if media == MediaType::Protobuf {
+        // Protobuf has no unknown or repeated fields to report: the decoder skips unknown
+        // tags, as upstream's does.
+        let schema = d.schema.ok_or_else(|| {
+            Status::unsupported_media_type(&["application/json", "application/yaml"])
+        })?;
+        return Ok(Decoded {
+            value: crate::rest::proto::decode_body(&bytes, schema)?,
+            warnings: Vec::new(),
+        });
+    }
     let decoded = match media {
         MediaType::Yaml => codec::decode_yaml(&bytes),
         _ => codec::decode_json(&bytes),
@@ -127,6 +138,9 @@ fn strict_findings(
 /// A body that is an options object (DeleteOptions): JSON or YAML, no kind required.
 pub fn decode_options(headers: &HeaderMap, bytes: &[u8]) -> Result<Value> {
     let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
+    if media == MediaType::Protobuf {
+        return crate::rest::proto::decode_body(bytes, &kas_api::meta::v1::DELETE_OPTIONS);
+    }
     let value = match media {
         MediaType::Yaml => codec::yaml_to_json(bytes),
         _ => serde_json::from_slice(bytes).map_err(|e| DecodeError::JsonParse(e.to_string())),

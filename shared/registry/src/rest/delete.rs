@@ -2,13 +2,14 @@
 
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
+use kas_endpoints::negotiation::{MediaType, MediaTypeOptions};
 use kas_endpoints::{Body, RequestInfo};
 use kas_storage::Preconditions;
 use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::rest::options::{ListOptions, WriteOptions};
-use crate::rest::{body_codec, encode, response, selection};
+use crate::rest::{body_codec, encode, proto, read, response, selection};
 use crate::store::{Deleted, Store};
 
 /// `DeleteOptions` from the body (optional) and the query.
@@ -39,7 +40,7 @@ async fn delete_options(
     Ok((pre, opts))
 }
 
-fn success(store: &Store, name: &str, uid: Option<&str>) -> Response<Body> {
+fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions) -> Response<Body> {
     let mut details = json!({"name": name, "kind": store.descriptor.plural});
     if !store.descriptor.group.is_empty() {
         details["group"] = json!(store.descriptor.group);
@@ -54,6 +55,16 @@ fn success(store: &Store, name: &str, uid: Option<&str>) -> Response<Body> {
         "status": "Success",
         "details": details,
     });
+    if out.accepted == MediaType::Protobuf {
+        let bytes = kas_apimachinery::protobuf::encode_object(
+            &status,
+            &kas_api::meta::v1::STATUS,
+            "v1",
+            "Status",
+        )
+        .unwrap_or_default();
+        return read::protobuf(StatusCode::OK, bytes.into());
+    }
     response::json(
         StatusCode::OK,
         serde_json::to_vec(&status).unwrap_or_default().into(),
@@ -67,6 +78,7 @@ pub async fn delete(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
+    let (out, _) = read::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     match store
         .delete(&info.namespace, &info.name, &pre, &opts)
@@ -75,12 +87,14 @@ pub async fn delete(
         Deleted::Gone(obj) => {
             let value = obj.value()?;
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
-            Ok(success(store, &info.name, uid))
+            Ok(success(store, &info.name, uid, &out))
         }
-        Deleted::Pending(obj) => Ok(response::json(
+        Deleted::Pending(obj) => read::render_object(
+            store.descriptor,
+            &out,
             StatusCode::OK,
             encode::object(store.descriptor, &obj),
-        )),
+        ),
     }
 }
 
@@ -97,6 +111,7 @@ pub async fn delete_collection(
     if list_opts.watch {
         return Err(Status::bad_request("watch is not supported for deletecollection").into());
     }
+    let (out, _) = read::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     let predicate = selection::predicate(store, &list_opts)?;
     let mut all = list_opts.clone();
@@ -120,7 +135,14 @@ pub async fn delete_collection(
         continue_token: None,
         remaining_item_count: None,
     };
-    Ok(response::json(
+    if out.accepted == MediaType::Protobuf {
+        return Ok(read::protobuf(
+            StatusCode::OK,
+            proto::list(store.descriptor, &result)?,
+        ));
+    }
+    Ok(read::render(
+        &out,
         StatusCode::OK,
         encode::list(store.descriptor, &result),
     ))

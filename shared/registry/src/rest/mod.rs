@@ -8,6 +8,7 @@ pub mod encode;
 pub mod object_meta;
 pub mod options;
 pub mod patch;
+pub mod proto;
 pub mod read;
 pub mod response;
 pub mod selection;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::rest::options::ListOptions;
 use crate::rest::table::{self, IncludeObject};
-use crate::rest::{encode, response, selection};
+use crate::rest::{encode, proto, response, selection};
 use crate::store::Store;
 
 /// The negotiated answer type; `Ok(true)` in the second place for a Table.
@@ -38,7 +38,31 @@ pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeO
     Ok((opts, table))
 }
 
-/// JSON bytes in the negotiated media type.
+/// A protobuf answer.
+pub fn protobuf(code: StatusCode, bytes: Bytes) -> Response<Body> {
+    let mut resp = response::json(code, bytes);
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(proto::MEDIA_TYPE),
+    );
+    resp
+}
+
+/// One object of the resource in the negotiated media type, from its JSON (with type).
+pub fn render_object(
+    d: &crate::ResourceDescriptor,
+    opts: &MediaTypeOptions,
+    code: StatusCode,
+    json_bytes: Bytes,
+) -> Result<Response<Body>> {
+    if opts.accepted == MediaType::Protobuf {
+        return Ok(protobuf(code, proto::object_from_json(d, &json_bytes)?));
+    }
+    Ok(render(opts, code, json_bytes))
+}
+
+/// JSON bytes in the negotiated media type (JSON or YAML; protobuf answers are encoded
+/// from their objects by the callers).
 pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> Response<Body> {
     if opts.accepted == MediaType::Yaml
         && let Ok(v) = serde_json::from_slice::<Value>(&json_bytes)
@@ -82,6 +106,11 @@ pub async fn get(
             IncludeObject::from_query(query),
             true,
         )
+    } else if opts.accepted == MediaType::Protobuf {
+        return Ok(protobuf(
+            StatusCode::OK,
+            proto::stored(store.descriptor, &obj)?,
+        ));
     } else {
         encode::object(store.descriptor, &obj)
     };
@@ -118,6 +147,11 @@ pub async fn list(
             IncludeObject::from_query(query),
             true,
         )
+    } else if opts.accepted == MediaType::Protobuf {
+        return Ok(protobuf(
+            StatusCode::OK,
+            proto::list(store.descriptor, &result)?,
+        ));
     } else {
         encode::list(store.descriptor, &result)
     };

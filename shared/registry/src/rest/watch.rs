@@ -8,12 +8,13 @@ use futures_util::StreamExt;
 use http::{Response, StatusCode};
 use http_body::Frame;
 use http_body_util::StreamBody;
+use kas_endpoints::negotiation::MediaType;
 use kas_endpoints::{Body, RequestInfo, body};
 use kas_storage::WatchEvent;
 
 use crate::error::Result;
 use crate::rest::options::ListOptions;
-use crate::rest::{encode, selection};
+use crate::rest::{encode, proto, selection};
 use crate::store::Store;
 
 /// Upstream's `--min-request-timeout` default; a watch without `timeoutSeconds` lasts
@@ -27,7 +28,8 @@ pub async fn watch(
     query: Option<&str>,
     headers: &http::HeaderMap,
 ) -> Result<Response<Body>> {
-    let (_, as_table) = crate::rest::read::negotiate(headers, query)?;
+    let (out, as_table) = crate::rest::read::negotiate(headers, query)?;
+    let protobuf = out.accepted == MediaType::Protobuf;
     let include = crate::rest::table::IncludeObject::from_query(query);
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
@@ -61,6 +63,18 @@ pub async fn watch(
             with_columns,
         )
     };
+    if protobuf {
+        let frames = events
+            .filter_map(move |event| std::future::ready(protobuf_frame(&store, event, bookmarks)))
+            .take_until(tokio_sleep(timeout))
+            .map(|frame: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(frame)));
+        let mut resp = Response::new(body::boxed(StreamBody::new(frames)));
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(proto::WATCH_MEDIA_TYPE),
+        );
+        return Ok(resp);
+    }
     let lines = events
         .filter_map(move |event| {
             let line = match event {
@@ -84,6 +98,26 @@ pub async fn watch(
         http::HeaderValue::from_static("application/json"),
     );
     Ok(resp)
+}
+
+/// One event as a length-prefixed protobuf `WatchEvent` around the enveloped object.
+fn protobuf_frame(store: &Store, event: WatchEvent, bookmarks: bool) -> Option<Bytes> {
+    let d = store.descriptor;
+    let object = |kind: &str, o: &kas_storage::ObjectRef| match proto::stored(d, o) {
+        Ok(bytes) => proto::watch_event(kind, &bytes),
+        Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
+    };
+    match event {
+        WatchEvent::Added(o) => Some(object("ADDED", &o)),
+        WatchEvent::Modified(o) => Some(object("MODIFIED", &o)),
+        WatchEvent::Deleted(o) => Some(object("DELETED", &o)),
+        WatchEvent::Bookmark(rv) if bookmarks => proto::bookmark(d, rv).ok(),
+        WatchEvent::Bookmark(_) => None,
+        WatchEvent::Error(e) => {
+            let status = store.storage_error(e, "").to_status();
+            Some(proto::watch_event("ERROR", &proto::status(&status)))
+        }
+    }
 }
 
 fn tokio_sleep(d: Duration) -> impl std::future::Future<Output = ()> {

@@ -2,20 +2,28 @@
 
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
+use kas_endpoints::negotiation::MediaTypeOptions;
 use kas_endpoints::{Body, RequestInfo};
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::rest::options::WriteOptions;
-use crate::rest::{body_codec, encode, response};
+use crate::rest::{body_codec, encode, read, response};
 use crate::store::{Store, Written};
 
-fn written(store: &Store, w: &Written, code: StatusCode) -> Response<Body> {
+/// The written object in the negotiated media type (upstream negotiates write answers as
+/// read answers).
+fn written(
+    store: &Store,
+    w: &Written,
+    code: StatusCode,
+    out: &MediaTypeOptions,
+) -> Result<Response<Body>> {
     let bytes = match w {
         Written::Stored(obj) => encode::object(store.descriptor, obj),
         Written::DryRun(v) => encode::value(store.descriptor, v),
     };
-    response::json(code, bytes)
+    read::render_object(store.descriptor, out, code, bytes)
 }
 
 pub async fn create(
@@ -26,9 +34,11 @@ pub async fn create(
     body: Body,
 ) -> Result<Response<Body>> {
     let opts = WriteOptions::parse(query)?;
+    // Before anything is written: an answer the client cannot read is a 406 up front.
+    let (out, _) = read::negotiate(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
-    let mut resp = written(store, &w, StatusCode::CREATED);
+    let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
     response::add_warnings(&mut resp, &decoded.warnings);
     Ok(resp)
 }
@@ -41,6 +51,8 @@ pub async fn update(
     body: Body,
 ) -> Result<Response<Body>> {
     let opts = WriteOptions::parse(query)?;
+    // Before anything is written: an answer the client cannot read is a 406 up front.
+    let (out, _) = read::negotiate(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
@@ -50,14 +62,14 @@ pub async fn update(
             .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?
     {
-        return Ok(written(store, &w, StatusCode::OK));
+        return written(store, &w, StatusCode::OK, &out);
     }
     let code = if created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    let mut resp = written(store, &w, code);
+    let mut resp = written(store, &w, code, &out)?;
     response::add_warnings(&mut resp, &decoded.warnings);
     Ok(resp)
 }
@@ -70,6 +82,8 @@ pub async fn patch(
     body: Body,
 ) -> Result<Response<Body>> {
     let opts = WriteOptions::parse(query)?;
+    // Before anything is written: an answer the client cannot read is a 406 up front.
+    let (out, _) = read::negotiate(headers, query)?;
     let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let patch = body_codec::read(body).await?;
     // The patch may be applied several times (conflicts); the last run's warnings stand.
@@ -88,7 +102,7 @@ pub async fn patch(
             .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?;
     }
-    let mut resp = written(store, &w, StatusCode::OK);
+    let mut resp = written(store, &w, StatusCode::OK, &out)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
     Ok(resp)
 }
@@ -102,6 +116,8 @@ pub async fn update_subresource(
     body: Body,
 ) -> Result<Response<Body>> {
     let opts = WriteOptions::parse(query)?;
+    // Before anything is written: an answer the client cannot read is a 406 up front.
+    let (out, _) = read::negotiate(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store
         .update_subresource(
@@ -117,7 +133,7 @@ pub async fn update_subresource(
             .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
             .await?;
     }
-    Ok(written(store, &w, StatusCode::OK))
+    written(store, &w, StatusCode::OK, &out)
 }
 
 pub(crate) fn not_supported(info: &RequestInfo, store: &Store) -> crate::Error {
