@@ -2,7 +2,8 @@
 //! `pkg/endpoints/handlers`. A resource is a `ResourceDescriptor` (data: names, scope,
 //! verbs, subresources, columns) plus a `Strategy` (code: prepare, validate, canonicalize,
 //! field sets); one generic `Store` and one set of REST handlers serve every resource,
-//! built-in or custom.
+//! built-in or custom. The OpenAPI documents (`/openapi/v2`, `/openapi/v3`) are generated
+//! from the same descriptors and the schema messages they name.
 //!
 //! Depends on the storage trait, never on an implementation (etcd, the watch cache).
 
@@ -10,6 +11,7 @@ pub mod descriptor;
 pub mod discovery;
 pub mod error;
 pub mod meta;
+pub mod openapi;
 pub mod rest;
 pub mod store;
 pub mod strategy;

@@ -1,6 +1,6 @@
 //! The REST handlers, after upstream's `pkg/endpoints/handlers`, and `ApiService`: the
-//! tower service that routes resource requests to their store, serves discovery for its
-//! groups, and hands everything else to the next role.
+//! tower service that routes resource requests to their store, serves discovery and the
+//! OpenAPI documents for its groups, and hands everything else to the next role.
 
 pub mod body_codec;
 pub mod delete;
@@ -29,6 +29,7 @@ use tower::{Service, ServiceExt};
 
 use crate::discovery;
 use crate::error::Result;
+use crate::openapi::OpenApi;
 use crate::store::Store;
 
 /// The stores of one role and its discovery documents.
@@ -37,6 +38,8 @@ pub struct ApiGroups {
     /// `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`: built once.
     documents: HashMap<String, Bytes>,
     serves_legacy: bool,
+    /// `/openapi/v2` and `/openapi/v3/...`: built once, like the discovery documents.
+    openapi: Option<OpenApi>,
 }
 
 impl ApiGroups {
@@ -77,6 +80,8 @@ impl ApiGroups {
             to_bytes(discovery::api_group_list(&groups)),
         );
         let serves_legacy = stores.iter().any(|s| s.descriptor.group.is_empty());
+        let descriptors: Vec<_> = stores.iter().map(|s| s.descriptor).collect();
+        let openapi = (!descriptors.is_empty()).then(|| OpenApi::new(&descriptors));
         let stores = stores
             .into_iter()
             .map(|s| {
@@ -95,6 +100,7 @@ impl ApiGroups {
             stores,
             documents,
             serves_legacy,
+            openapi,
         }
     }
 
@@ -154,6 +160,9 @@ where
                         .unwrap_or_else(|e| response::error(&e)))
                 });
             }
+        } else if let Some(resp) = groups.openapi.as_ref().and_then(|o| o.serve(&req)) {
+            // Any method, as upstream's handlers do not look at it.
+            return Box::pin(std::future::ready(Ok(resp)));
         } else if *req.method() == Method::GET {
             let path = req.uri().path().trim_end_matches('/');
             if let Some(doc) = groups.documents.get(path) {
