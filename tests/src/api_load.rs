@@ -86,6 +86,10 @@ pub struct Spec {
     /// WATCH: watchers, and writes per second.
     pub watchers: usize,
     pub writes_per_second: u64,
+    /// LIST: extra query, e.g. `resourceVersion=0` (from the watch cache) or
+    /// `resourceVersionMatch=Exact&resourceVersion={rv}` (from etcd; `{rv}` is replaced by
+    /// the revision of a first list).
+    pub list_query: String,
 }
 
 /// Runs one operation and returns its latencies (for WATCH: write-to-delivery latencies).
@@ -102,7 +106,17 @@ pub async fn run(spec: &Spec) -> Result<LoadResult> {
             for i in 0..spec.objects {
                 ensure(t, &mut setup, &format!("bench-list-{i}"), spec.object_size).await?;
             }
-            let path = format!("{}?labelSelector=bench%3Dlist", t.collection());
+            let mut path = format!("{}?labelSelector=bench%3Dlist", t.collection());
+            if !spec.list_query.is_empty() {
+                let mut query = spec.list_query.clone();
+                if query.contains("{rv}") {
+                    let (_, body) = t.send(&mut setup, Method::GET, &path, None).await?;
+                    let list: Value = serde_json::from_slice(&body)?;
+                    let rv = list["metadata"]["resourceVersion"].as_str().unwrap_or("");
+                    query = query.replace("{rv}", rv);
+                }
+                path = format!("{path}&{query}");
+            }
             closed_loop(spec, move |_, _| (Method::GET, path.clone(), None)).await
         }
         Op::Create => {

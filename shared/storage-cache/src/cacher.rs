@@ -20,6 +20,9 @@ use tokio::task::JoinHandle;
 use crate::cache_watcher::{WatchRequest, Watchers};
 use crate::watch_cache::{Capacity, StoreElement, WatchCache, key_matches};
 
+/// Objects per page of the (re-)list that fills the cache.
+const LIST_PAGE_SIZE: i64 = 10_000;
+
 /// How a [`Cacher`] is sized and timed; the defaults are upstream's.
 #[derive(Clone)]
 pub struct CacherConfig {
@@ -305,19 +308,33 @@ impl Inner {
         }
     }
 
+    /// The whole prefix at one revision, in pages (upstream's reflector pages its lists
+    /// too): one response for every object would hold all of them twice at once, as etcd's
+    /// bytes and as decoded objects, and the allocator keeps such a peak.
+    async fn list_all(&self, prefix: &str) -> Result<(Vec<StoreElement>, u64)> {
+        let mut opts = ListOptions {
+            recursive: true,
+            limit: Some(LIST_PAGE_SIZE),
+            ..Default::default()
+        };
+        let mut elements = Vec::new();
+        loop {
+            let page = self.storage.list(prefix, &opts).await?;
+            elements.extend(page.items.into_iter().map(|o| self.element(o)));
+            match page.continue_token {
+                Some(token) => opts.continue_token = Some(token),
+                None => return Ok((elements, page.resource_version)),
+            }
+        }
+    }
+
     /// Upstream's reflector `ListAndWatch`; returns why it stopped.
     async fn list_and_watch(&self) -> Error {
         let prefix = self.config.resource_prefix.as_str();
-        let list_opts = ListOptions {
-            recursive: true,
-            ..Default::default()
-        };
-        let list = match self.storage.list(prefix, &list_opts).await {
-            Ok(list) => list,
+        let (elements, revision) = match self.list_all(prefix).await {
+            Ok(listed) => listed,
             Err(e) => return e,
         };
-        let revision = list.resource_version;
-        let elements = list.items.into_iter().map(|o| self.element(o)).collect();
         {
             let mut shared = self.lock();
             shared.watchers.terminate_all();

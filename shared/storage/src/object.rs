@@ -49,7 +49,9 @@ impl Object {
     }
 
     fn encode(key: String, resource_version: u64, value: &Value) -> Result<Self> {
-        let json = serde_json::to_vec(value).map_err(|e| invalid(&key, e.to_string()))?;
+        let mut json = serde_json::to_vec(value).map_err(|e| invalid(&key, e.to_string()))?;
+        // The vector grew by doubling; a cached object would keep up to twice its size.
+        json.shrink_to_fit();
         Ok(Object {
             key,
             resource_version,

@@ -32,6 +32,8 @@ enum Command {
     Roles(RolesArgs),
     /// GET, LIST, CREATE, UPDATE or WATCH of configmaps against any Kubernetes API endpoint.
     Api(ApiArgs),
+    /// Raw etcd puts of configmap-sized values: the ceiling of CREATE against that etcd.
+    EtcdPut(EtcdPutArgs),
 }
 
 #[derive(Args)]
@@ -64,6 +66,24 @@ struct ApiArgs {
     /// WATCH: writes per second to the watched object.
     #[arg(long, default_value_t = 100)]
     writes_per_second: u64,
+    /// LIST: extra query, e.g. `resourceVersion=0`, or
+    /// `resourceVersionMatch=Exact&resourceVersion={rv}` to read from etcd.
+    #[arg(long, default_value = "")]
+    list_query: String,
+}
+
+#[derive(Args)]
+struct EtcdPutArgs {
+    /// etcd client URL, e.g. http://127.0.0.1:2379
+    #[arg(long)]
+    endpoint: String,
+    #[arg(short, long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, default_value = "10")]
+    seconds: u64,
+    /// Bytes of data per value (wrapped in a ConfigMap's JSON, as the API server writes).
+    #[arg(long, default_value_t = 1024)]
+    object_size: usize,
 }
 
 #[derive(Args)]
@@ -127,6 +147,7 @@ fn main() -> Result<()> {
         Command::Hops(args) => rt.block_on(hops(args)),
         Command::Roles(args) => roles(args),
         Command::Api(args) => rt.block_on(api(args)),
+        Command::EtcdPut(args) => rt.block_on(etcd_put(args)),
     }
 }
 
@@ -186,9 +207,60 @@ async fn api(args: ApiArgs) -> Result<()> {
         object_size: args.object_size,
         watchers: args.watchers,
         writes_per_second: args.writes_per_second,
+        list_query: args.list_query,
     };
     let result = kas_e2e::api_load::run(&spec).await?;
     println!("{:?}: {}", args.op, result.summary());
+    Ok(())
+}
+
+async fn etcd_put(args: EtcdPutArgs) -> Result<()> {
+    let client = etcd_client::Client::connect([args.endpoint.as_str()], None).await?;
+    let value = kas_e2e::api_load::config_map(Some("raw"), args.object_size, serde_json::json!({}));
+    let value = serde_json::to_vec(&value)?;
+    let start = std::time::Instant::now();
+    let deadline = start + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for w in 0..args.concurrency.max(1) {
+        let (mut kv, value) = (client.kv_client(), value.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut r = kas_e2e::load::LoadResult::default();
+            let mut seq = 0u64;
+            while std::time::Instant::now() < deadline {
+                let key = format!("/kas-bench/raw/{w}-{seq}");
+                seq += 1;
+                let sent = std::time::Instant::now();
+                match kv.put(key, value.clone(), None).await {
+                    Ok(_) => {
+                        r.latencies.push(sent.elapsed());
+                        *r.codes.entry(200).or_default() += 1;
+                    }
+                    Err(_) => r.errors += 1,
+                }
+            }
+            r
+        }));
+    }
+    let mut out = kas_e2e::load::LoadResult::default();
+    for task in tasks {
+        let r = task.await?;
+        for (code, n) in r.codes {
+            *out.codes.entry(code).or_default() += n;
+        }
+        out.errors += r.errors;
+        out.latencies.extend(r.latencies);
+    }
+    out.latencies.sort();
+    out.elapsed = start.elapsed();
+    // Leave the etcd as it was found.
+    client
+        .kv_client()
+        .delete(
+            "/kas-bench/raw/",
+            Some(etcd_client::DeleteOptions::new().with_prefix()),
+        )
+        .await?;
+    println!("etcd put: {}", out.summary());
     Ok(())
 }
 
