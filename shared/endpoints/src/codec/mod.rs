@@ -294,6 +294,12 @@ pub fn json_strict_error(data: &[u8]) -> Option<DecodeError> {
 #[error("{0}")]
 pub struct EncodeError(#[source] serde_json::Error);
 
+/// Compact JSON bytes pretty-printed as `json.MarshalIndent(obj, "", "  ")` would write
+/// them, without decoding them.
+pub fn indent_json(compact: &[u8]) -> Bytes {
+    Bytes::from(go_json::indent(compact))
+}
+
 /// JSON as upstream writes it: compact with Go's escaping and a trailing newline
 /// (`json.Encoder.Encode`), or, when `pretty`, `json.MarshalIndent(obj, "", "  ")`, which
 /// has no trailing newline. Floats are formatted as Go formats them (`1` not `1.0`,
