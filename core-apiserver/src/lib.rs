@@ -1,6 +1,7 @@
 //! core-apiserver's resources: each a descriptor plus a strategy, served by the generic
 //! store of kas-registry from etcd.
 
+pub mod options;
 pub mod resources;
 
 use kas_registry::rest::{ApiGroups, ApiService};
@@ -8,7 +9,11 @@ use kas_server::options::EtcdOptions;
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to
 /// extensions-apiserver). Starts the etcd compactor, which lives as long as the process.
-pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
+pub async fn api_service<S>(
+    etcd: &EtcdOptions,
+    resource_options: &resources::ResourceOptions,
+    next: S,
+) -> Result<ApiService<S>, String> {
     if etcd.etcd_servers.is_empty() {
         return Err("--etcd-servers must be specified".to_owned());
     }
@@ -25,14 +30,11 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
     let compactor = kas_storage_etcd::Compactor::start(client.clone(), options.compaction_interval);
     let etcd: std::sync::Arc<dyn kas_storage::Storage> =
         std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
-    // One watch cache per resource: one etcd watch each, LIST and WATCH from memory.
+    // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
-    let stores = resources::stores(&mut |d, get_attrs| {
+    let stores = resources::stores(resource_options, &etcd, &mut |d, get_attrs| {
         let mut config = kas_storage_cache::CacherConfig::new(format!("/{}", d.storage_resource));
         config.get_attrs = get_attrs;
-        // A consistent read the cache cannot prove fresh at once goes to etcd: the cache
-        // cannot ask etcd for watch progress yet, so waiting could only add latency.
-        config.freshness_timeout = std::time::Duration::ZERO;
         let cache = std::sync::Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
         caches.push(cache.clone());
         cache

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use core_apiserver::options::CoreOptions;
 use kas_delegate::DelegationOptions;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
@@ -20,6 +21,8 @@ struct Options {
     common: CommonOptions,
     #[command(flatten)]
     delegation: DelegationOptions,
+    #[command(flatten)]
+    core: CoreOptions,
 }
 
 // mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
@@ -34,9 +37,10 @@ fn main() -> ExitCode {
     };
     let errors = options.delegation.validate(true);
     let delegation = options.delegation;
+    let resources = options.core.resources();
     kas_server::run::main(role, options.common, errors, move |common| async move {
         let next = delegation.build().map_err(|e| e.to_string())?;
-        let api = core_apiserver::api_service(&common.etcd, next).await?;
+        let api = core_apiserver::api_service(&common.etcd, &resources, next).await?;
         Ok(kas_server::Handler::new(api))
     })
 }

@@ -29,7 +29,7 @@ fn create(c: &TestCluster, manifest: &str) -> String {
     let mut child = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(c.kubeconfig_path())
-        .args(["create", "--validate=false", "-f", "-"])
+        .args(["create", "-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -158,10 +158,7 @@ fn kubectl_workflow_on_configmaps() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stale.json");
     std::fs::write(&path, stale).unwrap();
-    let err = fails(
-        &c,
-        &["replace", "--validate=false", "-f", path.to_str().unwrap()],
-    );
+    let err = fails(&c, &["replace", "-f", path.to_str().unwrap()]);
     assert!(
         err.contains("Operation cannot be fulfilled on configmaps \"demo\": the object has been modified; please apply your changes to the latest version and try again"),
         "{err}"
@@ -176,6 +173,36 @@ fn kubectl_workflow_on_configmaps() {
     }
     let paged = ok(&c, &["get", "cm", "--chunk-size=2", "-o", "name"]);
     assert_eq!(paged.lines().count(), 6, "{paged}");
+
+    // edit: kubectl opens the object's YAML in $KUBE_EDITOR and sends the change as a
+    // strategic merge patch.
+    let editor = dir.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/^  a: \"1\"$/  a: edited/' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(["edit", "cm", "demo"])
+        .env("KUBE_EDITOR", &editor)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "configmap/demo edited\n"
+    );
+    assert_eq!(
+        ok(&c, &["get", "cm", "demo", "-o", "jsonpath={.data.a}"]),
+        "edited"
+    );
 
     assert_eq!(
         ok(&c, &["delete", "cm", "demo"]),

@@ -47,6 +47,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "namespaces",
     schema: Some(&kas_api::core::v1::NAMESPACE),
     list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
+    scale: None,
 };
 
 /// Upstream `FinalizerKubernetes`.

@@ -8,7 +8,7 @@
 //!
 //! Data only. Must depend on nothing but kas-apimachinery: no tokio, no hyper, no I/O.
 //!
-//! Modules follow upstream's packages: [`meta::v1`], [`core::v1`], [`autoscaling::v1`],
+//! Modules follow upstream's packages: [`meta::v1`], [`meta::v1beta1`], [`core::v1`], [`autoscaling::v1`],
 //! [`coordination::v1`], [`events::v1`]. Fields are listed in Go struct order, which is
 //! the order Go writes JSON in; top-level types start with `kind` and `apiVersion` (tag 0,
 //! JSON only: in protobuf they travel in the envelope).

@@ -23,6 +23,10 @@ static ALL: &[&Message] = &[
     &meta::v1::API_VERSIONS,
     &meta::v1::GROUP_VERSION_FOR_DISCOVERY,
     &meta::v1::SERVER_ADDRESS_BY_CLIENT_CIDR,
+    &meta::v1::PARTIAL_OBJECT_METADATA,
+    &meta::v1::PARTIAL_OBJECT_METADATA_LIST,
+    // meta/v1beta1
+    &meta::v1beta1::PARTIAL_OBJECT_METADATA_LIST,
     // core/v1
     &core::v1::CONFIG_MAP,
     &core::v1::CONFIG_MAP_LIST,
@@ -93,6 +97,32 @@ static KINDS: &[(&str, &str, &str, &Message)] = &[
     ("", "v1", "APIGroupList", &meta::v1::API_GROUP_LIST),
     ("", "v1", "APIGroup", &meta::v1::API_GROUP),
     ("", "v1", "APIResourceList", &meta::v1::API_RESOURCE_LIST),
+    // meta.k8s.io's own kinds (its Table is not described here).
+    (
+        "meta.k8s.io",
+        "v1",
+        "PartialObjectMetadata",
+        &meta::v1::PARTIAL_OBJECT_METADATA,
+    ),
+    (
+        "meta.k8s.io",
+        "v1",
+        "PartialObjectMetadataList",
+        &meta::v1::PARTIAL_OBJECT_METADATA_LIST,
+    ),
+    // v1beta1's PartialObjectMetadata is an alias of v1's.
+    (
+        "meta.k8s.io",
+        "v1beta1",
+        "PartialObjectMetadata",
+        &meta::v1::PARTIAL_OBJECT_METADATA,
+    ),
+    (
+        "meta.k8s.io",
+        "v1beta1",
+        "PartialObjectMetadataList",
+        &meta::v1beta1::PARTIAL_OBJECT_METADATA_LIST,
+    ),
 ];
 
 /// The group versions described here, plus `meta.k8s.io/v1`. Upstream's

@@ -58,6 +58,28 @@ pub enum Subresource {
     Scale,
 }
 
+/// Where an object keeps what its `/scale` subresource shows, after upstream's
+/// `CustomResourceSubresourceScale`: JSON paths such as `.spec.replicas`, for built-in
+/// workloads and custom resources alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaleSpec {
+    /// An integer; the one field a write of the Scale changes.
+    pub spec_replicas: &'static str,
+    pub status_replicas: &'static str,
+    /// Where `status.selector` comes from; `None` leaves it empty.
+    pub label_selector: Option<ScaleSelector>,
+}
+
+/// The source of a Scale's `status.selector`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleSelector {
+    /// A string already in selector syntax, shown as it is (a CRD's `labelSelectorPath`).
+    String(&'static str),
+    /// A `metav1.LabelSelector`, shown in its string form, as upstream's deployments,
+    /// replica sets and stateful sets show their `.spec.selector`.
+    LabelSelector(&'static str),
+}
+
 /// A column of the Table view (`kubectl get`), after upstream's TableColumnDefinition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableColumn {
@@ -94,6 +116,8 @@ pub struct ResourceDescriptor {
     /// for test descriptors.
     pub schema: Option<&'static Message>,
     pub list_schema: Option<&'static Message>,
+    /// Set exactly when `subresources` has `Scale`.
+    pub scale: Option<ScaleSpec>,
 }
 
 impl ResourceDescriptor {
@@ -112,4 +136,23 @@ impl ResourceDescriptor {
     pub fn allows(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
     }
+
+    /// The group, version and kind its objects are stored as: its own, except for
+    /// upstream's cohabitating resources, which are stored as the first of their
+    /// cohabitants. Discovery's `storageVersionHash` names it, and Invalid errors name its
+    /// group and kind, as upstream's name the internal object's.
+    pub fn storage_version(&self) -> (&'static str, &'static str, &'static str) {
+        COHABITATING
+            .iter()
+            .find(|(served, _)| *served == (self.group, self.storage_resource))
+            .map_or((self.group, self.version, self.kind), |(_, stored)| *stored)
+    }
 }
+
+/// Upstream's `AddCohabitatingResources` that kas serves: (group, storage resource) and the
+/// group, version and kind it is stored as.
+type Cohabitant = (
+    (&'static str, &'static str),
+    (&'static str, &'static str, &'static str),
+);
+const COHABITATING: &[Cohabitant] = &[(("events.k8s.io", "events"), ("", "v1", "Event"))];

@@ -33,7 +33,8 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
     if !d.categories.is_empty() {
         main["categories"] = json!(d.categories);
     }
-    main["storageVersionHash"] = json!(storage_version_hash(d.group, d.version, d.kind));
+    let (group, version, kind) = d.storage_version();
+    main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
     let mut out = vec![main];
     for sub in d.subresources {
         let (suffix, kind, group, version, verbs) = match sub {
@@ -149,6 +150,7 @@ mod tests {
         storage_resource: "configmaps",
         schema: None,
         list_schema: None,
+        scale: None,
     };
 
     #[test]

@@ -17,6 +17,8 @@ pub mod store;
 pub mod strategy;
 pub mod validation;
 
-pub use descriptor::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
+pub use descriptor::{
+    ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, TableColumn, Verb,
+};
 pub use error::{Error, Result};
 pub use strategy::Strategy;

@@ -4,16 +4,18 @@
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use kas_apimachinery::Status;
 use kas_storage::{
-    Attrs, AttrsFunc, GetOptions, ListResult, ObjectRef, Preconditions, Predicate, Storage,
-    WatchOptions, WatchStream,
+    Attrs, AttrsFunc, GetOptions, ListResult, Object, ObjectRef, Preconditions, Predicate, Storage,
+    UpdateFn, WatchEvent, WatchOptions, WatchStream,
 };
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::rest::object_meta;
 use crate::rest::options::{ListOptions, WriteOptions};
+use crate::strategy::Conversion;
 use crate::{ResourceDescriptor, Strategy};
 
 /// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
@@ -123,14 +125,57 @@ impl Store {
         status.into()
     }
 
+    /// Upstream names the internal object's kind, which for a resource stored as
+    /// another's is the stored one (`Event "x" is invalid` through events.k8s.io too).
     fn invalid(&self, obj: &Value, causes: crate::strategy::FieldErrors) -> Error {
-        Status::invalid(
-            self.descriptor.group,
-            self.descriptor.kind,
-            crate::meta::name(obj),
-            causes,
-        )
-        .into()
+        let (group, _, kind) = self.descriptor.storage_version();
+        Status::invalid(group, kind, crate::meta::name(obj), causes).into()
+    }
+
+    /// The stored form of an object the client sent.
+    fn to_stored(&self, obj: Value) -> Value {
+        match self.strategy.conversion() {
+            Some(c) => c.to_stored(obj),
+            None => obj,
+        }
+    }
+
+    /// The served form of a stored object; most resources are served as stored, and
+    /// their bytes are handed out untouched.
+    fn served(&self, obj: ObjectRef) -> Result<ObjectRef> {
+        match self.strategy.conversion() {
+            Some(c) => served_object(c, &obj).map_err(|e| self.storage_error(e, "")),
+            None => Ok(obj),
+        }
+    }
+
+    fn served_value(&self, obj: Value) -> Value {
+        match self.strategy.conversion() {
+            Some(c) => c.to_served(obj),
+            None => obj,
+        }
+    }
+
+    /// Storage's `guaranteed_update`, under the resource's TTL when it has one.
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+    ) -> kas_storage::Result<ObjectRef> {
+        let pre = Preconditions::default();
+        match self.strategy.ttl_seconds() {
+            Some(ttl) => {
+                self.storage
+                    .guaranteed_update_with_ttl(key, &pre, ignore_not_found, try_update, None, ttl)
+                    .await
+            }
+            None => {
+                self.storage
+                    .guaranteed_update(key, &pre, ignore_not_found, try_update, None)
+                    .await
+            }
+        }
     }
 
     /// Create: type and namespace checks, system fields, defaulting, validation, write.
@@ -144,6 +189,7 @@ impl Store {
         object_meta::check_type(&mut obj, self.descriptor)?;
         object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
         self.strategy.default(&mut obj);
+        let mut obj = self.to_stored(obj);
         object_meta::before_create(&mut obj);
         self.strategy.prepare_for_create(&mut obj);
         let name = crate::meta::name(&obj).to_owned();
@@ -156,9 +202,10 @@ impl Store {
         }
         self.strategy.canonicalize(&mut obj);
         if opts.dry_run {
-            return Ok(Written::DryRun(obj));
+            return Ok(Written::DryRun(self.served_value(obj)));
         }
         crate::rest::encode::strip_type_meta(&mut obj);
+        let ttl = self.strategy.ttl_seconds();
         let generate = crate::meta::str_field(&obj, "generateName").to_owned();
         let mut name = name;
         let mut attempt = 1;
@@ -167,10 +214,10 @@ impl Store {
         loop {
             match self
                 .storage
-                .create(&self.key(namespace, &name), obj.clone(), None)
+                .create(&self.key(namespace, &name), obj.clone(), ttl)
                 .await
             {
-                Ok(created) => return Ok(Written::Stored(created)),
+                Ok(created) => return Ok(Written::Stored(self.served(created)?)),
                 Err(kas_storage::Error::KeyExists { .. })
                     if !generate.is_empty()
                         && name.starts_with(generate.as_str())
@@ -187,6 +234,16 @@ impl Store {
     }
 
     pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<String>,
+    ) -> Result<ObjectRef> {
+        let stored = self.get_stored(namespace, name, resource_version).await?;
+        self.served(stored)
+    }
+
+    async fn get_stored(
         &self,
         namespace: &str,
         name: &str,
@@ -222,10 +279,19 @@ impl Store {
             predicate,
             recursive: true,
         };
-        self.storage
+        let mut result = self
+            .storage
             .list(&self.prefix(namespace), &storage_opts)
             .await
-            .map_err(|e| self.storage_error(e, ""))
+            .map_err(|e| self.storage_error(e, ""))?;
+        if self.strategy.conversion().is_some() {
+            let items = std::mem::take(&mut result.items);
+            result.items = items
+                .into_iter()
+                .map(|o| self.served(o))
+                .collect::<Result<_>>()?;
+        }
+        Ok(result)
     }
 
     pub async fn watch(
@@ -244,11 +310,24 @@ impl Store {
             recursive,
             predicate,
             progress_notify: opts.allow_watch_bookmarks,
+            send_initial_events: opts.send_initial_events,
+            ..Default::default()
         };
-        self.storage
+        let events = self
+            .storage
             .watch(&key, &storage_opts)
             .await
-            .map_err(|e| self.storage_error(e, ""))
+            .map_err(|e| self.storage_error(e, ""))?;
+        if self.strategy.conversion().is_none() {
+            return Ok(events);
+        }
+        let strategy = self.strategy.clone();
+        Ok(Box::pin(events.map(
+            move |event| match strategy.conversion() {
+                Some(c) => served_event(c, event),
+                None => event,
+            },
+        )))
     }
 
     /// Update (PUT): the stored object is replaced by `obj` unless its resourceVersion is
@@ -271,13 +350,14 @@ impl Store {
             .into());
         }
         self.strategy.default(&mut obj);
+        let obj = self.to_stored(obj);
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         if opts.dry_run {
-            let current = self.get(namespace, name, None).await?.value()?;
+            let current = self.get_stored(namespace, name, None).await?.value()?;
             let new = self
                 .prepare_update(obj, Some(&current), &client_rv)?
                 .unwrap_or(current);
-            return Ok((Written::DryRun(new), false));
+            return Ok((Written::DryRun(self.served_value(new)), false));
         }
         let created = std::sync::atomic::AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
@@ -286,22 +366,19 @@ impl Store {
                 .map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
         let result = self
-            .storage
             .guaranteed_update(
                 &self.key(namespace, name),
-                &Preconditions::default(),
                 self.strategy.allow_create_on_update(),
                 &try_update,
-                None,
             )
             .await
             .map_err(|e| self.storage_error(e, name))?;
         let created = created.load(std::sync::atomic::Ordering::Relaxed);
-        Ok((Written::Stored(result), created))
+        Ok((Written::Stored(self.served(result)?), created))
     }
 
     /// Runs `attempt` on the stored object inside the compare-and-swap loop (or once, on a
-    /// read, for a dry run); a missing object is NotFound.
+    /// read, for a dry run); a missing object is NotFound. Answers in the served form.
     async fn rewrite_existing(
         &self,
         namespace: &str,
@@ -310,9 +387,9 @@ impl Store {
         dry_run: bool,
     ) -> Result<Written> {
         if dry_run {
-            let current = self.get(namespace, name, None).await?.value()?;
+            let current = self.get_stored(namespace, name, None).await?.value()?;
             let new = attempt(&current)?.unwrap_or(current);
-            return Ok(Written::DryRun(new));
+            return Ok(Written::DryRun(self.served_value(new)));
         }
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             let Some(current) = current else {
@@ -323,17 +400,10 @@ impl Store {
             attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
         let result = self
-            .storage
-            .guaranteed_update(
-                &self.key(namespace, name),
-                &Preconditions::default(),
-                false,
-                &try_update,
-                None,
-            )
+            .guaranteed_update(&self.key(namespace, name), false, &try_update)
             .await
             .map_err(|e| self.storage_error(e, name))?;
-        Ok(Written::Stored(result))
+        Ok(Written::Stored(self.served(result)?))
     }
 
     /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
@@ -348,6 +418,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Written> {
         object_meta::check_type(&mut obj, self.descriptor)?;
+        let obj = self.to_stored(obj);
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         let declared_status = subresource == "status"
             && self
@@ -414,8 +485,13 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Written> {
         let attempt = |current: &Value| -> Result<Option<Value>> {
-            let mut patched = apply(current)?;
+            // The client patches what it reads: the served form.
+            let mut patched = match self.strategy.conversion() {
+                Some(c) => apply(&c.to_served(current.clone()))?,
+                None => apply(current)?,
+            };
             object_meta::check_type(&mut patched, self.descriptor)?;
+            let patched = self.to_stored(patched);
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
             self.prepare_update(patched, Some(current), &client_rv)
         };
@@ -487,7 +563,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Deleted> {
         let key = self.key(namespace, name);
-        let current = self.get(namespace, name, None).await?;
+        let current = self.get_stored(namespace, name, None).await?;
         let current_value = current.value()?;
         preconditions
             .check(&key, &current_value)
@@ -499,7 +575,7 @@ impl Store {
             || self.strategy.holds_deletion(&current_value);
         if has_finalizers {
             if opts.dry_run {
-                return Ok(Deleted::Pending(current));
+                return Ok(Deleted::Pending(self.served(current)?));
             }
             let now = crate::meta::rfc3339(std::time::SystemTime::now());
             let strategy = self.strategy.clone();
@@ -521,17 +597,17 @@ impl Store {
                 .guaranteed_update(&key, preconditions, false, &mark, Some(current))
                 .await
                 .map_err(|e| self.storage_error(e, name))?;
-            return Ok(Deleted::Pending(marked));
+            return Ok(Deleted::Pending(self.served(marked)?));
         }
         if opts.dry_run {
-            return Ok(Deleted::Gone(current));
+            return Ok(Deleted::Gone(self.served(current)?));
         }
         let gone = self
             .storage
             .delete(&key, preconditions, &|_| Ok(()), Some(current))
             .await
             .map_err(|e| self.storage_error(e, name))?;
-        Ok(Deleted::Gone(gone))
+        Ok(Deleted::Gone(self.served(gone)?))
     }
 
     /// Update of an object whose finalizers were all removed while it was being deleted
@@ -580,5 +656,25 @@ fn required_resource_version() -> kas_apimachinery::StatusCause {
         reason: Some("FieldValueInvalid".to_owned()),
         message: Some("Invalid value: 0: must be specified for an update".to_owned()),
         field: Some("metadata.resourceVersion".to_owned()),
+    }
+}
+
+/// A stored object in its served form, with the same key and resourceVersion.
+fn served_object(conversion: &dyn Conversion, obj: &ObjectRef) -> kas_storage::Result<ObjectRef> {
+    let served = conversion.to_served(obj.value()?);
+    Object::new(obj.key.clone(), obj.resource_version, served).map(Arc::new)
+}
+
+/// A watch event whose object is in its served form; one whose stored bytes do not decode
+/// becomes an error event.
+fn served_event(conversion: &dyn Conversion, event: WatchEvent) -> WatchEvent {
+    let convert = |obj: ObjectRef, wrap: fn(ObjectRef) -> WatchEvent| {
+        served_object(conversion, &obj).map_or_else(WatchEvent::Error, wrap)
+    };
+    match event {
+        WatchEvent::Added(o) => convert(o, WatchEvent::Added),
+        WatchEvent::Modified(o) => convert(o, WatchEvent::Modified),
+        WatchEvent::Deleted(o) => convert(o, WatchEvent::Deleted),
+        other => other,
     }
 }

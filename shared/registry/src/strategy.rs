@@ -11,7 +11,27 @@ use serde_json::Value;
 /// Validation failures, as upstream's `field.ErrorList` becomes `details.causes`.
 pub type FieldErrors = Vec<StatusCause>;
 
+/// The conversion of a resource stored in another shape than it is served in, after
+/// upstream's conversion to and from its internal version (events.k8s.io/v1 Events are
+/// stored as core/v1 Events, which upstream's storage factory calls cohabitating).
+/// Conversions are total: what one direction cannot express is left as it is.
+pub trait Conversion: Send + Sync {
+    /// The stored form of an object in the served shape.
+    fn to_stored(&self, served: Value) -> Value;
+
+    /// The served form of a stored object.
+    fn to_served(&self, stored: Value) -> Value;
+}
+
 pub trait Strategy: Send + Sync {
+    /// Set for a resource stored in another shape than it is served in. The store converts
+    /// right after `default` and before it hands stored objects out, so every other hook
+    /// sees the stored form, as upstream's strategies see the internal version; `default`,
+    /// `patch_schema` and `table_cells` (tables are built from answers) see the served form.
+    fn conversion(&self) -> Option<&dyn Conversion> {
+        None
+    }
+
     /// Upstream's scheme defaulting, applied to every decoded object.
     fn default(&self, _obj: &mut Value) {}
 
@@ -49,8 +69,17 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// Upstream's `TTLFunc`: every create and update of this resource expires after this
+    /// many seconds (events, `--event-ttl`). Upstream's only TTL is that constant, so this
+    /// takes no object. Marking an object for deletion keeps no TTL, as upstream's
+    /// finalizer update does not.
+    fn ttl_seconds(&self) -> Option<i64> {
+        None
+    }
+
     /// The fields a field selector may name, with their values (upstream's `GetAttrs`);
-    /// `metadata.name` and, when namespaced, `metadata.namespace` are always there.
+    /// `metadata.name` and, when namespaced, `metadata.namespace` are always there. It
+    /// reads the stored form, which storage filters.
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
         crate::meta::default_field_set(obj)
     }

@@ -10,14 +10,16 @@ use async_trait::async_trait;
 use futures_util::{StreamExt, stream};
 use kas_storage::{
     AttrsFunc, Error, GetOptions, ListOptions, ListResult, ObjectRef, Preconditions,
-    ResourceVersionMatch, Result, Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions,
-    WatchStream, encode_continue, parse_resource_version,
+    REQUEST_WATCH_PROGRESS_DISABLED, ResourceVersionMatch, Result, Storage, UpdateFn,
+    ValidateDeletionFn, WatchEvent, WatchOptions, WatchStream, encode_continue,
+    parse_resource_version,
 };
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::cache_watcher::{WatchRequest, Watchers};
+use crate::progress::ProgressRequester;
 use crate::watch_cache::{Capacity, StoreElement, WatchCache, key_matches};
 
 /// Objects per page of the (re-)list that fills the cache.
@@ -88,6 +90,21 @@ struct Inner {
     shared: Mutex<Shared>,
     /// The revision the cache has caught up to; `None` while (re-)listing.
     progress: watch::Sender<Option<u64>>,
+    /// Asks the storage's watch for progress while reads wait for the cache.
+    progress_requester: Arc<ProgressRequester>,
+}
+
+/// Where a watch served from the cache starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Begin {
+    /// The current state as ADDED events, then the changes; with `end_bookmark`, the
+    /// initial-events-end bookmark in between (a streaming list).
+    State { end_bookmark: bool },
+    /// The changes after this revision, from the event buffer.
+    After(u64),
+    /// The changes after the cache's current revision (`sendInitialEvents=false` from
+    /// "now").
+    Now,
 }
 
 /// The watch cache of one resource, wrapping the storage it caches. Must be created
@@ -121,13 +138,15 @@ impl Cacher {
                 watchers: Watchers::default(),
             }),
             progress: watch::Sender::new(None),
+            progress_requester: ProgressRequester::new(),
             config,
         });
         let reflector = tokio::spawn(Arc::clone(&inner).run_reflector());
         let bookmarks = tokio::spawn(Arc::clone(&inner).run_bookmarks());
+        let requests = tokio::spawn(Arc::clone(&inner.progress_requester).run());
         Cacher {
             inner,
-            tasks: vec![reflector, bookmarks],
+            tasks: vec![reflector, bookmarks, requests],
         }
     }
 
@@ -194,18 +213,42 @@ impl Inner {
                 retry_after_seconds: 1,
             });
         }
-        Ok(self
-            .wait_until(revision, self.config.freshness_timeout)
-            .await)
+        Ok(self.wait_for_revision(revision).await)
+    }
+
+    fn reached(&self, revision: u64) -> bool {
+        self.progress.borrow().is_some_and(|rv| rv >= revision)
+    }
+
+    /// Upstream's `waitUntilFreshAndBlock`: whether the cache reached `revision` within the
+    /// freshness timeout, asking the storage for progress meanwhile where its answers can
+    /// be trusted (otherwise only the resource's own events move the cache).
+    async fn wait_for_revision(&self, revision: u64) -> bool {
+        if self.reached(revision) {
+            return true;
+        }
+        let _waiting = self
+            .storage
+            .request_watch_progress_supported()
+            .await
+            .then(|| self.progress_requester.wait());
+        self.wait_until(revision, self.config.freshness_timeout)
+            .await
     }
 
     /// A consistent read from cache (upstream's ConsistentListFromCache): the cache must
-    /// reach the storage's current revision first.
+    /// reach the storage's current revision first. Without trusted progress answers
+    /// (upstream's `ConsistentReadSupported`) it is served only when the cache already is
+    /// there: waiting for the resource's own events could take forever.
     async fn wait_consistent(&self) -> Result<bool> {
         let current = self.storage.current_revision().await?;
-        Ok(self
-            .wait_until(current, self.config.freshness_timeout)
-            .await)
+        if self.reached(current) {
+            return Ok(true);
+        }
+        if !self.storage.request_watch_progress_supported().await {
+            return Ok(false);
+        }
+        Ok(self.wait_for_revision(current).await)
     }
 
     /// Whether a list is served from the cache (upstream `shouldDelegateList`), after
@@ -262,28 +305,82 @@ impl Inner {
         Ok(result)
     }
 
-    fn watch_from_cache(&self, key: &str, opts: &WatchOptions, revision: u64) -> WatchStream {
+    fn watch_from_cache(&self, key: &str, opts: &WatchOptions, begin: Begin) -> WatchStream {
         let request = WatchRequest {
             key: key.to_string(),
             recursive: opts.recursive,
             predicate: opts.predicate.clone(),
             bookmarks: opts.progress_notify,
         };
+        // Under the lock, so that nothing is dispatched between the start and the watcher.
         let mut shared = self.lock();
-        let initial: Vec<WatchEvent> = if revision == 0 {
-            shared
-                .cache
-                .list(key, opts.recursive, &opts.predicate)
-                .map(|o| WatchEvent::Added(o.clone()))
-                .collect()
-        } else {
-            match shared.cache.events_since(revision) {
-                Ok(events) => events.iter().filter_map(|e| request.convert(e)).collect(),
-                Err(e) => return Box::pin(stream::iter([WatchEvent::Error(e)])),
+        let initial: Vec<WatchEvent> = match begin {
+            Begin::State { end_bookmark } => {
+                let mut state: Vec<WatchEvent> = shared
+                    .cache
+                    .list(key, opts.recursive, &opts.predicate)
+                    .map(|o| WatchEvent::Added(o.clone()))
+                    .collect();
+                if end_bookmark {
+                    let revision = shared.cache.resource_version();
+                    state.push(WatchEvent::InitialEventsEnd(revision));
+                }
+                state
             }
+            Begin::After(revision) => match shared.cache.events_since(revision) {
+                Ok(events) => events.iter().filter_map(|e| request.convert(e)).collect(),
+                Err(e) => return error_stream(e),
+            },
+            Begin::Now => Vec::new(),
         };
         let buffer = self.config.watcher_buffer;
         shared.watchers.add(request, initial, buffer)
+    }
+
+    /// Upstream's cacher `Watch` with `sendInitialEvents` set (KEP 3157, streaming lists).
+    /// The state it starts from is at least as new as the resourceVersion, or, unset, as
+    /// the storage's current revision: a consistent read, which needs the storage's
+    /// progress answers. Failures are error events, as upstream's error watcher sends them.
+    async fn watch_with_initial_events(
+        &self,
+        key: &str,
+        opts: &WatchOptions,
+        rv: u64,
+    ) -> Result<WatchStream> {
+        let send = opts.send_initial_events == Some(true);
+        let streaming_list = send && opts.progress_notify;
+        if streaming_list && !self.storage.request_watch_progress_supported().await {
+            return Ok(error_stream(Error::internal(
+                REQUEST_WATCH_PROGRESS_DISABLED,
+            )));
+        }
+        let consistent = opts.resource_version.as_deref().unwrap_or("").is_empty();
+        let required = if consistent {
+            match self.storage.current_revision().await {
+                Ok(current) => current,
+                Err(e) => return Ok(error_stream(e)),
+            }
+        } else {
+            rv
+        };
+        // Upstream waits only before initial events; this waits before any start, since
+        // the cache's watchers get every later event and cannot skip older ones.
+        if !self.wait_for_revision(required).await {
+            let current = self.progress.borrow().unwrap_or(0);
+            return Ok(error_stream(Error::TooLargeResourceVersion {
+                requested: required,
+                current,
+                retry_after_seconds: 1,
+            }));
+        }
+        let begin = match (send, rv) {
+            (true, _) => Begin::State {
+                end_bookmark: streaming_list,
+            },
+            (false, 0) => Begin::Now,
+            (false, rv) => Begin::After(rv),
+        };
+        Ok(self.watch_from_cache(key, opts, begin))
     }
 
     fn cached(&self, key: &str, given: Option<ObjectRef>) -> Option<ObjectRef> {
@@ -344,6 +441,7 @@ impl Inner {
             resource_version: Some(revision.to_string()),
             recursive: true,
             progress_notify: true,
+            progress_requests: Some(self.progress_requester.requests()),
             ..Default::default()
         };
         let mut events = match self.storage.watch(prefix, &watch_opts).await {
@@ -456,6 +554,29 @@ impl Storage for Cacher {
             .await
     }
 
+    async fn guaranteed_update_with_ttl(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+        ttl_seconds: i64,
+    ) -> Result<ObjectRef> {
+        let cached = self.inner.cached(key, cached_existing);
+        self.inner
+            .storage
+            .guaranteed_update_with_ttl(
+                key,
+                preconditions,
+                ignore_not_found,
+                try_update,
+                cached,
+                ttl_seconds,
+            )
+            .await
+    }
+
     async fn delete(
         &self,
         key: &str,
@@ -476,6 +597,9 @@ impl Storage for Cacher {
             return inner.storage.watch(key, opts).await;
         }
         let rv = parse_resource_version(opts.resource_version.as_deref().unwrap_or(""))?;
+        if opts.send_initial_events.is_some() {
+            return inner.watch_with_initial_events(key, opts, rv).await;
+        }
         let ready = if rv == 0 {
             inner.wait_until(0, inner.config.freshness_timeout).await
         } else {
@@ -484,7 +608,13 @@ impl Storage for Cacher {
         if !ready {
             return inner.storage.watch(key, opts).await;
         }
-        Ok(inner.watch_from_cache(key, opts, rv))
+        let begin = match rv {
+            0 => Begin::State {
+                end_bookmark: false,
+            },
+            rv => Begin::After(rv),
+        };
+        Ok(inner.watch_from_cache(key, opts, begin))
     }
 
     async fn count(&self, key: &str) -> Result<i64> {
@@ -494,4 +624,12 @@ impl Storage for Cacher {
     async fn current_revision(&self) -> Result<u64> {
         self.inner.storage.current_revision().await
     }
+
+    async fn request_watch_progress_supported(&self) -> bool {
+        self.inner.storage.request_watch_progress_supported().await
+    }
+}
+
+fn error_stream(error: Error) -> WatchStream {
+    Box::pin(stream::iter([WatchEvent::Error(error)]))
 }

@@ -5,15 +5,17 @@
 //! resource prefix. It lists the prefix and watches it from that revision (one watch per
 //! resource per process), keeps every object (its serialized bytes included, so that
 //! they are encoded once) and a bounded buffer of recent events, and serves LIST, WATCH
-//! and GET at resourceVersion "0" from memory. Consistent reads are served once the cache
-//! has caught up to the storage's current revision. Writes, exact and paged reads go to
-//! the wrapped storage.
+//! and GET at resourceVersion "0" from memory. Consistent reads and streaming lists
+//! (`sendInitialEvents`) are served once the cache has caught up to the storage's current
+//! revision, asking the storage's watch for progress while they wait, where the storage
+//! answers such requests reliably. Writes, exact and paged reads go to the wrapped storage.
 //!
 //! It depends only on the `Storage` trait: it must not depend on etcd, the registry or
 //! any HTTP type.
 
 mod cache_watcher;
 mod cacher;
+mod progress;
 mod watch_cache;
 
 pub use cacher::{Cacher, CacherConfig};

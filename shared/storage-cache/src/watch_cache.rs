@@ -175,7 +175,7 @@ impl WatchCache {
                 let prev = self.objects.remove(&o.key);
                 (EventType::Deleted, o, prev)
             }
-            WatchEvent::Bookmark(rv) => {
+            WatchEvent::Bookmark(rv) | WatchEvent::InitialEventsEnd(rv) => {
                 self.bookmark(rv);
                 return None;
             }

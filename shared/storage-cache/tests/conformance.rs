@@ -11,7 +11,7 @@ use kas_local::etcd::TestEtcd;
 use kas_storage::Storage;
 use kas_storage::testing::Harness;
 use kas_storage_cache::{Cacher, CacherConfig};
-use kas_storage_etcd::{Client, EtcdStore};
+use kas_storage_etcd::{Client, EtcdStore, WatchProgressSupport};
 
 struct CacheHarness {
     _etcd: TestEtcd,
@@ -44,13 +44,18 @@ impl CacheHarness {
 impl Harness for CacheHarness {
     async fn store(&self) -> Arc<dyn Storage> {
         let n = self.stores.fetch_add(1, Ordering::Relaxed);
-        let etcd = Arc::new(EtcdStore::new(
-            self.client.clone(),
-            &format!("/registry-{n}"),
-        ));
+        // As over an etcd that answers progress requests reliably (3.4.31+, 3.5.13+): a
+        // consistent read brings the cache up to date, which the suite's later reads at
+        // "0" count on. These tests' watches start caught up, where older etcds answer
+        // correctly too.
+        let etcd = EtcdStore::new(self.client.clone(), &format!("/registry-{n}"))
+            .with_watch_progress_support(WatchProgressSupport::Enabled);
+        let etcd = Arc::new(etcd);
         let mut config = CacherConfig::new("/pods");
         config.get_attrs = kas_storage::testing::attrs();
         let cacher = Arc::new(Cacher::new(etcd, config));
+        // Listed and watching before the test writes: its watch starts caught up.
+        assert!(cacher.wait_ready(std::time::Duration::from_secs(10)).await);
         self.cachers.lock().unwrap().push(Arc::clone(&cacher));
         cacher
     }

@@ -2,18 +2,22 @@
 //!
 //! [`EtcdStore`] keeps objects under `<--etcd-prefix>/<key>` (upstream's layout; callers
 //! build `/<resource>/<namespace>/<name>`), uses the etcd mod revision as resourceVersion,
-//! and follows upstream's etcd3 store and watcher. [`Compactor`] is upstream's compact.go.
+//! and follows upstream's etcd3 store and watcher; writes with a TTL share leases as
+//! upstream's lease manager's do. [`Compactor`] is upstream's compact.go.
 //!
 //! It must not depend on hyper, the registry or any HTTP type; errors leave as
 //! [`kas_storage::Error`].
 
 mod compact;
 mod errors;
+mod feature;
+mod lease;
 mod options;
 mod store;
 mod watcher;
 
 pub use compact::{COMPACT_REV_KEY, Compactor};
+pub use feature::{WatchProgressSupport, version_supports_progress_requests};
 pub use options::EtcdOptions;
 pub use store::EtcdStore;
 

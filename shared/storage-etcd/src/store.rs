@@ -16,6 +16,8 @@ use kas_storage::{
 use serde_json::Value;
 
 use crate::errors::{from_etcd, is_compacted, is_future_revision, list_compacted};
+use crate::feature::WatchProgressCheck;
+use crate::lease::LeaseManager;
 
 /// Upstream caps the page size it doubles up to when a predicate filters items out.
 const MAX_LIMIT: i64 = 10_000;
@@ -29,6 +31,10 @@ pub struct EtcdStore {
     pub(crate) client: Client,
     /// `--etcd-prefix` made absolute, with a trailing `/`.
     pub(crate) path_prefix: Arc<str>,
+    /// The leases of writes with a TTL, shared by clones.
+    leases: Arc<LeaseManager>,
+    /// Whether etcd's watch progress answers are trusted, shared by clones.
+    pub(crate) watch_progress: Arc<WatchProgressCheck>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -52,6 +58,8 @@ impl EtcdStore {
     /// A store over `client` keeping every key under `prefix` (e.g. `/registry`).
     pub fn new(client: Client, prefix: &str) -> Self {
         EtcdStore {
+            leases: Arc::new(LeaseManager::new(client.clone())),
+            watch_progress: Arc::default(),
             client,
             path_prefix: path_prefix(prefix).into(),
         }
@@ -154,6 +162,34 @@ impl EtcdStore {
         })
     }
 
+    /// A put under a lease of `ttl` seconds (one shared with other recent writes), or a
+    /// plain put, which takes the key out of any lease it had.
+    async fn put_options(&self, ttl: Option<i64>) -> Result<Option<PutOptions>> {
+        match ttl.filter(|&t| t > 0) {
+            Some(ttl) => {
+                let lease = self.leases.get_lease(ttl).await?;
+                Ok(Some(PutOptions::new().with_lease(lease)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Writes `data` if the key is still at `rev`; otherwise reads it in the `else` branch.
+    async fn put_if_unchanged(
+        &self,
+        prepared: &str,
+        rev: i64,
+        data: Vec<u8>,
+        ttl: Option<i64>,
+    ) -> Result<TxnResponse> {
+        let put = self.put_options(ttl).await?;
+        let txn = Txn::new()
+            .when([Compare::mod_revision(prepared, CompareOp::Equal, rev)])
+            .and_then([TxnOp::put(prepared, data, put)])
+            .or_else([TxnOp::get(prepared, None)]);
+        self.txn(prepared, txn).await
+    }
+
     /// The state a failed compare-and-swap read in its `else` branch.
     fn state_from_else(
         &self,
@@ -242,23 +278,14 @@ impl Storage for EtcdStore {
             ));
         }
         let data = encode_for_storage(key, &value)?;
-        let mut put = PutOptions::new();
-        if let Some(ttl) = ttl_seconds.filter(|&t| t > 0) {
-            let lease = self
-                .client
-                .lease_client()
-                .grant(ttl, None)
-                .await
-                .map_err(|e| from_etcd(&prepared, e))?;
-            put = put.with_lease(lease.id());
-        }
+        let put = self.put_options(ttl_seconds).await?;
         let txn = Txn::new()
             .when([Compare::mod_revision(
                 prepared.as_str(),
                 CompareOp::Equal,
                 0,
             )])
-            .and_then([TxnOp::put(prepared.as_str(), data, Some(put))]);
+            .and_then([TxnOp::put(prepared.as_str(), data, put)]);
         let resp = self.txn(&prepared, txn).await?;
         if !resp.succeeded() {
             return Err(Error::KeyExists { key: key.into() });
@@ -292,75 +319,35 @@ impl Storage for EtcdStore {
         try_update: &UpdateFn<'_>,
         cached_existing: Option<ObjectRef>,
     ) -> Result<ObjectRef> {
-        let prepared = self.prepare_key(key)?;
-        let (mut orig, mut orig_is_current) = match cached_existing {
-            Some(cached) => (Self::cached_state(key, cached)?, false),
-            None => (
-                self.current_state(key, &prepared, ignore_not_found).await?,
-                true,
-            ),
-        };
-        loop {
-            if let Err(e) = preconditions.check(key, &orig.value) {
-                if orig_is_current {
-                    return Err(e);
-                }
-                orig = self.current_state(key, &prepared, ignore_not_found).await?;
-                orig_is_current = true;
-                continue;
-            }
-            let new_value = match try_update(orig.obj.as_ref().map(|_| &orig.value)) {
-                Ok(v) => v,
-                Err(e) if orig_is_current => return Err(e),
-                Err(e) => {
-                    let cached_rev = orig.rev;
-                    orig = self.current_state(key, &prepared, ignore_not_found).await?;
-                    orig_is_current = true;
-                    if cached_rev == orig.rev {
-                        return Err(e);
-                    }
-                    continue;
-                }
-            };
-            let (new_value, data) = match new_value {
-                Some(v) => {
-                    let data = encode_for_storage(key, &v)?;
-                    (v, data)
-                }
-                None => match &orig.obj {
-                    Some(_) => (orig.value.clone(), orig.data.clone()),
-                    None => return Err(Error::NotFound { key: key.into() }),
-                },
-            };
-            if orig.obj.is_some() && data == orig.data {
-                // Nothing to write; but a cached state must be confirmed against etcd first.
-                if !orig_is_current {
-                    orig = self.current_state(key, &prepared, ignore_not_found).await?;
-                    orig_is_current = true;
-                    if data != orig.data {
-                        continue;
-                    }
-                }
-                if let Some(obj) = &orig.obj {
-                    return Ok(obj.clone());
-                }
-            }
-            let txn = Txn::new()
-                .when([Compare::mod_revision(
-                    prepared.as_str(),
-                    CompareOp::Equal,
-                    orig.rev,
-                )])
-                .and_then([TxnOp::put(prepared.as_str(), data, None)])
-                .or_else([TxnOp::get(prepared.as_str(), None)]);
-            let resp = self.txn(&prepared, txn).await?;
-            if !resp.succeeded() {
-                orig = self.state_from_else(key, &resp, ignore_not_found)?;
-                orig_is_current = true;
-                continue;
-            }
-            return Object::new(key, header_revision(resp.header()), new_value).map(Arc::new);
-        }
+        self.update(
+            key,
+            preconditions,
+            ignore_not_found,
+            try_update,
+            cached_existing,
+            None,
+        )
+        .await
+    }
+
+    async fn guaranteed_update_with_ttl(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+        ttl_seconds: i64,
+    ) -> Result<ObjectRef> {
+        self.update(
+            key,
+            preconditions,
+            ignore_not_found,
+            try_update,
+            cached_existing,
+            Some(ttl_seconds),
+        )
+        .await
     }
 
     async fn delete(
@@ -444,9 +431,88 @@ impl Storage for EtcdStore {
             .map_err(|e| from_etcd(&self.path_prefix, e))?;
         Ok(header_revision(resp.header()))
     }
+
+    async fn request_watch_progress_supported(&self) -> bool {
+        self.watch_progress.supported(self).await
+    }
 }
 
 impl EtcdStore {
+    /// Upstream's `GuaranteedUpdate`: the write, if any, under a lease of `ttl` seconds.
+    async fn update(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+        ttl: Option<i64>,
+    ) -> Result<ObjectRef> {
+        let prepared = self.prepare_key(key)?;
+        let (mut orig, mut orig_is_current) = match cached_existing {
+            Some(cached) => (Self::cached_state(key, cached)?, false),
+            None => (
+                self.current_state(key, &prepared, ignore_not_found).await?,
+                true,
+            ),
+        };
+        loop {
+            if let Err(e) = preconditions.check(key, &orig.value) {
+                if orig_is_current {
+                    return Err(e);
+                }
+                orig = self.current_state(key, &prepared, ignore_not_found).await?;
+                orig_is_current = true;
+                continue;
+            }
+            let new_value = match try_update(orig.obj.as_ref().map(|_| &orig.value)) {
+                Ok(v) => v,
+                Err(e) if orig_is_current => return Err(e),
+                Err(e) => {
+                    let cached_rev = orig.rev;
+                    orig = self.current_state(key, &prepared, ignore_not_found).await?;
+                    orig_is_current = true;
+                    if cached_rev == orig.rev {
+                        return Err(e);
+                    }
+                    continue;
+                }
+            };
+            let (new_value, data) = match new_value {
+                Some(v) => {
+                    let data = encode_for_storage(key, &v)?;
+                    (v, data)
+                }
+                None => match &orig.obj {
+                    Some(_) => (orig.value.clone(), orig.data.clone()),
+                    None => return Err(Error::NotFound { key: key.into() }),
+                },
+            };
+            if orig.obj.is_some() && data == orig.data {
+                // Nothing to write; but a cached state must be confirmed against etcd first.
+                if !orig_is_current {
+                    orig = self.current_state(key, &prepared, ignore_not_found).await?;
+                    orig_is_current = true;
+                    if data != orig.data {
+                        continue;
+                    }
+                }
+                if let Some(obj) = &orig.obj {
+                    return Ok(obj.clone());
+                }
+            }
+            let resp = self
+                .put_if_unchanged(&prepared, orig.rev, data, ttl)
+                .await?;
+            if !resp.succeeded() {
+                orig = self.state_from_else(key, &resp, ignore_not_found)?;
+                orig_is_current = true;
+                continue;
+            }
+            return Object::new(key, header_revision(resp.header()), new_value).map(Arc::new);
+        }
+    }
+
     /// Upstream's `GetList`, paging through etcd until the page is full.
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
         let mut prepared = self.prepare_key(key)?;

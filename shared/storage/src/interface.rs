@@ -31,6 +31,10 @@ pub enum WatchEvent {
     Deleted(ObjectRef),
     /// Progress: every change up to this revision has been sent.
     Bookmark(u64),
+    /// The bookmark that ends the initial events of a watch with `send_initial_events`
+    /// (upstream's bookmark annotated `k8s.io/initial-events-end`): they were the state at
+    /// this revision, and every later change follows.
+    InitialEventsEnd(u64),
     /// The watch failed (e.g. [`Error::Expired`]); no event follows.
     Error(Error),
 }
@@ -68,6 +72,21 @@ pub trait Storage: Send + Sync {
         cached_existing: Option<ObjectRef>,
     ) -> Result<ObjectRef>;
 
+    /// [`Storage::guaranteed_update`] whose write expires after `ttl_seconds` (upstream's
+    /// `tryUpdate` returning a TTL; a plain update leaves the key without one). A storage
+    /// that cannot expire keys refuses rather than drop the TTL.
+    async fn guaranteed_update_with_ttl(
+        &self,
+        _key: &str,
+        _preconditions: &Preconditions,
+        _ignore_not_found: bool,
+        _try_update: &UpdateFn<'_>,
+        _cached_existing: Option<ObjectRef>,
+        _ttl_seconds: i64,
+    ) -> Result<ObjectRef> {
+        Err(Error::internal("this storage cannot expire keys"))
+    }
+
     /// Deletes `key` if `preconditions` and `validate_deletion` accept its current state,
     /// retrying on a concurrent change. Returns the last state, stamped with the deletion's
     /// revision.
@@ -87,4 +106,11 @@ pub trait Storage: Send + Sync {
 
     /// The newest revision of the whole store (for consistent reads).
     async fn current_revision(&self) -> Result<u64>;
+
+    /// Whether a watch's progress can be requested (its `progress_requests`) and its answer
+    /// trusted: upstream's `RequestWatchProgress` storage feature, which consistent reads
+    /// from a watch cache depend on. A decorator must pass this on.
+    async fn request_watch_progress_supported(&self) -> bool {
+        false
+    }
 }

@@ -14,6 +14,7 @@ mod error;
 mod interface;
 mod object;
 mod options;
+mod progress;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -26,3 +27,4 @@ pub use options::{
     GetOptions, ListOptions, ListResult, Preconditions, Predicate, ResourceVersionMatch,
     WatchOptions, parse_resource_version,
 };
+pub use progress::{REQUEST_WATCH_PROGRESS_DISABLED, WatchProgressRequester};

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::attrs::{Attrs, AttrsFunc};
 use crate::error::{Error, Result};
 use crate::object::ObjectRef;
+use crate::progress::WatchProgressRequester;
 
 /// Parses a resourceVersion the way upstream's `APIObjectVersioner` does: empty is 0,
 /// anything else must be a decimal `u64`.
@@ -176,6 +177,16 @@ pub struct WatchOptions {
     /// Ask the backend for progress notifications, reported as bookmarks
     /// (`allowWatchBookmarks`).
     pub progress_notify: bool,
+    /// Upstream's `sendInitialEvents` (the streaming list): `Some(true)` starts with the
+    /// current state as ADDED events (at least as new as `resource_version`; unset, at the
+    /// storage's current revision), then, with `progress_notify`, a
+    /// [`crate::WatchEvent::InitialEventsEnd`]. `Some(false)` with `resource_version` unset
+    /// or "0" starts from now, with no initial events. `None` is the legacy behaviour.
+    pub send_initial_events: Option<bool>,
+    /// Lets the caller ask the backend for a progress notification on this watch now
+    /// (etcd's `RequestProgress`); honoured only where
+    /// [`crate::Storage::request_watch_progress_supported`] says so.
+    pub progress_requests: Option<WatchProgressRequester>,
 }
 
 #[cfg(test)]

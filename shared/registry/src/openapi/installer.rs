@@ -399,6 +399,7 @@ mod tests {
         storage_resource: "leases",
         schema: Some(&kas_api::coordination::v1::LEASE),
         list_schema: Some(&kas_api::coordination::v1::LEASE_LIST),
+        scale: None,
     };
 
     const NAMESPACE: ResourceDescriptor = ResourceDescriptor {
@@ -425,6 +426,7 @@ mod tests {
         storage_resource: "namespaces",
         schema: Some(&kas_api::core::v1::NAMESPACE),
         list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
+        scale: None,
     };
 
     fn ids(items: &[PathItem]) -> Vec<(String, &'static str, String)> {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::rest::options::{ListOptions, WriteOptions};
-use crate::rest::{body_codec, encode, proto, read, response, selection};
+use crate::rest::{body_codec, encode, read, response, selection};
 use crate::store::{Deleted, Store};
 
 /// `DeleteOptions` from the body (optional) and the query.
@@ -135,15 +135,5 @@ pub async fn delete_collection(
         continue_token: None,
         remaining_item_count: None,
     };
-    if out.accepted == MediaType::Protobuf {
-        return Ok(read::protobuf(
-            StatusCode::OK,
-            proto::list(store.descriptor, &result)?,
-        ));
-    }
-    Ok(read::render(
-        &out,
-        StatusCode::OK,
-        encode::list(store.descriptor, &result),
-    ))
+    read::render_list(store.descriptor, &out, &result)
 }

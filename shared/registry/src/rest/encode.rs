@@ -129,6 +129,7 @@ mod tests {
         storage_resource: "leases",
         schema: None,
         list_schema: None,
+        scale: None,
     };
 
     #[test]

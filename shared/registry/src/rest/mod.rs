@@ -7,10 +7,12 @@ pub mod delete;
 pub mod encode;
 pub mod object_meta;
 pub mod options;
+pub mod partial;
 pub mod patch;
 pub mod proto;
 pub mod read;
 pub mod response;
+pub mod scale;
 pub mod selection;
 pub mod table;
 pub mod watch;
@@ -205,6 +207,9 @@ async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<
         "deletecollection" => Verb::DeleteCollection,
         _ => return Err(write::not_supported(info, store)),
     };
+    if info.subresource == "scale" && scale::serves(store.descriptor) {
+        return scale::serve(store, info, verb, query, &parts.headers, body).await;
+    }
     if !info.subresource.is_empty() {
         return match verb {
             Verb::Update => {

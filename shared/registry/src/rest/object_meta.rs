@@ -165,6 +165,7 @@ mod tests {
         storage_resource: "configmaps",
         schema: None,
         list_schema: None,
+        scale: None,
     };
 
     #[test]

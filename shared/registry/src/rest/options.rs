@@ -2,6 +2,7 @@
 //! `metainternalversion.ListOptions`, `GetOptions`, `CreateOptions`, `UpdateOptions`,
 //! `PatchOptions` and `DeleteOptions` are, with upstream's messages.
 
+use kas_apimachinery::gostr::quote;
 use kas_apimachinery::{Status, StatusCause};
 use kas_endpoints::url::Query;
 
@@ -74,6 +75,20 @@ fn forbidden(field: &str, message: &str) -> StatusCause {
     }
 }
 
+/// Upstream's `field.NotSupported` on `resourceVersionMatch`.
+fn not_supported(value: &str, supported: &[&str]) -> StatusCause {
+    let supported: Vec<String> = supported.iter().map(|v| quote(v)).collect();
+    StatusCause {
+        reason: Some("FieldValueNotSupported".to_owned()),
+        message: Some(format!(
+            "Unsupported value: {}: supported values: {}",
+            quote(value),
+            supported.join(", ")
+        )),
+        field: Some("resourceVersionMatch".to_owned()),
+    }
+}
+
 impl ListOptions {
     /// Parses and validates (upstream's `ValidateListOptions`); `watch` is true for the
     /// legacy `/watch/` paths as well as `?watch=true`.
@@ -95,19 +110,11 @@ impl ListOptions {
             .first("resourceVersion")
             .filter(|v| !v.is_empty())
             .map(str::to_owned);
-        o.resource_version_match = match q.first("resourceVersionMatch").unwrap_or("") {
-            "" => None,
+        let resource_version_match = q.first("resourceVersionMatch").unwrap_or("");
+        o.resource_version_match = match resource_version_match {
             "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
             "Exact" => Some(ResourceVersionMatch::Exact),
-            other => {
-                return Err(invalid(vec![StatusCause {
-                    reason: Some("FieldValueNotSupported".to_owned()),
-                    message: Some(format!(
-                        "Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
-                    )),
-                    field: Some("resourceVersionMatch".to_owned()),
-                }]));
-            }
+            _ => None,
         };
         if let Some(v) = q.first("timeoutSeconds") {
             o.timeout_seconds = Some(parse_i64("timeoutSeconds", v)?);
@@ -122,64 +129,91 @@ impl ListOptions {
         if let Some(v) = q.first("sendInitialEvents") {
             o.send_initial_events = Some(parse_bool("sendInitialEvents", v)?);
         }
-        o.validate()?;
+        let causes = if o.watch {
+            o.watch_causes(resource_version_match)
+        } else {
+            o.list_causes(resource_version_match)
+        };
+        if !causes.is_empty() {
+            return Err(invalid(causes));
+        }
         Ok(o)
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Upstream's `ValidateListOptions` for a list; `rv_match` as the client sent it.
+    fn list_causes(&self, rv_match: &str) -> Vec<StatusCause> {
         let mut causes = Vec::new();
         let rv = self.resource_version.as_deref().unwrap_or("");
-        if let Some(m) = self.resource_version_match {
-            if self.watch {
-                if self.send_initial_events.is_none() {
-                    causes.push(forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden for watch",
-                    ));
-                }
-            } else if rv.is_empty() {
+        if !rv_match.is_empty() {
+            if rv.is_empty() {
                 causes.push(forbidden(
                     "resourceVersionMatch",
                     "resourceVersionMatch is forbidden unless resourceVersion is provided",
                 ));
-            } else if self.continue_token.is_some() {
+            }
+            if self.continue_token.is_some() {
                 causes.push(forbidden(
                     "resourceVersionMatch",
                     "resourceVersionMatch is forbidden when continue is provided",
                 ));
-            } else if m == ResourceVersionMatch::Exact && rv == "0" {
+            }
+            if self.resource_version_match.is_none() {
+                causes.push(not_supported(rv_match, &["Exact", "NotOlderThan", ""]));
+            }
+            if self.resource_version_match == Some(ResourceVersionMatch::Exact) && rv == "0" {
                 causes.push(forbidden(
                     "resourceVersionMatch",
                     "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
                 ));
             }
         }
-        if let Some(send) = self.send_initial_events {
-            if !self.watch {
+        if self.send_initial_events.is_some() {
+            causes.push(forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+        causes
+    }
+
+    /// Upstream's `validateWatchOptions` with the WatchList feature on: streaming lists
+    /// (`sendInitialEvents`) need `resourceVersionMatch=NotOlderThan`, and a match mode is
+    /// for them only. Upstream also leaves `allowWatchBookmarks` to the client: without it
+    /// the initial events come with no bookmark at their end.
+    fn watch_causes(&self, rv_match: &str) -> Vec<StatusCause> {
+        let mut causes = Vec::new();
+        let not_older_than =
+            self.resource_version_match == Some(ResourceVersionMatch::NotOlderThan);
+        if self.send_initial_events.is_some() && !not_older_than {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !rv_match.is_empty() {
+            if self.send_initial_events.is_none() {
                 causes.push(forbidden(
-                    "sendInitialEvents",
-                    "sendInitialEvents is forbidden for list",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
                 ));
-            } else if send || self.resource_version_match.is_some() {
-                if self.resource_version_match != Some(ResourceVersionMatch::NotOlderThan) {
-                    causes.push(forbidden(
-                        "resourceVersionMatch",
-                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                    ));
-                }
-                if !self.allow_watch_bookmarks {
-                    causes.push(forbidden(
-                        "allowWatchBookmarks",
-                        "sendInitialEvents requires setting allowWatchBookmarks to true",
-                    ));
-                }
+            }
+            if !not_older_than {
+                causes.push(not_supported(rv_match, &["NotOlderThan"]));
+            }
+            if self.continue_token.is_some() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
             }
         }
-        if causes.is_empty() {
-            Ok(())
-        } else {
-            Err(invalid(causes))
-        }
+        causes
+    }
+
+    /// Whether this watch is a streaming list that ends its initial events with a bookmark
+    /// (upstream's `isListWatchRequest`).
+    pub fn is_list_watch(&self) -> bool {
+        self.send_initial_events == Some(true) && self.allow_watch_bookmarks
     }
 }
 
@@ -271,6 +305,78 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    fn invalid_message(query: &str, watch: bool) -> String {
+        let status = ListOptions::parse(Some(query), watch)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(status.code, 422, "{query}");
+        status.message.unwrap_or_default()
+    }
+
+    #[test]
+    fn streaming_list_options_are_validated_as_upstream() {
+        let prefix = "ListOptions.meta.k8s.io \"\" is invalid: ";
+        let cases = [
+            (
+                "sendInitialEvents=true&allowWatchBookmarks=true",
+                true,
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ),
+            (
+                "resourceVersionMatch=NotOlderThan",
+                true,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ),
+            (
+                "sendInitialEvents=true&resourceVersionMatch=Exact",
+                true,
+                "[resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]",
+            ),
+            (
+                "sendInitialEvents=false&resourceVersionMatch=NotOlderThan&continue=abc",
+                true,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            ),
+            (
+                "sendInitialEvents=true",
+                false,
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+            ),
+            (
+                "resourceVersionMatch=Foo",
+                false,
+                "[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Unsupported value: \"Foo\": supported values: \"Exact\", \"NotOlderThan\", \"\"]",
+            ),
+        ];
+        for (query, watch, want) in cases {
+            assert_eq!(
+                invalid_message(query, watch),
+                format!("{prefix}{want}"),
+                "{query}"
+            );
+        }
+        let status = ListOptions::parse(Some("sendInitialEvents=true"), true)
+            .unwrap_err()
+            .to_status();
+        let cause = &status.details.unwrap().causes[0];
+        assert_eq!(cause.reason.as_deref(), Some("FieldValueForbidden"));
+        assert_eq!(cause.field.as_deref(), Some("resourceVersionMatch"));
+    }
+
+    #[test]
+    fn streaming_lists_parse() {
+        let q = "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan";
+        let o = ListOptions::parse(Some(q), true).unwrap();
+        assert!(o.is_list_watch());
+        assert_eq!(o.send_initial_events, Some(true));
+        // Upstream does not require bookmarks: the initial events then have no end marker.
+        let q = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=5";
+        let o = ListOptions::parse(Some(q), true).unwrap();
+        assert!(!o.is_list_watch());
+        let q = "sendInitialEvents=false&resourceVersionMatch=NotOlderThan";
+        assert!(ListOptions::parse(Some(q), true).is_ok());
     }
 
     #[test]

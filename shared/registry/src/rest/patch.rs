@@ -9,7 +9,6 @@ use crate::store::Store;
 use kas_endpoints::negotiation::PatchType;
 
 pub fn apply(store: &Store, patch_type: PatchType, current: &Value, body: &[u8]) -> Result<Value> {
-    let bad = |e: patch::PatchError| -> crate::Error { e.to_status().into() };
     let mut current = current.clone();
     // The stored form is typeless; patches see the object as clients do.
     if let Some(map) = current.as_object_mut() {
@@ -22,11 +21,23 @@ pub fn apply(store: &Store, patch_type: PatchType, current: &Value, body: &[u8])
             Value::String(store.descriptor.api_version()),
         );
     }
+    apply_typed(patch_type, &current, body, store.strategy.patch_schema())
+}
+
+/// A patch applied to a document that already carries its type, such as the Scale a
+/// `scale` subresource shows; `schema` is `None` where strategic merge is a 415.
+pub fn apply_typed(
+    patch_type: PatchType,
+    current: &Value,
+    body: &[u8],
+    schema: Option<&dyn patch::PatchSchema>,
+) -> Result<Value> {
+    let bad = |e: patch::PatchError| -> crate::Error { e.to_status().into() };
     match patch_type {
-        PatchType::Json => patch::json_patch(&current, body).map_err(bad),
-        PatchType::Merge => patch::merge_patch(&current, body).map_err(bad),
+        PatchType::Json => patch::json_patch(current, body).map_err(bad),
+        PatchType::Merge => patch::merge_patch(current, body).map_err(bad),
         PatchType::StrategicMerge => {
-            let Some(schema) = store.strategy.patch_schema() else {
+            let Some(schema) = schema else {
                 return Err(Status::unsupported_media_type(&[
                     "application/json-patch+json",
                     "application/merge-patch+json",
@@ -34,7 +45,7 @@ pub fn apply(store: &Store, patch_type: PatchType, current: &Value, body: &[u8])
                 ])
                 .into());
             };
-            patch::strategic_merge_patch_bytes(&current, body, schema).map_err(bad)
+            patch::strategic_merge_patch_bytes(current, body, schema).map_err(bad)
         }
         PatchType::ApplyYaml | PatchType::ApplyCbor => Err(Status::unsupported_media_type(&[
             "application/json-patch+json",

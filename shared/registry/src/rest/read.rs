@@ -1,4 +1,5 @@
-//! GET of one object and LIST of a collection, as JSON, YAML or a Table.
+//! GET of one object and LIST of a collection, as JSON, YAML, protobuf, a Table or
+//! PartialObjectMetadata.
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::rest::options::ListOptions;
+use crate::rest::partial::Partial;
 use crate::rest::table::{self, IncludeObject};
 use crate::rest::{encode, proto, response, selection};
 use crate::store::Store;
@@ -30,8 +32,10 @@ pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeO
     let table = match &opts.convert {
         None => false,
         Some(gvk) if gvk.kind == "Table" => true,
+        // Transformed by `partial` where the answer is encoded.
+        Some(gvk) if Partial::from_gvk(gvk).is_some() => false,
         Some(gvk) => {
-            // PartialObjectMetadata is not served yet: refuse, as a server without it would.
+            // The restrictions let nothing else through; refuse rather than ignore it.
             return Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into());
         }
     };
@@ -55,10 +59,42 @@ pub fn render_object(
     code: StatusCode,
     json_bytes: Bytes,
 ) -> Result<Response<Body>> {
+    if let Some(p) = Partial::from_options(opts) {
+        return Ok(encoded(
+            opts,
+            code,
+            p.object(d, opts.accepted, &json_bytes)?,
+        ));
+    }
     if opts.accepted == MediaType::Protobuf {
         return Ok(protobuf(code, proto::object_from_json(d, &json_bytes)?));
     }
     Ok(render(opts, code, json_bytes))
+}
+
+/// Bytes already in the negotiated media type: protobuf as they are, JSON through
+/// [`render`].
+fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<Body> {
+    if opts.accepted == MediaType::Protobuf {
+        return protobuf(code, bytes);
+    }
+    render(opts, code, bytes)
+}
+
+/// A list (not a Table) in the negotiated media type.
+pub fn render_list(
+    d: &crate::ResourceDescriptor,
+    opts: &MediaTypeOptions,
+    result: &kas_storage::ListResult,
+) -> Result<Response<Body>> {
+    let bytes = if let Some(p) = Partial::from_options(opts) {
+        p.list(d, opts.accepted, result)?
+    } else if opts.accepted == MediaType::Protobuf {
+        proto::list(d, result)?
+    } else {
+        encode::list(d, result)
+    };
+    Ok(encoded(opts, StatusCode::OK, bytes))
 }
 
 /// JSON bytes in the negotiated media type (JSON or YAML; protobuf answers are encoded
@@ -75,11 +111,8 @@ pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> R
         );
         return resp;
     }
-    if opts.pretty
-        && let Ok(v) = serde_json::from_slice::<Value>(&json_bytes)
-        && let Ok(pretty) = codec::encode_json(&v, true)
-    {
-        return response::json(code, pretty);
+    if opts.pretty {
+        return response::json(code, codec::indent_json(&json_bytes));
     }
     response::json(code, json_bytes)
 }
@@ -97,6 +130,10 @@ pub async fn get(
         .filter(|v| !v.is_empty())
         .map(str::to_owned);
     let obj = store.get(&info.namespace, &info.name, rv).await?;
+    if let Some(p) = Partial::from_options(&opts) {
+        let bytes = p.object(store.descriptor, opts.accepted, &obj.json)?;
+        return Ok(encoded(&opts, StatusCode::OK, bytes));
+    }
     let bytes = if as_table {
         let meta = json!({"resourceVersion": obj.resource_version.to_string()});
         table::table(
@@ -127,33 +164,27 @@ pub async fn list(
     let (opts, as_table) = negotiate(headers, query)?;
     let predicate = selection::predicate(store, list_opts)?;
     let result = store.list(&info.namespace, list_opts, predicate).await?;
-    let bytes = if as_table {
-        let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
-        if let Some(c) = &result.continue_token {
-            meta["continue"] = json!(c);
-        }
-        if let Some(n) = result.remaining_item_count {
-            meta["remainingItemCount"] = json!(n);
-        }
-        let values = result
-            .items
-            .iter()
-            .map(|o| o.value())
-            .collect::<Result<Vec<_>, _>>()?;
-        table::table(
-            store,
-            values.iter(),
-            meta,
-            IncludeObject::from_query(query),
-            true,
-        )
-    } else if opts.accepted == MediaType::Protobuf {
-        return Ok(protobuf(
-            StatusCode::OK,
-            proto::list(store.descriptor, &result)?,
-        ));
-    } else {
-        encode::list(store.descriptor, &result)
-    };
+    if !as_table {
+        return render_list(store.descriptor, &opts, &result);
+    }
+    let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
+    if let Some(c) = &result.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = result.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    let values = result
+        .items
+        .iter()
+        .map(|o| o.value())
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = table::table(
+        store,
+        values.iter(),
+        meta,
+        IncludeObject::from_query(query),
+        true,
+    );
     Ok(render(&opts, StatusCode::OK, bytes))
 }

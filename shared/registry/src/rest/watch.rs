@@ -1,5 +1,8 @@
 //! WATCH: the storage's events as JSON lines, each object's cached bytes spliced, with
-//! bookmarks when asked and upstream's timeout.
+//! bookmarks when asked and upstream's timeout. Streaming lists (`sendInitialEvents`) end
+//! their initial events with the annotated bookmark of [`list`].
+
+mod list;
 
 use std::time::Duration;
 
@@ -8,12 +11,14 @@ use futures_util::StreamExt;
 use http::{Response, StatusCode};
 use http_body::Frame;
 use http_body_util::StreamBody;
+use kas_apimachinery::{Status, StatusReason};
 use kas_endpoints::negotiation::MediaType;
 use kas_endpoints::{Body, RequestInfo, body};
-use kas_storage::WatchEvent;
+use kas_storage::{REQUEST_WATCH_PROGRESS_DISABLED, WatchEvent};
 
 use crate::error::Result;
 use crate::rest::options::ListOptions;
+use crate::rest::partial::{self, Partial};
 use crate::rest::{encode, proto, selection};
 use crate::store::Store;
 
@@ -28,12 +33,18 @@ pub async fn watch(
     query: Option<&str>,
     headers: &http::HeaderMap,
 ) -> Result<Response<Body>> {
-    let (out, as_table) = crate::rest::read::negotiate(headers, query)?;
+    let (out, as_table) = if opts.is_list_watch() {
+        (list::negotiate(headers, query)?, false)
+    } else {
+        crate::rest::read::negotiate(headers, query)?
+    };
     let protobuf = out.accepted == MediaType::Protobuf;
+    let as_partial = Partial::from_options(&out);
     let include = crate::rest::table::IncludeObject::from_query(query);
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
     let events = store.watch(&info.namespace, name, opts, predicate).await?;
+    let events = events.take(partial::watch_event_limit(as_partial));
     let timeout = match opts.timeout_seconds {
         Some(s) if s > 0 => Duration::from_secs(s as u64),
         _ => {
@@ -50,7 +61,7 @@ pub async fn watch(
     // column definitions, as upstream's watch does.
     let mut render = move |o: &kas_storage::ObjectRef| -> Bytes {
         if !as_table {
-            return encode::object(descriptor, o);
+            return partial::watch_object(descriptor, as_partial, o);
         }
         let meta = serde_json::json!({"resourceVersion": o.resource_version.to_string()});
         let with_columns = std::mem::take(&mut first);
@@ -65,7 +76,9 @@ pub async fn watch(
     };
     if protobuf {
         let frames = events
-            .filter_map(move |event| std::future::ready(protobuf_frame(&store, event, bookmarks)))
+            .filter_map(move |event| {
+                std::future::ready(protobuf_frame(&store, event, bookmarks, as_partial))
+            })
             .take_until(tokio_sleep(timeout))
             .map(|frame: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(frame)));
         let mut resp = Response::new(body::boxed(StreamBody::new(frames)));
@@ -77,17 +90,7 @@ pub async fn watch(
     }
     let lines = events
         .filter_map(move |event| {
-            let line = match event {
-                WatchEvent::Added(o) => Some(encode::watch_event("ADDED", &render(&o))),
-                WatchEvent::Modified(o) => Some(encode::watch_event("MODIFIED", &render(&o))),
-                WatchEvent::Deleted(o) => Some(encode::watch_event("DELETED", &render(&o))),
-                WatchEvent::Bookmark(rv) => bookmarks.then(|| encode::bookmark(descriptor, rv)),
-                WatchEvent::Error(e) => {
-                    let status = store.storage_error(e, "").to_status();
-                    Some(encode::watch_event("ERROR", &status.to_json()))
-                }
-            };
-            std::future::ready(line)
+            std::future::ready(json_line(&store, event, bookmarks, as_partial, &mut render))
         })
         .take_until(tokio_sleep(timeout))
         .map(|line: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(line)));
@@ -100,23 +103,75 @@ pub async fn watch(
     Ok(resp)
 }
 
-/// One event as a length-prefixed protobuf `WatchEvent` around the enveloped object.
-fn protobuf_frame(store: &Store, event: WatchEvent, bookmarks: bool) -> Option<Bytes> {
+/// One event as a JSON line, its object rendered by `render`.
+fn json_line(
+    store: &Store,
+    event: WatchEvent,
+    bookmarks: bool,
+    target: Option<Partial>,
+    render: &mut impl FnMut(&kas_storage::ObjectRef) -> Bytes,
+) -> Option<Bytes> {
     let d = store.descriptor;
-    let object = |kind: &str, o: &kas_storage::ObjectRef| match proto::stored(d, o) {
-        Ok(bytes) => proto::watch_event(kind, &bytes),
-        Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
+    match event {
+        WatchEvent::Added(o) => Some(encode::watch_event("ADDED", &render(&o))),
+        WatchEvent::Modified(o) => Some(encode::watch_event("MODIFIED", &render(&o))),
+        WatchEvent::Deleted(o) => Some(encode::watch_event("DELETED", &render(&o))),
+        WatchEvent::Bookmark(rv) => bookmarks.then(|| partial::bookmark(d, target, rv)),
+        WatchEvent::InitialEventsEnd(rv) => bookmarks.then(|| {
+            list::bookmark_json(d, target, rv)
+                .unwrap_or_else(|e| encode::watch_event("ERROR", &e.to_status().to_json()))
+        }),
+        WatchEvent::Error(e) => Some(encode::watch_event(
+            "ERROR",
+            &error_status(store, e).to_json(),
+        )),
+    }
+}
+
+/// One event as a length-prefixed protobuf `WatchEvent` around the enveloped object.
+fn protobuf_frame(
+    store: &Store,
+    event: WatchEvent,
+    bookmarks: bool,
+    target: Option<Partial>,
+) -> Option<Bytes> {
+    let d = store.descriptor;
+    let object = |kind: &str, o: &kas_storage::ObjectRef| {
+        let encoded = partial::watch_object_protobuf(d, target, o);
+        match encoded {
+            Ok(bytes) => proto::watch_event(kind, &bytes),
+            Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
+        }
     };
     match event {
         WatchEvent::Added(o) => Some(object("ADDED", &o)),
         WatchEvent::Modified(o) => Some(object("MODIFIED", &o)),
         WatchEvent::Deleted(o) => Some(object("DELETED", &o)),
-        WatchEvent::Bookmark(rv) if bookmarks => proto::bookmark(d, rv).ok(),
+        WatchEvent::Bookmark(rv) if bookmarks => partial::bookmark_protobuf(d, target, rv).ok(),
         WatchEvent::Bookmark(_) => None,
-        WatchEvent::Error(e) => {
-            let status = store.storage_error(e, "").to_status();
-            Some(proto::watch_event("ERROR", &proto::status(&status)))
+        WatchEvent::InitialEventsEnd(rv) if bookmarks => Some(
+            list::bookmark_protobuf(d, target, rv)
+                .unwrap_or_else(|e| proto::watch_event("ERROR", &proto::status(&e.to_status()))),
+        ),
+        WatchEvent::InitialEventsEnd(_) => None,
+        WatchEvent::Error(e) => Some(proto::watch_event(
+            "ERROR",
+            &proto::status(&error_status(store, e)),
+        )),
+    }
+}
+
+/// A watch's ERROR event. Upstream's cacher refuses a streaming list it cannot serve with
+/// a bare internal error, not wrapped as "Internal error occurred".
+fn error_status(store: &Store, e: kas_storage::Error) -> Status {
+    match e {
+        kas_storage::Error::Internal {
+            message,
+            source: None,
+        } if message == REQUEST_WATCH_PROGRESS_DISABLED => {
+            Status::failure(500, StatusReason::InternalError, message)
         }
+        e => store.storage_error(e, "").to_status(),
     }
 }
 

@@ -1,9 +1,10 @@
 //! meta/v1: the metadata every object carries, `Status`, the delete options, the watch
-//! event and the legacy discovery documents.
+//! event, the legacy discovery documents and PartialObjectMetadata.
 
 mod discovery;
 mod object_meta;
 mod options;
+mod partial;
 mod status;
 
 use crate::{Field, Kind};
@@ -14,6 +15,7 @@ pub use discovery::{
 };
 pub use object_meta::{LIST_META, MANAGED_FIELDS_ENTRY, OBJECT_META, OWNER_REFERENCE};
 pub use options::{DELETE_OPTIONS, PRECONDITIONS, WATCH_EVENT};
+pub use partial::{PARTIAL_OBJECT_METADATA, PARTIAL_OBJECT_METADATA_LIST};
 pub use status::{STATUS, STATUS_CAUSE, STATUS_DETAILS};
 
 /// `TypeMeta.kind`, inlined into every top-level type.

@@ -1,0 +1,44 @@
+//! The flags only core-apiserver takes, beside `CommonOptions` and `DelegationOptions`:
+//! upstream's kube-apiserver flags for the resources it serves.
+
+use clap::Args;
+use kas_server::options::GoDuration;
+
+use crate::resources::ResourceOptions;
+
+#[derive(Args, Clone, Debug)]
+pub struct CoreOptions {
+    /// Amount of time to retain events.
+    #[arg(long, default_value = "1h0m0s")]
+    pub event_ttl: GoDuration,
+}
+
+impl CoreOptions {
+    /// What the resources' stores are built with.
+    pub fn resources(&self) -> ResourceOptions {
+        ResourceOptions {
+            event_ttl: self.event_ttl.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        core: CoreOptions,
+    }
+
+    #[test]
+    fn event_ttl_defaults_to_an_hour_and_takes_go_durations() {
+        let flags = Flags::try_parse_from(["core-apiserver"]).unwrap();
+        assert_eq!(flags.core.resources().event_ttl.as_secs(), 3600);
+        let flags = Flags::try_parse_from(["core-apiserver", "--event-ttl=2s"]).unwrap();
+        assert_eq!(flags.core.resources().event_ttl.as_secs(), 2);
+        assert!(Flags::try_parse_from(["core-apiserver", "--event-ttl=soon"]).is_err());
+    }
+}
