@@ -168,9 +168,37 @@ async fn events_k8s_io_events_are_core_events_renamed() {
     // Core's printer, columns and all.
     let table = ok(&c, &["get", V1]);
     let header = table.lines().next().unwrap();
-    for column in ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"] {
-        assert!(header.contains(column), "{table}");
-    }
+    let columns = |header: &str| -> Vec<String> {
+        header
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    // Upstream's event printer: no NAME or AGE column, Name last among the wide ones.
+    assert_eq!(
+        columns(header),
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{table}"
+    );
+    let wide = ok(&c, &["get", V1, "-o", "wide"]);
+    assert_eq!(
+        columns(wide.lines().next().unwrap()),
+        [
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST SEEN",
+            "COUNT",
+            "NAME"
+        ],
+        "{wide}"
+    );
     assert!(table.contains("Scheduled"), "{table}");
     assert!(table.contains("pod/pod-a"), "{table}");
     assert_eq!(table.lines().count(), 3, "{table}");

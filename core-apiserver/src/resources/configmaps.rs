@@ -27,6 +27,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         description: "",
         priority: 0,
     }],
+    table_name_and_age: true,
     storage_resource: "configmaps",
     schema: Some(&kas_api::core::v1::CONFIG_MAP),
     list_schema: Some(&kas_api::core::v1::CONFIG_MAP_LIST),

@@ -28,6 +28,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         description: "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
         priority: 0,
     }],
+    table_name_and_age: true,
     storage_resource: "leases",
     schema: Some(&kas_api::coordination::v1::LEASE),
     list_schema: Some(&kas_api::coordination::v1::LEASE_LIST),

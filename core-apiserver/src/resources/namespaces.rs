@@ -44,6 +44,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         description: "The status of the namespace",
         priority: 0,
     }],
+    table_name_and_age: true,
     storage_resource: "namespaces",
     schema: Some(&kas_api::core::v1::NAMESPACE),
     list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),

@@ -47,6 +47,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
             priority: 0,
         },
     ],
+    table_name_and_age: true,
     storage_resource: "secrets",
     schema: Some(&kas_api::core::v1::SECRET),
     list_schema: Some(&kas_api::core::v1::SECRET_LIST),

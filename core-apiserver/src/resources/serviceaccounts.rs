@@ -26,6 +26,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         description: SECRETS_DESCRIPTION,
         priority: 0,
     }],
+    table_name_and_age: true,
     storage_resource: "serviceaccounts",
     schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT),
     list_schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT_LIST),

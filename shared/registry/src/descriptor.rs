@@ -108,8 +108,11 @@ pub struct ResourceDescriptor {
     pub scope: Scope,
     pub verbs: &'static [Verb],
     pub subresources: &'static [Subresource],
-    /// Columns after the name column every table has.
+    /// Columns after the Name column (or, without `table_name_and_age`, the whole row).
     pub table_columns: &'static [TableColumn],
+    /// Name first and Age last around `table_columns`, as upstream prints most
+    /// resources; false when the resource's printer lays out every column (events).
+    pub table_name_and_age: bool,
     /// The etcd key segment, usually the plural (`/registry/<this>/<ns>/<name>`).
     pub storage_resource: &'static str,
     /// The kind's shape and its list's (protobuf, unknown fields, OpenAPI); `None` only

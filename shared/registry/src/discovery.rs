@@ -147,6 +147,7 @@ mod tests {
         verbs: Verb::ALL,
         subresources: &[],
         table_columns: &[],
+        table_name_and_age: true,
         storage_resource: "configmaps",
         schema: None,
         list_schema: None,

@@ -33,6 +33,7 @@ static WIDGETS: ResourceDescriptor = ResourceDescriptor {
     verbs: Verb::ALL,
     subresources: &[Subresource::Scale],
     table_columns: &[],
+    table_name_and_age: true,
     storage_resource: "widgets",
     schema: None,
     list_schema: None,

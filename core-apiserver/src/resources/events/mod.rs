@@ -36,11 +36,10 @@ const fn column(name: &'static str, description: &'static str, priority: i32) ->
     }
 }
 
-/// Both event APIs' columns: upstream prints either through one printer. It has no
-/// leading Name or trailing Age for events, and ends with a priority-1 Name column; the
-/// table writer adds Name and Age to every resource, so that last column is left out here.
-/// The priority-1 columns are upstream's `-o wide` ones, which server-side tables always
-/// carry.
+/// Both event APIs' columns: upstream prints either through one printer, which has no
+/// leading Name or trailing Age (`table_name_and_age: false`) and ends with a priority-1
+/// Name column. The priority-1 columns are upstream's `-o wide` ones, which server-side
+/// tables always carry.
 const TABLE_COLUMNS: &[TableColumn] = &[
     column(
         "Last Seen",
@@ -79,6 +78,13 @@ const TABLE_COLUMNS: &[TableColumn] = &[
         1,
     ),
     column("Count", "The number of times this event has occurred.", 1),
+    TableColumn {
+        name: "Name",
+        type_: "string",
+        format: "name",
+        description: kas_registry::rest::table::NAME_DESCRIPTION,
+        priority: 1,
+    },
 ];
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
@@ -94,6 +100,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     verbs: Verb::ALL,
     subresources: &[],
     table_columns: TABLE_COLUMNS,
+    table_name_and_age: false,
     storage_resource: "events",
     schema: Some(&kas_api::core::v1::EVENT),
     list_schema: Some(&kas_api::core::v1::EVENT_LIST),
@@ -253,6 +260,7 @@ fn print_event(obj: &Value) -> Vec<Value> {
         json!(str_at(obj, "/message").trim()),
         json!(first_seen),
         json!(count),
+        json!(str_at(obj, "/metadata/name")),
     ]
 }
 

@@ -29,6 +29,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     verbs: Verb::ALL,
     subresources: &[],
     table_columns: TABLE_COLUMNS,
+    table_name_and_age: false,
     storage_resource: "events",
     schema: Some(&kas_api::events::v1::EVENT),
     list_schema: Some(&kas_api::events::v1::EVENT_LIST),

@@ -24,6 +24,7 @@ const fn descriptor(
         verbs: Verb::ALL,
         subresources: &[],
         table_columns: &[],
+        table_name_and_age: true,
         storage_resource: plural,
         schema: Some(schema),
         list_schema: Some(list_schema),

@@ -44,6 +44,7 @@ static SCALE_KIND: ResourceDescriptor = ResourceDescriptor {
     verbs: &[],
     subresources: &[],
     table_columns: &[],
+    table_name_and_age: true,
     storage_resource: "",
     schema: Some(&SCALE),
     list_schema: None,

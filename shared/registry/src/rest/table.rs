@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::store::Store;
 
-pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 pub(crate) const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// `includeObject`.
@@ -33,20 +33,30 @@ impl IncludeObject {
 }
 
 fn columns(store: &Store) -> Vec<Value> {
-    let mut cols = vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0}),
-    ];
-    for c in store.descriptor.table_columns {
+    let d = store.descriptor;
+    let mut cols = Vec::with_capacity(d.table_columns.len() + 2);
+    if d.table_name_and_age {
+        cols.push(json!({"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0}));
+    }
+    for c in d.table_columns {
         cols.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
     }
-    cols.push(json!({"name": "Age", "type": "string", "format": "", "description": AGE_DESCRIPTION, "priority": 0}));
+    if d.table_name_and_age {
+        cols.push(json!({"name": "Age", "type": "string", "format": "", "description": AGE_DESCRIPTION, "priority": 0}));
+    }
     cols
 }
 
 fn row(store: &Store, obj: &Value, include: IncludeObject) -> Value {
-    let mut cells = vec![json!(crate::meta::name(obj))];
+    let with_name_and_age = store.descriptor.table_name_and_age;
+    let mut cells = Vec::new();
+    if with_name_and_age {
+        cells.push(json!(crate::meta::name(obj)));
+    }
     cells.extend(store.strategy.table_cells(obj));
-    cells.push(json!(age(crate::meta::str_field(obj, "creationTimestamp"))));
+    if with_name_and_age {
+        cells.push(json!(age(crate::meta::str_field(obj, "creationTimestamp"))));
+    }
     let mut row = json!({"cells": cells});
     match include {
         IncludeObject::None => {}

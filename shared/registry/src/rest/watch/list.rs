@@ -142,6 +142,7 @@ mod tests {
         verbs: Verb::ALL,
         subresources: &[],
         table_columns: &[],
+        table_name_and_age: true,
         storage_resource: "configmaps",
         schema: Some(&kas_api::core::v1::CONFIG_MAP),
         list_schema: Some(&kas_api::core::v1::CONFIG_MAP_LIST),
