@@ -46,7 +46,8 @@ pub async fn api_service<S>(
     }
     follow_compactions(compactor, caches);
     bootstrap_namespaces(&stores).await?;
-    Ok(ApiService::new(ApiGroups::new(stores), next))
+    let groups = ApiGroups::new(stores).with_features(resource_options.features);
+    Ok(ApiService::new(groups, next))
 }
 
 /// Upstream's system namespaces, created at start when missing (the bootstrap controller's

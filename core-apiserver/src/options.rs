@@ -2,6 +2,7 @@
 //! upstream's kube-apiserver flags for the resources it serves.
 
 use clap::Args;
+use kas_registry::features::FeatureGates;
 use kas_server::options::GoDuration;
 
 use crate::resources::ResourceOptions;
@@ -11,6 +12,10 @@ pub struct CoreOptions {
     /// Amount of time to retain events.
     #[arg(long, default_value = "1h0m0s")]
     pub event_ttl: GoDuration,
+    /// A set of key=value pairs that describe feature gates (upstream's; known here:
+    /// WatchList=true|false (BETA - default=false)).
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
+    pub feature_gates: FeatureGates,
 }
 
 impl CoreOptions {
@@ -18,6 +23,7 @@ impl CoreOptions {
     pub fn resources(&self) -> ResourceOptions {
         ResourceOptions {
             event_ttl: self.event_ttl.0,
+            features: self.feature_gates,
         }
     }
 }
@@ -40,5 +46,15 @@ mod tests {
         let flags = Flags::try_parse_from(["core-apiserver", "--event-ttl=2s"]).unwrap();
         assert_eq!(flags.core.resources().event_ttl.as_secs(), 2);
         assert!(Flags::try_parse_from(["core-apiserver", "--event-ttl=soon"]).is_err());
+    }
+
+    #[test]
+    fn feature_gates_default_to_1_33s() {
+        let flags = Flags::try_parse_from(["core-apiserver"]).unwrap();
+        assert!(!flags.core.feature_gates.watch_list);
+        let flags =
+            Flags::try_parse_from(["core-apiserver", "--feature-gates=WatchList=true"]).unwrap();
+        assert!(flags.core.feature_gates.watch_list);
+        assert!(Flags::try_parse_from(["core-apiserver", "--feature-gates=Bogus=true"]).is_err());
     }
 }

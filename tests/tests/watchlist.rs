@@ -17,6 +17,16 @@ use kas_e2e::client::{Proto, Tls, connect_h2, request, request_with_body};
 use kas_e2e::{Role, TestCluster, start_cluster};
 use serde_json::{Value, json};
 
+/// A cluster whose core-apiserver has the WatchList gate on (off by default in 1.33).
+fn watch_list_cluster() -> TestCluster {
+    start_cluster(|spec| {
+        spec.extra_args.insert(
+            Role::Core,
+            vec!["--feature-gates=WatchList=true".to_owned()],
+        );
+    })
+}
+
 const WATCH_LIST: &str =
     "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan";
 const DISABLED: &str = "a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled";
@@ -168,7 +178,7 @@ fn assert_refused(event: &Value) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streaming_list_over_json() {
-    let c = start_cluster(|_| {});
+    let c = watch_list_cluster();
     let api = Api::new(&c);
     let b = api.create("wl-b").await;
     let a = api.create("wl-a").await;
@@ -211,7 +221,7 @@ async fn a_streaming_list_over_json() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streaming_list_over_protobuf() {
-    let c = start_cluster(|_| {});
+    let c = watch_list_cluster();
     let api = Api::new(&c);
     api.create("pb-a").await;
     let supported = progress_supported(&c).await;
@@ -252,7 +262,7 @@ async fn kube_rs_streaming_lists() {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::{WatchEvent, WatchParams};
 
-    let c = start_cluster(|_| {});
+    let c = watch_list_cluster();
     let api = Api::new(&c);
     api.create("rs-a").await;
     let supported = progress_supported(&c).await;
@@ -302,9 +312,24 @@ async fn kube_rs_streaming_lists() {
     }
 }
 
+/// 1.33's default: the WatchList gate is off and a streaming list is refused up front.
+#[tokio::test(flavor = "multi_thread")]
+async fn streaming_lists_are_refused_with_the_gate_off() {
+    let c = start_cluster(|_| {});
+    let api = Api::new(&c);
+    let a = api
+        .get("watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+        .await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn invalid_streaming_list_options_are_upstreams_422s() {
-    let c = start_cluster(|_| {});
+    let c = watch_list_cluster();
     let api = Api::new(&c);
     let prefix = "ListOptions.meta.k8s.io \"\" is invalid: ";
     let cases = [

@@ -24,12 +24,15 @@ pub type StorageFor<'a> =
 pub struct ResourceOptions {
     /// `--event-ttl`: how long an event lives after its last write.
     pub event_ttl: Duration,
+    /// `--feature-gates`.
+    pub features: kas_registry::features::FeatureGates,
 }
 
 impl Default for ResourceOptions {
     fn default() -> Self {
         ResourceOptions {
             event_ttl: events::DEFAULT_EVENT_TTL,
+            features: Default::default(),
         }
     }
 }

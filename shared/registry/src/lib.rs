@@ -10,6 +10,7 @@
 pub mod descriptor;
 pub mod discovery;
 pub mod error;
+pub mod features;
 pub mod meta;
 pub mod openapi;
 pub mod rest;

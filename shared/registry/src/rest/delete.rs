@@ -107,7 +107,8 @@ pub async fn delete_collection(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let list_opts = ListOptions::parse(query, false)?;
+    // Not a watch: no feature gate applies.
+    let list_opts = ListOptions::parse(query, false, &Default::default())?;
     if list_opts.watch {
         return Err(Status::bad_request("watch is not supported for deletecollection").into());
     }

@@ -31,6 +31,7 @@ use tower::{Service, ServiceExt};
 
 use crate::discovery;
 use crate::error::Result;
+use crate::features::FeatureGates;
 use crate::openapi::OpenApi;
 use crate::store::Store;
 
@@ -42,6 +43,7 @@ pub struct ApiGroups {
     serves_legacy: bool,
     /// `/openapi/v2` and `/openapi/v3/...`: built once, like the discovery documents.
     openapi: Option<OpenApi>,
+    features: FeatureGates,
 }
 
 impl ApiGroups {
@@ -103,7 +105,14 @@ impl ApiGroups {
             documents,
             serves_legacy,
             openapi,
+            features: FeatureGates::default(),
         }
+    }
+
+    /// The feature gates requests are served under (upstream's defaults until set).
+    pub fn with_features(mut self, features: FeatureGates) -> Self {
+        self.features = features;
+        self
     }
 
     fn store(&self, info: &RequestInfo) -> Option<&Store> {
@@ -157,7 +166,7 @@ where
         if info.is_resource_request {
             if let Some(store) = groups.store(&info).cloned() {
                 return Box::pin(async move {
-                    Ok(serve(&store, &info, req)
+                    Ok(serve(&store, &info, &groups.features, req)
                         .await
                         .unwrap_or_else(|e| response::error(&e)))
                 });
@@ -192,7 +201,12 @@ where
     }
 }
 
-async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<Response<Body>> {
+async fn serve(
+    store: &Store,
+    info: &RequestInfo,
+    features: &FeatureGates,
+    req: Request<Body>,
+) -> Result<Response<Body>> {
     use crate::Verb;
     let (parts, body) = req.into_parts();
     let query = parts.uri.query();
@@ -227,7 +241,7 @@ async fn serve(store: &Store, info: &RequestInfo, req: Request<Body>) -> Result<
     match verb {
         Verb::Get => read::get(store, info, query, &parts.headers).await,
         Verb::List | Verb::Watch => {
-            let opts = options::ListOptions::parse(query, verb == Verb::Watch)?;
+            let opts = options::ListOptions::parse(query, verb == Verb::Watch, features)?;
             if opts.watch {
                 watch::watch(store, info, &opts, query, &parts.headers).await
             } else {

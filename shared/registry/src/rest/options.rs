@@ -7,6 +7,7 @@ use kas_apimachinery::{Status, StatusCause};
 use kas_endpoints::url::Query;
 
 use crate::error::{Error, Result};
+use crate::features::FeatureGates;
 
 pub use kas_storage::ResourceVersionMatch;
 
@@ -92,7 +93,11 @@ fn not_supported(value: &str, supported: &[&str]) -> StatusCause {
 impl ListOptions {
     /// Parses and validates (upstream's `ValidateListOptions`); `watch` is true for the
     /// legacy `/watch/` paths as well as `?watch=true`.
-    pub fn parse(query: Option<&str>, watch_path: bool) -> Result<ListOptions> {
+    pub fn parse(
+        query: Option<&str>,
+        watch_path: bool,
+        features: &FeatureGates,
+    ) -> Result<ListOptions> {
         let q = Query::parse(query.unwrap_or(""));
         let mut o = ListOptions {
             label_selector: q.first("labelSelector").unwrap_or("").to_owned(),
@@ -130,7 +135,7 @@ impl ListOptions {
             o.send_initial_events = Some(parse_bool("sendInitialEvents", v)?);
         }
         let causes = if o.watch {
-            o.watch_causes(resource_version_match)
+            o.watch_causes(resource_version_match, features.watch_list)
         } else {
             o.list_causes(resource_version_match)
         };
@@ -176,19 +181,27 @@ impl ListOptions {
         causes
     }
 
-    /// Upstream's `validateWatchOptions` with the WatchList feature on: streaming lists
-    /// (`sendInitialEvents`) need `resourceVersionMatch=NotOlderThan`, and a match mode is
-    /// for them only. Upstream also leaves `allowWatchBookmarks` to the client: without it
-    /// the initial events come with no bookmark at their end.
-    fn watch_causes(&self, rv_match: &str) -> Vec<StatusCause> {
+    /// Upstream's `validateWatchOptions`: streaming lists (`sendInitialEvents`) need the
+    /// WatchList feature and `resourceVersionMatch=NotOlderThan`, and a match mode is for
+    /// them only. Upstream leaves `allowWatchBookmarks` to the client: without it the
+    /// initial events come with no bookmark at their end.
+    fn watch_causes(&self, rv_match: &str, watch_list: bool) -> Vec<StatusCause> {
         let mut causes = Vec::new();
         let not_older_than =
             self.resource_version_match == Some(ResourceVersionMatch::NotOlderThan);
-        if self.send_initial_events.is_some() && !not_older_than {
-            causes.push(forbidden(
-                "resourceVersionMatch",
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
+        if self.send_initial_events.is_some() {
+            if !not_older_than {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !watch_list {
+                causes.push(forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                ));
+            }
         }
         if !rv_match.is_empty() {
             if self.send_initial_events.is_none() {
@@ -259,32 +272,42 @@ impl WriteOptions {
 mod tests {
     use super::*;
 
+    /// The WatchList gate on, so the streaming-list rules are exercised.
+    const ON: FeatureGates = FeatureGates { watch_list: true };
+
     #[test]
     fn list_options_parse() {
         let o = ListOptions::parse(
             Some("labelSelector=a%3Db&limit=10&continue=xyz&watch=0"),
             false,
+            &ON,
         )
         .unwrap();
         assert_eq!(o.label_selector, "a=b");
         assert_eq!(o.limit, Some(10));
         assert_eq!(o.continue_token.as_deref(), Some("xyz"));
         assert!(!o.watch);
-        assert!(ListOptions::parse(Some("watch=1"), false).unwrap().watch);
-        assert!(ListOptions::parse(None, true).unwrap().watch);
+        assert!(
+            ListOptions::parse(Some("watch=1"), false, &ON)
+                .unwrap()
+                .watch
+        );
+        assert!(ListOptions::parse(None, true, &ON).unwrap().watch);
         assert_eq!(
-            ListOptions::parse(Some("limit=0"), false).unwrap().limit,
+            ListOptions::parse(Some("limit=0"), false, &ON)
+                .unwrap()
+                .limit,
             None
         );
     }
 
     #[test]
     fn list_options_errors_are_upstreams() {
-        let e = ListOptions::parse(Some("limit=abc"), false)
+        let e = ListOptions::parse(Some("limit=abc"), false, &ON)
             .unwrap_err()
             .to_status();
         assert_eq!(e.code, 400);
-        let e = ListOptions::parse(Some("resourceVersionMatch=Exact"), false)
+        let e = ListOptions::parse(Some("resourceVersionMatch=Exact"), false, &ON)
             .unwrap_err()
             .to_status();
         assert_eq!(e.code, 422);
@@ -294,25 +317,48 @@ mod tests {
                 "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
             )
         );
-        let e = ListOptions::parse(Some("resourceVersion=0&resourceVersionMatch=Exact"), false)
-            .unwrap_err()
-            .to_status();
+        let e = ListOptions::parse(
+            Some("resourceVersion=0&resourceVersionMatch=Exact"),
+            false,
+            &ON,
+        )
+        .unwrap_err()
+        .to_status();
         assert!(e.message.unwrap().contains("\"exact\" is forbidden"));
         assert!(
             ListOptions::parse(
                 Some("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
-                false
+                false,
+                &ON,
             )
             .is_ok()
         );
     }
 
     fn invalid_message(query: &str, watch: bool) -> String {
-        let status = ListOptions::parse(Some(query), watch)
+        let status = ListOptions::parse(Some(query), watch, &ON)
             .unwrap_err()
             .to_status();
         assert_eq!(status.code, 422, "{query}");
         status.message.unwrap_or_default()
+    }
+
+    #[test]
+    fn streaming_lists_need_the_watch_list_gate() {
+        let query =
+            "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+        let status = ListOptions::parse(Some(query), true, &FeatureGates::default())
+            .unwrap_err()
+            .to_status();
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message.as_deref(),
+            Some(
+                "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: \
+                 sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            )
+        );
+        assert!(ListOptions::parse(Some(query), true, &ON).is_ok());
     }
 
     #[test]
@@ -357,7 +403,7 @@ mod tests {
                 "{query}"
             );
         }
-        let status = ListOptions::parse(Some("sendInitialEvents=true"), true)
+        let status = ListOptions::parse(Some("sendInitialEvents=true"), true, &ON)
             .unwrap_err()
             .to_status();
         let cause = &status.details.unwrap().causes[0];
@@ -368,15 +414,15 @@ mod tests {
     #[test]
     fn streaming_lists_parse() {
         let q = "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan";
-        let o = ListOptions::parse(Some(q), true).unwrap();
+        let o = ListOptions::parse(Some(q), true, &ON).unwrap();
         assert!(o.is_list_watch());
         assert_eq!(o.send_initial_events, Some(true));
         // Upstream does not require bookmarks: the initial events then have no end marker.
         let q = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=5";
-        let o = ListOptions::parse(Some(q), true).unwrap();
+        let o = ListOptions::parse(Some(q), true, &ON).unwrap();
         assert!(!o.is_list_watch());
         let q = "sendInitialEvents=false&resourceVersionMatch=NotOlderThan";
-        assert!(ListOptions::parse(Some(q), true).is_ok());
+        assert!(ListOptions::parse(Some(q), true, &ON).is_ok());
     }
 
     #[test]
