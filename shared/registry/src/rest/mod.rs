@@ -29,11 +29,11 @@ use http::{Method, Request, Response, StatusCode};
 use kas_endpoints::{Body, RequestInfo};
 use tower::{Service, ServiceExt};
 
-use crate::discovery;
 use crate::error::Result;
 use crate::features::FeatureGates;
 use crate::openapi::OpenApi;
 use crate::store::Store;
+use crate::{aggregated_discovery, discovery};
 
 /// The stores of one role and its discovery documents.
 pub struct ApiGroups {
@@ -44,6 +44,8 @@ pub struct ApiGroups {
     /// `/openapi/v2` and `/openapi/v3/...`: built once, like the discovery documents.
     openapi: Option<OpenApi>,
     features: FeatureGates,
+    /// `/api` and `/apis` as aggregated discovery, by (legacy, version): built once.
+    aggregated: HashMap<(bool, aggregated_discovery::Version), Bytes>,
 }
 
 impl ApiGroups {
@@ -86,6 +88,16 @@ impl ApiGroups {
         let serves_legacy = stores.iter().any(|s| s.descriptor.group.is_empty());
         let descriptors: Vec<_> = stores.iter().map(|s| s.descriptor).collect();
         let openapi = (!descriptors.is_empty()).then(|| OpenApi::new(&descriptors));
+        let mut aggregated = HashMap::new();
+        for legacy in [true, false] {
+            for v in [
+                aggregated_discovery::Version::V2,
+                aggregated_discovery::Version::V2beta1,
+            ] {
+                let doc = aggregated_discovery::document(&descriptors, legacy, v);
+                aggregated.insert((legacy, v), doc);
+            }
+        }
         let stores = stores
             .into_iter()
             .map(|s| {
@@ -106,6 +118,7 @@ impl ApiGroups {
             serves_legacy,
             openapi,
             features: FeatureGates::default(),
+            aggregated,
         }
     }
 
@@ -176,6 +189,9 @@ where
             return Box::pin(std::future::ready(Ok(resp)));
         } else if *req.method() == Method::GET {
             let path = req.uri().path().trim_end_matches('/');
+            if let Some(resp) = aggregated(&groups, path, req.headers()) {
+                return Box::pin(std::future::ready(Ok(resp)));
+            }
             if let Some(doc) = groups.documents.get(path) {
                 return Box::pin(std::future::ready(Ok(response::json(
                     StatusCode::OK,
@@ -199,6 +215,25 @@ where
         }
         Box::pin(self.next.clone().oneshot(req))
     }
+}
+
+/// `/api` or `/apis` as aggregated discovery, when the client asks for it.
+fn aggregated(groups: &ApiGroups, path: &str, headers: &http::HeaderMap) -> Option<Response<Body>> {
+    let legacy = match path {
+        "/api" if groups.serves_legacy => true,
+        "/apis" => false,
+        _ => return None,
+    };
+    let accept = headers.get(http::header::ACCEPT)?.to_str().ok()?;
+    let version = aggregated_discovery::negotiate(accept)?;
+    let doc = groups.aggregated.get(&(legacy, version))?;
+    let mut resp = response::json(StatusCode::OK, doc.clone());
+    let content_type = http::HeaderValue::from_str(&version.content_type()).ok()?;
+    resp.headers_mut()
+        .insert(http::header::CONTENT_TYPE, content_type);
+    resp.headers_mut()
+        .insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+    Some(resp)
 }
 
 async fn serve(
