@@ -3,6 +3,7 @@
 //! handlers speak HTTP around it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
 use kas_apimachinery::Status;
@@ -359,11 +360,18 @@ impl Store {
                 .unwrap_or(current);
             return Ok((Written::DryRun(self.served_value(new)), false));
         }
-        let created = std::sync::atomic::AtomicBool::new(false);
+        let created = AtomicBool::new(false);
+        let released = AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-            created.store(current.is_none(), std::sync::atomic::Ordering::Relaxed);
-            self.prepare_update(obj.clone(), current, &client_rv)
-                .map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+            created.store(current.is_none(), Ordering::Relaxed);
+            let new = self
+                .prepare_update(obj.clone(), current, &client_rv)
+                .map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
+            released.store(
+                new.as_ref().is_some_and(|n| self.released(n)),
+                Ordering::Relaxed,
+            );
+            Ok(new)
         };
         let result = self
             .guaranteed_update(
@@ -373,7 +381,10 @@ impl Store {
             )
             .await
             .map_err(|e| self.storage_error(e, name))?;
-        let created = created.load(std::sync::atomic::Ordering::Relaxed);
+        if released.load(Ordering::Relaxed) {
+            self.finish_deletion(namespace, name).await?;
+        }
+        let created = created.load(Ordering::Relaxed);
         Ok((Written::Stored(self.served(result)?), created))
     }
 
@@ -391,18 +402,27 @@ impl Store {
             let new = attempt(&current)?.unwrap_or(current);
             return Ok(Written::DryRun(self.served_value(new)));
         }
+        let released = AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             let Some(current) = current else {
                 return Err(kas_storage::Error::NotFound {
                     key: name.to_owned(),
                 });
             };
-            attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+            let new = attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
+            released.store(
+                new.as_ref().is_some_and(|n| self.released(n)),
+                Ordering::Relaxed,
+            );
+            Ok(new)
         };
         let result = self
             .guaranteed_update(&self.key(namespace, name), false, &try_update)
             .await
             .map_err(|e| self.storage_error(e, name))?;
+        if released.load(Ordering::Relaxed) {
+            self.finish_deletion(namespace, name).await?;
+        }
         Ok(Written::Stored(self.served(result)?))
     }
 
@@ -610,23 +630,21 @@ impl Store {
         Ok(Deleted::Gone(self.served(gone)?))
     }
 
-    /// Update of an object whose finalizers were all removed while it was being deleted
-    /// completes the deletion (upstream's `deleteWithoutFinalizers` on update).
-    pub async fn finish_deletion_if_released(
-        &self,
-        namespace: &str,
-        name: &str,
-        obj: &Value,
-    ) -> Result<bool> {
-        let marked = obj.pointer("/metadata/deletionTimestamp").is_some();
-        let released = obj
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty())
-            && !self.strategy.holds_deletion(obj);
-        if !(marked && released) {
-            return Ok(false);
-        }
+    /// Whether a state about to be written completes a pending deletion: marked with a
+    /// deletionTimestamp and held by no finalizer any more (upstream's
+    /// `deleteWithoutFinalizers` on update). Judged on the value the write produces, so no
+    /// write decodes what it stored.
+    fn released(&self, obj: &Value) -> bool {
+        obj.pointer("/metadata/deletionTimestamp").is_some()
+            && obj
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_none_or(|f| f.is_empty())
+            && !self.strategy.holds_deletion(obj)
+    }
+
+    /// Removes an object a write released (see [`Store::released`]).
+    async fn finish_deletion(&self, namespace: &str, name: &str) -> Result<()> {
         match self
             .storage
             .delete(
@@ -637,7 +655,7 @@ impl Store {
             )
             .await
         {
-            Ok(_) | Err(kas_storage::Error::NotFound { .. }) => Ok(true),
+            Ok(_) | Err(kas_storage::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.storage_error(e, name)),
         }
     }

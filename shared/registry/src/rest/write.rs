@@ -57,13 +57,6 @@ pub async fn update(
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
         .await?;
-    if let Written::Stored(obj) = &w
-        && store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
-            .await?
-    {
-        return written(store, &w, StatusCode::OK, &out);
-    }
     let code = if created {
         StatusCode::CREATED
     } else {
@@ -97,11 +90,6 @@ pub async fn patch(
     let w = store
         .patch(&info.namespace, &info.name, &apply, &opts)
         .await?;
-    if let Written::Stored(obj) = &w {
-        store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
-            .await?;
-    }
     let mut resp = written(store, &w, StatusCode::OK, &out)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
     Ok(resp)
@@ -128,11 +116,6 @@ pub async fn update_subresource(
             &opts,
         )
         .await?;
-    if let Written::Stored(obj) = &w {
-        store
-            .finish_deletion_if_released(&info.namespace, &info.name, &obj.value()?)
-            .await?;
-    }
     written(store, &w, StatusCode::OK, &out)
 }
 
