@@ -16,10 +16,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kas_apimachinery::protobuf::time::parse_rfc3339;
-use kas_apimachinery::validation::meta::validate_path_segment_name;
 use kas_registry::rest::table::age;
 use kas_registry::strategy::FieldErrors;
-use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
 
@@ -149,23 +147,12 @@ fn event_source(obj: &Value) -> String {
 }
 
 impl kas_registry::Strategy for Strategy {
-    /// Upstream `BeforeCreate` runs the strategy's checks, then, only if they pass, the
-    /// common ObjectMeta checks with path-segment names.
     fn validate(&self, obj: &Value) -> FieldErrors {
-        let errs = validation::validate_create(obj, false);
-        if !errs.is_empty() {
-            return errs;
-        }
-        validate_object_meta(obj, true, validate_path_segment_name)
+        validation::before_create(obj, false)
     }
 
-    /// Upstream `BeforeUpdate`: the common checks (`validateCommonFields`), then the
-    /// strategy's.
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        let mut errs = validate_object_meta(new, true, validate_path_segment_name);
-        errs.extend(validate_object_meta_update(new, old));
-        errs.extend(validation::validate_update(new, old, false));
-        errs
+        validation::before_update(new, old, false)
     }
 
     fn allow_create_on_update(&self) -> bool {

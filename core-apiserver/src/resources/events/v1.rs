@@ -8,9 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kas_apimachinery::validation::meta::validate_path_segment_name;
 use kas_registry::strategy::{Conversion, FieldErrors};
-use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Verb};
 use serde_json::Value;
 
@@ -75,23 +73,12 @@ impl kas_registry::Strategy for Strategy {
         Some(&convert::EventsV1)
     }
 
-    /// Upstream `BeforeCreate`: the strict checks of this group, then, only if they pass,
-    /// the common ObjectMeta checks with path-segment names.
     fn validate(&self, obj: &Value) -> FieldErrors {
-        let errs = validation::validate_create(obj, true);
-        if !errs.is_empty() {
-            return errs;
-        }
-        validate_object_meta(obj, true, validate_path_segment_name)
+        validation::before_create(obj, true)
     }
 
-    /// Upstream `BeforeUpdate`: the common checks, then the strict ones of this group
-    /// (which check the metadata update once more, as upstream's do).
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        let mut errs = validate_object_meta(new, true, validate_path_segment_name);
-        errs.extend(validate_object_meta_update(new, old));
-        errs.extend(validation::validate_update(new, old, true));
-        errs
+        validation::before_update(new, old, true)
     }
 
     fn allow_create_on_update(&self) -> bool {

@@ -8,7 +8,7 @@
 
 use kas_apimachinery::protobuf::time::{Instant, ZERO_UNIX, format_rfc3339, parse_rfc3339};
 use kas_apimachinery::validation::field::{self, BadValue, Path};
-use kas_apimachinery::validation::meta::name_is_dns_subdomain;
+use kas_apimachinery::validation::meta::{name_is_dns_subdomain, validate_path_segment_name};
 use kas_apimachinery::validation::{is_dns1123_subdomain, is_qualified_name};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
@@ -20,6 +20,27 @@ const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
 const ACTION_LENGTH_LIMIT: usize = 128;
 const REASON_LENGTH_LIMIT: usize = 128;
 const NOTE_LENGTH_LIMIT: usize = 1024;
+
+/// What both event strategies check on create (upstream's `BeforeCreate`): the
+/// strategy's checks and, only if they pass, the common ObjectMeta checks with
+/// path-segment names.
+pub(super) fn before_create(obj: &Value, strict: bool) -> FieldErrors {
+    let errs = validate_create(obj, strict);
+    if !errs.is_empty() {
+        return errs;
+    }
+    validate_object_meta(obj, true, validate_path_segment_name)
+}
+
+/// What both event strategies check on update (upstream's `BeforeUpdate`): the common
+/// checks (`validateCommonFields`), then the strategy's (which, strict, check the
+/// metadata update once more, as upstream's do).
+pub(super) fn before_update(new: &Value, old: &Value, strict: bool) -> FieldErrors {
+    let mut errs = validate_object_meta(new, true, validate_path_segment_name);
+    errs.extend(validate_object_meta_update(new, old));
+    errs.extend(validate_update(new, old, strict));
+    errs
+}
 
 /// Upstream `ValidateEventCreate`; `strict` when asked through events.k8s.io.
 pub(super) fn validate_create(obj: &Value, strict: bool) -> FieldErrors {
