@@ -159,3 +159,61 @@ type Cohabitant = (
     (&'static str, &'static str, &'static str),
 );
 const COHABITATING: &[Cohabitant] = &[(("events.k8s.io", "events"), ("", "v1", "Event"))];
+
+/// Descriptors the crate's unit tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    const fn namespaced(
+        group: &'static str,
+        (kind, list_kind, plural, singular): (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static str,
+        ),
+        short_names: &'static [&'static str],
+        (schema, list_schema): (&'static Message, &'static Message),
+    ) -> ResourceDescriptor {
+        ResourceDescriptor {
+            group,
+            version: "v1",
+            kind,
+            list_kind,
+            plural,
+            singular,
+            short_names,
+            categories: &[],
+            scope: Scope::Namespaced,
+            verbs: Verb::ALL,
+            subresources: &[],
+            table_columns: &[],
+            table_name_and_age: true,
+            storage_resource: plural,
+            schema: Some(schema),
+            list_schema: Some(list_schema),
+            scale: None,
+        }
+    }
+
+    pub(crate) const CONFIG_MAP: ResourceDescriptor = namespaced(
+        "",
+        ("ConfigMap", "ConfigMapList", "configmaps", "configmap"),
+        &["cm"],
+        (
+            &kas_api::core::v1::CONFIG_MAP,
+            &kas_api::core::v1::CONFIG_MAP_LIST,
+        ),
+    );
+
+    pub(crate) const LEASE: ResourceDescriptor = namespaced(
+        "coordination.k8s.io",
+        ("Lease", "LeaseList", "leases", "lease"),
+        &[],
+        (
+            &kas_api::coordination::v1::LEASE,
+            &kas_api::coordination::v1::LEASE_LIST,
+        ),
+    );
+}

@@ -132,27 +132,8 @@ pub fn api_group(name: &str, versions: &[&str]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Scope, Verb};
 
-    const CM: ResourceDescriptor = ResourceDescriptor {
-        group: "",
-        version: "v1",
-        kind: "ConfigMap",
-        list_kind: "ConfigMapList",
-        plural: "configmaps",
-        singular: "configmap",
-        short_names: &["cm"],
-        categories: &[],
-        scope: Scope::Namespaced,
-        verbs: Verb::ALL,
-        subresources: &[],
-        table_columns: &[],
-        table_name_and_age: true,
-        storage_resource: "configmaps",
-        schema: None,
-        list_schema: None,
-        scale: None,
-    };
+    const CM: ResourceDescriptor = crate::descriptor::fixtures::CONFIG_MAP;
 
     #[test]
     fn hashes_match_upstream() {

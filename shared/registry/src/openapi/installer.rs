@@ -383,25 +383,7 @@ mod tests {
     use super::*;
     use crate::descriptor::Scope;
 
-    const LEASE: ResourceDescriptor = ResourceDescriptor {
-        group: "coordination.k8s.io",
-        version: "v1",
-        kind: "Lease",
-        list_kind: "LeaseList",
-        plural: "leases",
-        singular: "lease",
-        short_names: &[],
-        categories: &[],
-        scope: Scope::Namespaced,
-        verbs: Verb::ALL,
-        subresources: &[],
-        table_columns: &[],
-        table_name_and_age: true,
-        storage_resource: "leases",
-        schema: Some(&kas_api::coordination::v1::LEASE),
-        list_schema: Some(&kas_api::coordination::v1::LEASE_LIST),
-        scale: None,
-    };
+    const LEASE: ResourceDescriptor = crate::descriptor::fixtures::LEASE;
 
     const NAMESPACE: ResourceDescriptor = ResourceDescriptor {
         group: "",

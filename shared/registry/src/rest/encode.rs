@@ -111,27 +111,8 @@ pub fn bookmark(d: &ResourceDescriptor, resource_version: u64) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Scope, Verb};
 
-    const D: ResourceDescriptor = ResourceDescriptor {
-        group: "coordination.k8s.io",
-        version: "v1",
-        kind: "Lease",
-        list_kind: "LeaseList",
-        plural: "leases",
-        singular: "lease",
-        short_names: &[],
-        categories: &[],
-        scope: Scope::Namespaced,
-        verbs: Verb::ALL,
-        subresources: &[],
-        table_columns: &[],
-        table_name_and_age: true,
-        storage_resource: "leases",
-        schema: None,
-        list_schema: None,
-        scale: None,
-    };
+    const D: ResourceDescriptor = crate::descriptor::fixtures::LEASE;
 
     #[test]
     fn splices_type_meta() {

@@ -147,27 +147,8 @@ pub fn before_update(new: &mut Value, old: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Scope, Verb};
 
-    const D: ResourceDescriptor = ResourceDescriptor {
-        group: "",
-        version: "v1",
-        kind: "ConfigMap",
-        list_kind: "ConfigMapList",
-        plural: "configmaps",
-        singular: "configmap",
-        short_names: &[],
-        categories: &[],
-        scope: Scope::Namespaced,
-        verbs: Verb::ALL,
-        subresources: &[],
-        table_columns: &[],
-        table_name_and_age: true,
-        storage_resource: "configmaps",
-        schema: None,
-        list_schema: None,
-        scale: None,
-    };
+    const D: ResourceDescriptor = crate::descriptor::fixtures::CONFIG_MAP;
 
     #[test]
     fn generated_names() {

@@ -127,27 +127,8 @@ pub(super) fn bookmark_protobuf(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Scope, Verb};
 
-    const D: ResourceDescriptor = ResourceDescriptor {
-        group: "",
-        version: "v1",
-        kind: "ConfigMap",
-        list_kind: "ConfigMapList",
-        plural: "configmaps",
-        singular: "configmap",
-        short_names: &[],
-        categories: &[],
-        scope: Scope::Namespaced,
-        verbs: Verb::ALL,
-        subresources: &[],
-        table_columns: &[],
-        table_name_and_age: true,
-        storage_resource: "configmaps",
-        schema: Some(&kas_api::core::v1::CONFIG_MAP),
-        list_schema: Some(&kas_api::core::v1::CONFIG_MAP_LIST),
-        scale: None,
-    };
+    const D: ResourceDescriptor = crate::descriptor::fixtures::CONFIG_MAP;
 
     fn blueprint(meta: &Value) -> Vec<u8> {
         let b64 = meta["annotations"][LIST_BLUEPRINT].as_str().unwrap();
