@@ -130,9 +130,7 @@ async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = write::options(headers, query)?;
     let decoded = body_codec::decode(&SCALE_KIND, headers, body, &opts).await?;
     let mut sent = decoded.value;
     object_meta::check_type(&mut sent, &SCALE_KIND)?;
@@ -156,9 +154,7 @@ async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = write::options(headers, query)?;
     // Strategic merge is served where the parent serves it (built-ins, not custom
     // resources), with the Scale's own patch metadata.
     let schema = store.strategy.patch_schema().map(|_| &SCALE);

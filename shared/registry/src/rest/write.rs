@@ -26,6 +26,17 @@ fn written(
     read::render_object(store.descriptor, out, code, bytes)
 }
 
+/// A write's options, and the answer's media type negotiated before anything is written:
+/// an answer the client cannot read is a 406 up front.
+pub(crate) fn options(
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<(WriteOptions, MediaTypeOptions)> {
+    let opts = WriteOptions::parse(query)?;
+    let (out, _) = read::negotiate(headers, query)?;
+    Ok((opts, out))
+}
+
 pub async fn create(
     store: &Store,
     info: &RequestInfo,
@@ -33,9 +44,7 @@ pub async fn create(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = options(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
@@ -50,9 +59,7 @@ pub async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = options(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
@@ -74,9 +81,7 @@ pub async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = options(headers, query)?;
     let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let patch = body_codec::read(body).await?;
     // The patch may be applied several times (conflicts); the last run's warnings stand.
@@ -103,9 +108,7 @@ pub async fn update_subresource(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let opts = WriteOptions::parse(query)?;
-    // Before anything is written: an answer the client cannot read is a 406 up front.
-    let (out, _) = read::negotiate(headers, query)?;
+    let (opts, out) = options(headers, query)?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store
         .update_subresource(
