@@ -234,83 +234,24 @@ fn normalize(obj: &mut Value) {
     }
 }
 
-/// Go's `json.Unmarshal(b, &map[string]interface{}{})` error text, as far as serde_json
-/// tells: syntax errors name the offending character as Go's scanner does for the
-/// common cases.
+/// Go's `json.Unmarshal(b, &map[string]interface{}{})` error text: the scanner's syntax
+/// error, else the type error of a value that is not an object.
 fn go_json_map_error(bytes: &[u8]) -> Option<String> {
-    let quote = |c: u8| match c {
-        b'\'' => "'\\''".to_owned(),
-        b'\n' => "'\\n'".to_owned(),
-        b'\r' => "'\\r'".to_owned(),
-        b'\t' => "'\\t'".to_owned(),
-        0x20..=0x7e => format!("'{}'", c as char),
-        _ => format!("'\\x{c:02x}'"),
+    if let Some(syntax) = kas_endpoints::codec::go_syntax_error(bytes) {
+        return Some(syntax);
+    }
+    let kind = match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(_) | Value::Null) => return None,
+        Ok(Value::Array(_)) => "array",
+        Ok(Value::String(_)) => "string",
+        Ok(Value::Number(_)) => "number",
+        Ok(Value::Bool(_)) => "bool",
+        // Valid to Go's scanner but not to serde_json (e.g. nesting deeper than it takes).
+        Err(e) => return Some(e.to_string()),
     };
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(_) | Value::Null) => None,
-        Ok(other) => {
-            let kind = match other {
-                Value::Array(_) => "array",
-                Value::String(_) => "string",
-                Value::Number(_) => "number",
-                _ => "bool",
-            };
-            Some(format!(
-                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
-            ))
-        }
-        Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_owned()),
-        Err(e) => {
-            let line_start: usize = bytes
-                .split(|b| *b == b'\n')
-                .take(e.line().saturating_sub(1))
-                .map(|l| l.len() + 1)
-                .sum();
-            let offset = line_start + e.column().saturating_sub(1);
-            let c = *bytes.get(offset).unwrap_or(&b'?');
-            let text = e.to_string();
-            let context = if text.starts_with("trailing characters") {
-                "after top-level value"
-            } else if text.starts_with("expected `:`") {
-                "after object key"
-            } else if text.starts_with("expected `,` or `}`") {
-                "after object key:value pair"
-            } else if text.starts_with("expected `,` or `]`") {
-                "after array element"
-            } else if text.starts_with("key must be a string") {
-                "looking for beginning of object key string"
-            } else if text.starts_with("expected ident") {
-                return Some(literal_error(bytes, offset, &quote));
-            } else {
-                "looking for beginning of value"
-            };
-            Some(format!("invalid character {} {context}", quote(c)))
-        }
-    }
-}
-
-/// Go's `in literal null (expecting 'u')`: the bad byte at `offset` inside a `null`,
-/// `true` or `false` that started earlier.
-fn literal_error(bytes: &[u8], offset: usize, quote: &dyn Fn(u8) -> String) -> String {
-    let c = *bytes.get(offset).unwrap_or(&b'?');
-    for literal in ["null", "true", "false"] {
-        let lit = literal.as_bytes();
-        for start in offset.saturating_sub(lit.len())..offset {
-            let seen = &bytes[start..offset];
-            if seen.len() < lit.len() && lit.starts_with(seen) {
-                let want = lit[seen.len()];
-                return format!(
-                    "invalid character {} in literal {literal} (expecting {})",
-                    quote(c),
-                    quote(want)
-                );
-            }
-        }
-    }
-    format!(
-        "invalid character {} looking for beginning of value",
-        quote(c)
-    )
+    Some(format!(
+        "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+    ))
 }
 
 /// `data` as upstream's `map[string][]byte`; values that are not base64 are `Err`.

@@ -56,6 +56,12 @@ pub struct Decoded {
 
 /// Decodes a JSON body as upstream's serializer does before conversion: Go-compatible
 /// syntax errors first, then `apiVersion`/`kind`.
+/// Go's `json.Unmarshal` syntax check (`checkValid`): the `SyntaxError` text of `data`,
+/// or `None` when it is valid JSON.
+pub fn go_syntax_error(data: &[u8]) -> Option<String> {
+    go_json::check_valid(data).err()
+}
+
 pub fn decode_json(data: &[u8]) -> Result<Decoded> {
     go_json::check_valid(data).map_err(DecodeError::JsonParse)?;
     let text = String::from_utf8_lossy(data);
