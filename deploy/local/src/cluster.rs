@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::thread;
@@ -19,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kubeconfig;
 use crate::pki::{FRONT_PROXY_CLIENT_COMMON_NAME, Pki};
+use crate::ports::free_ports;
 use crate::probe;
 use crate::process::{self, Managed, STOP_GRACE, StopOutcome, Stopped};
 use crate::state::{ClusterState, ProcessRecord, ServerRecord};
@@ -469,19 +469,6 @@ fn refuse_if_running(state_dir: &Path) -> Result<()> {
     }
     // Left by a launcher that was killed, or a machine that rebooted.
     ClusterState::remove(state_dir)
-}
-
-/// Binds `n` loopback ports at once (so they differ) and releases them for the children.
-pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>> {
-    let listeners = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(Error::FreePort)?;
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(Error::FreePort)
 }
 
 fn https_url(port: u16) -> String {

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::cluster::{etcd_args, etcd_healthy, free_ports, wait_ready};
+use crate::cluster::{etcd_args, etcd_healthy, wait_ready};
 use crate::error::{Error, Result};
+use crate::ports::free_ports;
 use crate::process::{self, Managed, StopOutcome};
 use crate::state::ProcessRecord;
 

@@ -13,6 +13,7 @@ mod error;
 pub mod etcd;
 pub mod kubeconfig;
 pub mod pki;
+mod ports;
 pub mod probe;
 mod process;
 mod state;
