@@ -20,6 +20,9 @@ use crate::{Error, Result};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Below the server's 250 streams, leaving room for the streams a peer opens meanwhile.
 const STREAMS_PER_CONNECTION: usize = 200;
+/// Flow-control windows the delegate grants its peer (see `connect`).
+const STREAM_WINDOW: u32 = 4 << 20;
+const CONNECTION_WINDOW: u32 = 1 << 30;
 
 pub(crate) struct Endpoint {
     /// The URL as configured (or the resolved address, for a DNS name).
@@ -118,8 +121,11 @@ impl Endpoint {
         let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
         builder
             .timer(TokioTimer::new())
-            .initial_stream_window_size(256 * 1024)
-            .initial_connection_window_size(16 * 1024 * 1024)
+            // Go's http2.Transport, which upstream's proxy uses: 4 MiB per stream, 1 GiB
+            // per connection. With 256 KiB a 14 MB LIST stalled on window updates at
+            // every hop (p50 through the aggregator 17.5 ms → 14.8 ms with these).
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
             .max_frame_size(256 * 1024)
             .keep_alive_interval(Duration::from_secs(10))
             .keep_alive_timeout(Duration::from_secs(5))
