@@ -307,11 +307,45 @@ async fn hops(args: HopsArgs) -> Result<()> {
     }
     let mut ratios = Vec::new();
     let mut added = Vec::new();
+    let mut stage_ratios = Vec::new();
+    let pids: Vec<(&str, u32)> = [
+        ("aggregator", Role::Aggregator),
+        ("core", Role::Core),
+        ("extensions", Role::Extensions),
+    ]
+    .into_iter()
+    .filter_map(|(name, role)| Some((name, cluster.pid(role, 0)?)))
+    .chain([("client", std::process::id())])
+    .collect();
     for round in 1..=args.rounds {
+        let before = cpu_ticks(&pids);
         let a = run(&via).await?;
+        let between = cpu_ticks(&pids);
         let b = run(&direct).await?;
+        let after = cpu_ticks(&pids);
         check(&a)?;
         check(&b)?;
+        let via_cpu = cpu_per_request(&pids, &before, &between, a.answered());
+        let direct_cpu = cpu_per_request(&pids, &between, &after, b.answered());
+        println!(
+            "round {round}: CPU µs per request via:    {}",
+            show_cpu(&via_cpu)
+        );
+        println!(
+            "round {round}: CPU µs per request direct: {}",
+            show_cpu(&direct_cpu)
+        );
+        // With a core of its own per role, a pipeline runs at the pace of its costliest
+        // stage: the ratio the same code reaches when the roles do not share 2 cores.
+        let costliest = |cpu: &[(&str, f64)], stages: &[&str]| {
+            cpu.iter()
+                .filter(|(n, _)| stages.contains(n))
+                .map(|(_, us)| *us)
+                .fold(0.0, f64::max)
+        };
+        let stage_ratio = costliest(&direct_cpu, &["extensions"])
+            / costliest(&via_cpu, &["aggregator", "core", "extensions"]);
+        stage_ratios.push(stage_ratio);
         let ratio = a.throughput() / b.throughput();
         let per_hop =
             (a.percentile(50.0).as_secs_f64() - b.percentile(50.0).as_secs_f64()) / 2.0 * 1e3;
@@ -328,8 +362,52 @@ async fn hops(args: HopsArgs) -> Result<()> {
         median(&mut ratios),
         median(&mut added)
     );
+    println!(
+        "median ratio of the costliest stage's CPU per request (extensions direct / slowest role via): {:.3}",
+        median(&mut stage_ratios)
+    );
     drop(cluster);
     Ok(())
+}
+
+/// utime + stime of each process, in clock ticks (`/proc/<pid>/stat` fields 14 and 15).
+fn cpu_ticks(pids: &[(&str, u32)]) -> Vec<u64> {
+    pids.iter()
+        .map(|(_, pid)| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // The command may hold spaces; fields count from after its closing parenthesis.
+            let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+            let field = |n: usize| -> u64 {
+                rest.split_whitespace()
+                    .nth(n - 3)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            };
+            field(14) + field(15)
+        })
+        .collect()
+}
+
+/// CPU microseconds each process spent per answered request between two samples.
+fn cpu_per_request<'a>(
+    pids: &[(&'a str, u32)],
+    from: &[u64],
+    to: &[u64],
+    requests: u64,
+) -> Vec<(&'a str, f64)> {
+    // /proc reports in USER_HZ, which Linux fixes at 100 on every architecture it runs.
+    let tick = 1e6 / 100.0;
+    pids.iter()
+        .zip(from.iter().zip(to))
+        .map(|((name, _), (a, b))| (*name, (b - a) as f64 * tick / requests.max(1) as f64))
+        .collect()
+}
+
+fn show_cpu(cpu: &[(&str, f64)]) -> String {
+    cpu.iter()
+        .map(|(n, us)| format!("{n} {us:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn check(r: &LoadResult) -> Result<()> {

@@ -136,5 +136,5 @@ pub async fn delete_collection(
         continue_token: None,
         remaining_item_count: None,
     };
-    read::render_list(store.descriptor, &out, &result)
+    read::render_list(store.descriptor, &out, result)
 }

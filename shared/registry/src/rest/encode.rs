@@ -60,6 +60,25 @@ pub fn value(d: &ResourceDescriptor, v: &Value) -> Bytes {
 
 /// `<Kind>List` with upstream's list metadata; items are typeless, as upstream writes them.
 pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
+    let head = list_head(d, result);
+    let size: usize = result.items.iter().map(|o| o.json.len() + 1).sum();
+    let mut out = BytesMut::with_capacity(head.len() + size + LIST_TAIL.len());
+    out.put_slice(&head);
+    for (i, item) in result.items.iter().enumerate() {
+        if i > 0 {
+            out.put_u8(b',');
+        }
+        out.put_slice(&item.json);
+    }
+    out.put_slice(LIST_TAIL);
+    out.freeze()
+}
+
+/// What closes a list after its last item.
+pub(crate) const LIST_TAIL: &[u8] = b"]}\n";
+
+/// A list up to its first item: type, metadata and `"items":[`.
+pub(crate) fn list_head(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
     let mut meta = serde_json::Map::new();
     meta.insert(
         "resourceVersion".into(),
@@ -72,19 +91,11 @@ pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
         meta.insert("remainingItemCount".into(), Value::from(n));
     }
     let meta = serde_json::to_vec(&meta).unwrap_or_else(|_| b"{}".to_vec());
-    let size: usize = result.items.iter().map(|o| o.json.len() + 1).sum();
-    let mut out = BytesMut::with_capacity(size + meta.len() + 96);
+    let mut out = BytesMut::with_capacity(meta.len() + 96);
     out.put_slice(type_meta(d, d.list_kind).as_bytes());
     out.put_slice(b",\"metadata\":");
     out.put_slice(&meta);
     out.put_slice(b",\"items\":[");
-    for (i, item) in result.items.iter().enumerate() {
-        if i > 0 {
-            out.put_u8(b',');
-        }
-        out.put_slice(&item.json);
-    }
-    out.put_slice(b"]}\n");
     out.freeze()
 }
 

@@ -5,6 +5,7 @@
 pub mod body_codec;
 pub mod delete;
 pub mod encode;
+pub mod list_stream;
 pub mod object_meta;
 pub mod options;
 pub mod partial;

@@ -10,6 +10,7 @@ use kas_endpoints::{Body, RequestInfo, codec};
 use serde_json::{Value, json};
 
 use crate::error::Result;
+use crate::rest::list_stream::ListStream;
 use crate::rest::options::ListOptions;
 use crate::rest::partial::Partial;
 use crate::rest::table::{self, IncludeObject};
@@ -81,18 +82,29 @@ fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<
     render(opts, code, bytes)
 }
 
-/// A list (not a Table) in the negotiated media type.
+/// A list (not a Table) in the negotiated media type. Plain JSON streams from the items
+/// ([`ListStream`]); the other forms are built whole.
 pub fn render_list(
     d: &crate::ResourceDescriptor,
     opts: &MediaTypeOptions,
-    result: &kas_storage::ListResult,
+    result: kas_storage::ListResult,
 ) -> Result<Response<Body>> {
     let bytes = if let Some(p) = Partial::from_options(opts) {
-        p.list(d, opts.accepted, result)?
+        p.list(d, opts.accepted, &result)?
     } else if opts.accepted == MediaType::Protobuf {
-        proto::list(d, result)?
+        proto::list(d, &result)?
+    } else if opts.accepted == MediaType::Json && !opts.pretty {
+        let stream = ListStream::new(d, result);
+        let length = http_body::Body::size_hint(&stream).exact();
+        let mut resp = response::json(StatusCode::OK, Bytes::new());
+        *resp.body_mut() = kas_endpoints::body::boxed(stream);
+        if let Some(n) = length {
+            resp.headers_mut()
+                .insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(n));
+        }
+        return Ok(resp);
     } else {
-        encode::list(d, result)
+        encode::list(d, &result)
     };
     Ok(encoded(opts, StatusCode::OK, bytes))
 }
@@ -165,7 +177,7 @@ pub async fn list(
     let predicate = selection::predicate(store, list_opts)?;
     let result = store.list(&info.namespace, list_opts, predicate).await?;
     if !as_table {
-        return render_list(store.descriptor, &opts, &result);
+        return render_list(store.descriptor, &opts, result);
     }
     let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
     if let Some(c) = &result.continue_token {
