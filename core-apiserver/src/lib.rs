@@ -46,12 +46,11 @@ pub async fn api_service<S>(
     }
     follow_compactions(compactor, caches);
     bootstrap_namespaces(&stores).await?;
+    let stores = with_admission(stores);
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     Ok(ApiService::new(groups, next))
 }
 
-/// Upstream's system namespaces, created at start when missing (the bootstrap controller's
-/// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.
 /// Tells every watch cache what etcd compacted (their watches from older revisions then
 /// answer 410 Gone at once). The task owns the compactor, so both live as long as the
 /// process.
@@ -74,6 +73,24 @@ fn follow_compactions(
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
+/// kube-apiserver's default admission plugins that apply to these resources:
+/// NamespaceLifecycle, reading the namespaces store.
+fn with_admission(stores: Vec<kas_registry::store::Store>) -> Vec<kas_registry::store::Store> {
+    use kas_registry::admission::{Chain, NamespaceLifecycle};
+    let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
+        return stores;
+    };
+    let chain = Chain::new(vec![std::sync::Arc::new(NamespaceLifecycle::new(
+        namespaces.clone(),
+    ))]);
+    stores
+        .into_iter()
+        .map(|s| s.with_admission(chain.clone()))
+        .collect()
+}
+
+/// Upstream's system namespaces, created at start when missing (the bootstrap controller's
+/// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.
 async fn bootstrap_namespaces(stores: &[kas_registry::store::Store]) -> Result<(), String> {
     let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
         return Ok(());

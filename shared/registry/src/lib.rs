@@ -7,6 +7,7 @@
 //!
 //! Depends on the storage trait, never on an implementation (etcd, the watch cache).
 
+pub mod admission;
 pub mod aggregated_discovery;
 pub mod descriptor;
 pub mod discovery;

@@ -13,6 +13,7 @@ use kas_storage::{
 };
 use serde_json::Value;
 
+use crate::admission::{Attributes, Chain, Operation};
 use crate::error::{Error, Result};
 use crate::rest::object_meta;
 use crate::rest::options::{ListOptions, WriteOptions};
@@ -32,6 +33,7 @@ pub struct Store {
     pub strategy: Arc<dyn Strategy>,
     storage: Arc<dyn Storage>,
     attrs: AttrsFunc,
+    admission: Chain,
 }
 
 /// The resource's selectable attributes (upstream's `GetAttrs`): its labels and the fields
@@ -69,7 +71,14 @@ impl Store {
             attrs: get_attrs(&strategy),
             strategy,
             storage,
+            admission: Chain::default(),
         }
+    }
+
+    /// The admission plugins creates and deletes pass (see [`crate::admission`]).
+    pub fn with_admission(mut self, admission: Chain) -> Store {
+        self.admission = admission;
+        self
     }
 
     /// The attributes predicates on this store select on.
@@ -190,6 +199,15 @@ impl Store {
         object_meta::check_type(&mut obj, self.descriptor)?;
         object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
         self.strategy.default(&mut obj);
+        self.admission
+            .admit(&Attributes {
+                operation: Operation::Create,
+                descriptor: self.descriptor,
+                namespace,
+                name: crate::meta::name(&obj),
+                object: Some(&obj),
+            })
+            .await?;
         let mut obj = self.to_stored(obj);
         object_meta::before_create(&mut obj);
         self.strategy.prepare_for_create(&mut obj);
@@ -582,6 +600,15 @@ impl Store {
         preconditions: &Preconditions,
         opts: &WriteOptions,
     ) -> Result<Deleted> {
+        self.admission
+            .admit(&Attributes {
+                operation: Operation::Delete,
+                descriptor: self.descriptor,
+                namespace,
+                name,
+                object: None,
+            })
+            .await?;
         let key = self.key(namespace, name);
         let current = self.get_stored(namespace, name, None).await?;
         let current_value = current.value()?;

@@ -1,0 +1,79 @@
+//! Admission, after upstream's `k8s.io/apiserver/pkg/admission`: plugins that see a write
+//! after it is decoded and defaulted and before the store prepares and validates it
+//! (upstream's mutating phase, which runs in the handlers ahead of `rest.BeforeCreate`),
+//! and a delete before the store reads the object.
+//!
+//! The store calls its chain on create and delete. Update is not offered to plugins yet:
+//! the only plugin, `NamespaceLifecycle`, refuses nothing on update that the store would
+//! not refuse first (an update needs the object, and objects live in existing namespaces).
+
+pub mod namespace_lifecycle;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::{ResourceDescriptor, Result};
+
+pub use namespace_lifecycle::NamespaceLifecycle;
+
+/// Upstream `admission.Operation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Delete,
+}
+
+/// Upstream `admission.Attributes`, as far as the plugins here read them.
+pub struct Attributes<'a> {
+    pub operation: Operation,
+    pub descriptor: &'static ResourceDescriptor,
+    pub namespace: &'a str,
+    /// The object's name; empty on a create that generates one.
+    pub name: &'a str,
+    /// The object being created.
+    pub object: Option<&'a Value>,
+}
+
+impl Attributes<'_> {
+    /// What a Forbidden answer names (upstream `extractResourceName`): the name, else the
+    /// object's `generateName`, else "Unknown".
+    pub fn resource_name(&self) -> &str {
+        if !self.name.is_empty() {
+            return self.name;
+        }
+        let generate = self
+            .object
+            .and_then(|o| o.pointer("/metadata/generateName"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if generate.is_empty() {
+            "Unknown"
+        } else {
+            generate
+        }
+    }
+}
+
+/// Upstream `admission.MutationInterface`: may refuse the request with a `Status`.
+pub trait Admit: Send + Sync {
+    fn admit<'a>(&'a self, attributes: &'a Attributes<'a>) -> BoxFuture<'a, Result<()>>;
+}
+
+/// The plugins in order; the first refusal wins.
+#[derive(Clone, Default)]
+pub struct Chain(Vec<Arc<dyn Admit>>);
+
+impl Chain {
+    pub fn new(plugins: Vec<Arc<dyn Admit>>) -> Chain {
+        Chain(plugins)
+    }
+
+    pub async fn admit(&self, attributes: &Attributes<'_>) -> Result<()> {
+        for plugin in &self.0 {
+            plugin.admit(attributes).await?;
+        }
+        Ok(())
+    }
+}
