@@ -30,6 +30,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let options = Options::parse();
+    kas_server::allocator::spawn_purger();
     let role = Role {
         component: "aggregator",
         anonymous_by_default: true,

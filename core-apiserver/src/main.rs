@@ -31,6 +31,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let options = Options::parse();
+    kas_server::allocator::spawn_purger();
     let role = Role {
         component: "core-apiserver",
         anonymous_by_default: false,

@@ -25,6 +25,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let options = Options::parse();
+    kas_server::allocator::spawn_purger();
     let role = Role {
         component: "extensions-apiserver",
         anonymous_by_default: false,

@@ -6,6 +6,7 @@
 //! Knows nothing of any role's resources or of how delegation reaches a peer: a role hands
 //! in its delegate as a `Handler`.
 
+pub mod allocator;
 pub mod chain;
 pub mod config;
 pub mod error;
