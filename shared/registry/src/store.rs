@@ -372,10 +372,12 @@ impl Store {
         let obj = self.to_stored(obj);
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         if opts.dry_run {
-            let current = self.get_stored(namespace, name, None).await?.value()?;
+            let stored = self.get_stored(namespace, name, None).await?;
+            let current = stored.value()?;
             let new = self
                 .prepare_update(obj, Some(&current), &client_rv)?
                 .unwrap_or(current);
+            let new = at_revision(new, stored.resource_version);
             return Ok((Written::DryRun(self.served_value(new)), false));
         }
         let created = AtomicBool::new(false);
@@ -416,8 +418,10 @@ impl Store {
         dry_run: bool,
     ) -> Result<Written> {
         if dry_run {
-            let current = self.get_stored(namespace, name, None).await?.value()?;
+            let stored = self.get_stored(namespace, name, None).await?;
+            let current = stored.value()?;
             let new = attempt(&current)?.unwrap_or(current);
+            let new = at_revision(new, stored.resource_version);
             return Ok(Written::DryRun(self.served_value(new)));
         }
         let released = AtomicBool::new(false);
@@ -722,4 +726,14 @@ fn served_event(conversion: &dyn Conversion, event: WatchEvent) -> WatchEvent {
         WatchEvent::Deleted(o) => convert(o, WatchEvent::Deleted),
         other => other,
     }
+}
+
+/// A dry-run update's answer carries the revision it was computed on, as upstream's
+/// (the update is checked against that revision; nothing new was written).
+fn at_revision(mut value: Value, resource_version: u64) -> Value {
+    crate::meta::metadata_mut(&mut value).insert(
+        "resourceVersion".into(),
+        Value::String(resource_version.to_string()),
+    );
+    value
 }
