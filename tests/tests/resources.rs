@@ -105,6 +105,29 @@ fn kubectl_workflow_on_configmaps() {
             .contains("field label not supported: data.a")
     );
 
+    // kubectl diff asks for a server-side dry run; its answer keeps the live
+    // resourceVersion, so only the change shows.
+    let dir = tempfile::tempdir().unwrap();
+    let changed = dir.path().join("demo.yaml");
+    std::fs::write(&changed, DEMO.replace("a: \"1\"", "a: \"9\"")).unwrap();
+    let out = c.kubectl(&["diff", "-f", changed.to_str().unwrap()]);
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "kubectl diff: {diff}");
+    let changes: Vec<&str> = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('-') || l.starts_with('+'))
+                && !l.starts_with("--- ")
+                && !l.starts_with("+++ ")
+        })
+        .collect();
+    assert_eq!(changes, ["-  a: \"1\"", "+  a: \"9\""], "{diff}");
+    assert_eq!(
+        ok(&c, &["get", "cm", "demo", "-o", "jsonpath={.data.a}"]),
+        "1",
+        "the dry run stored nothing"
+    );
+
     ok(&c, &["label", "cm", "demo", "tier=front"]);
     ok(&c, &["annotate", "cm", "demo", "note=hi"]);
     ok(&c, &["patch", "cm", "demo", "-p", r#"{"data":{"b":"2"}}"#]);

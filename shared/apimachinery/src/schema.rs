@@ -174,6 +174,57 @@ pub fn prune(value: &mut serde_json::Value, kind: &Kind) {
     }
 }
 
+/// Drops the fields Go's `encoding/json` would leave out after decoding `value` into
+/// upstream's types: `omitempty` fields holding an empty string, array, map or byte
+/// string, `false`, `0` or `null` (a nil pointer, or a zero value). As in Go, a pointer
+/// keeps any value but `null`, and a struct (a message, a time, a quantity) is never
+/// empty. So `metadata.annotations: {}` or an event's `count: 0` is not stored, as
+/// upstream does not store it.
+pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
+    use serde_json::Value;
+    match (kind, value) {
+        (Kind::Message(m), Value::Object(map)) => {
+            map.retain(|k, v| !m.field(k).is_some_and(|f| f.omit_empty && go_empty(f, v)));
+            for (k, v) in map.iter_mut() {
+                if let Some(f) = m.field(k) {
+                    omit_empty(v, &f.kind);
+                }
+            }
+        }
+        (Kind::Map(inner), Value::Object(map)) => {
+            map.values_mut().for_each(|v| omit_empty(v, inner));
+        }
+        (Kind::Array(inner), Value::Array(items)) => {
+            items.iter_mut().for_each(|v| omit_empty(v, inner));
+        }
+        _ => {}
+    }
+}
+
+/// Whether Go's `omitempty` leaves out `value` of field `f`.
+fn go_empty(f: &Field, value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let is_struct = matches!(
+        f.kind,
+        Kind::Message(_)
+            | Kind::Time
+            | Kind::MicroTime
+            | Kind::Quantity
+            | Kind::IntOrString
+            | Kind::FieldsV1
+            | Kind::RawExtension
+    );
+    match value {
+        Value::Null => f.pointer || !is_struct,
+        _ if f.pointer || is_struct => false,
+        Value::String(s) => matches!(f.kind, Kind::String | Kind::Bytes) && s.is_empty(),
+        Value::Bool(b) => matches!(f.kind, Kind::Bool) && !b,
+        Value::Number(n) => matches!(f.kind, Kind::Int32 | Kind::Int64) && n.as_f64() == Some(0.0),
+        Value::Array(a) => matches!(f.kind, Kind::Array(_)) && a.is_empty(),
+        Value::Object(o) => matches!(f.kind, Kind::Map(_)) && o.is_empty(),
+    }
+}
+
 /// A message is a patch schema: `patchStrategy` and `patchMergeKey` by path, `[]` stepping
 /// into an array's elements.
 impl PatchSchema for Message {
@@ -253,6 +304,46 @@ mod tests {
             v,
             serde_json::json!({"kind": "Root", "spec": {
                 "ports": [{"name": "a", "port": 1}], "finalizers": ["x"]}})
+        );
+    }
+
+    static EMPTIES: Message = Message {
+        name: "test.Empties",
+        description: "",
+        fields: &[
+            Field::new("labels", 1, Kind::Map(&Kind::String)),
+            Field::new("name", 2, Kind::String),
+            Field::new("count", 3, Kind::Int32),
+            Field::new("flag", 4, Kind::Bool),
+            Field::new("replicas", 5, Kind::Int32).pointer(),
+            Field::new("paused", 6, Kind::Bool).pointer(),
+            Field::new("spec", 7, Kind::Message(&SPEC)),
+            Field::new("time", 8, Kind::Time),
+            Field::new("always", 9, Kind::Array(&Kind::String)).always(),
+            Field::new("raw", 10, Kind::Bytes),
+        ],
+        required: &[],
+    };
+
+    #[test]
+    fn omit_empty_drops_what_go_would_not_encode() {
+        let mut v = serde_json::json!({
+            "labels": {}, "name": "", "count": 0, "flag": false, "replicas": 0,
+            "paused": false, "spec": {"ports": [{"name": "", "port": 0}], "finalizers": []},
+            "time": null, "always": [], "raw": "", "unknown": ""});
+        omit_empty(&mut v, &Kind::Message(&EMPTIES));
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "replicas": 0, "paused": false, "spec": {"ports": [{"port": 0}]},
+                "time": null, "always": [], "unknown": ""})
+        );
+        let mut v = serde_json::json!({"labels": {"a": ""}, "name": "x", "count": 2,
+            "flag": true, "replicas": null, "spec": {}});
+        omit_empty(&mut v, &Kind::Message(&EMPTIES));
+        assert_eq!(
+            v,
+            serde_json::json!({"labels": {"a": ""}, "name": "x", "count": 2, "flag": true, "spec": {}})
         );
     }
 

@@ -70,10 +70,7 @@ pub async fn decode(
     };
     // Decoding into upstream's types drops what they do not have, whatever the validation.
     if let Some(schema) = d.schema {
-        kas_apimachinery::schema::prune(
-            &mut value,
-            &kas_apimachinery::schema::Kind::Message(schema),
-        );
+        as_go_types(&mut value, schema);
     }
     Ok(Decoded { value, warnings })
 }
@@ -105,8 +102,16 @@ pub fn check_fields(
             Vec::new()
         }
     };
-    kas_apimachinery::schema::prune(&mut value, &kas_apimachinery::schema::Kind::Message(schema));
+    as_go_types(&mut value, schema);
     Ok((value, warnings))
+}
+
+/// What a round trip through upstream's Go types leaves of `value`: no unknown fields, and
+/// no `omitempty` field holding an empty value.
+fn as_go_types(value: &mut Value, schema: &'static kas_apimachinery::schema::Message) {
+    let kind = kas_apimachinery::schema::Kind::Message(schema);
+    kas_apimachinery::schema::prune(value, &kind);
+    kas_apimachinery::schema::omit_empty(value, &kind);
 }
 
 /// What strict decoding reports, in upstream's order: a YAML body's repeated keys as
