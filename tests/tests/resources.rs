@@ -341,6 +341,42 @@ async fn api_errors_are_upstreams_status_bodies() {
     let name = a.json()["metadata"]["name"].as_str().unwrap().to_owned();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
 
+    // A LIST for curl is indented as json.MarshalIndent writes it (streamed from the
+    // items); it holds what the compact LIST holds.
+    let compact = request(&base, Method::GET, &json, &tls, Proto::H2)
+        .await
+        .unwrap();
+    let curl = [
+        ("authorization", bearer.as_str()),
+        ("user-agent", "curl/8.5.0"),
+    ];
+    let pretty = request(&base, Method::GET, &curl, &tls, Proto::H2)
+        .await
+        .unwrap();
+    assert_eq!(pretty.status, 200);
+    let text = pretty.text();
+    assert!(
+        text.starts_with("{\n  \"kind\": \"ConfigMapList\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {\n    \"resourceVersion\": \""),
+        "{text}"
+    );
+    assert!(text.contains("\n  \"items\": [\n    {\n      \""), "{text}");
+    assert!(text.ends_with("\n    }\n  ]\n}"), "{text}");
+    assert_eq!(pretty.json(), compact.json());
+    let empty = request(
+        &base.replace("/default/", "/kube-public/"),
+        Method::GET,
+        &curl,
+        &tls,
+        Proto::H2,
+    )
+    .await
+    .unwrap();
+    assert!(
+        empty.text().ends_with("\"\n  },\n  \"items\": []\n}"),
+        "{}",
+        empty.text()
+    );
+
     let a = post(
         r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"twice"}}"#,
         "",

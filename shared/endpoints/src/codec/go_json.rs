@@ -549,59 +549,73 @@ impl serde_json::ser::Formatter for GoFormatter {
 /// `MarshalIndent` writes none.
 pub fn indent(src: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(src.len() + src.len() / 4);
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let newline = |out: &mut Vec<u8>, depth: usize| {
-        out.push(b'\n');
-        out.extend(std::iter::repeat_n(b' ', depth * 2));
-    };
-    let mut i = 0;
-    while i < src.len() {
-        let c = src[i];
-        i += 1;
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => {
-                in_string = true;
+    Indenter::default().push(src, &mut out);
+    out
+}
+
+/// [`indent`] over a document that arrives in pieces. The only look-ahead, whether a
+/// container is empty (`{}`, `[]`), stays within a piece: a piece must not end right
+/// after an opening `{` or `[` whose container continues in the next one.
+#[derive(Debug, Default)]
+pub struct Indenter {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Indenter {
+    /// Appends the indented form of `src`, the next piece of the document, to `out`.
+    pub fn push(&mut self, src: &[u8], out: &mut Vec<u8>) {
+        let newline = |out: &mut Vec<u8>, depth: usize| {
+            out.push(b'\n');
+            out.extend(std::iter::repeat_n(b' ', depth * 2));
+        };
+        let mut i = 0;
+        while i < src.len() {
+            let c = src[i];
+            i += 1;
+            if self.in_string {
                 out.push(c);
-            }
-            b'{' | b'[' => {
-                out.push(c);
-                let close = if c == b'{' { b'}' } else { b']' };
-                let next = src[i..].iter().position(|b| !is_space(*b)).map(|p| i + p);
-                if let Some(j) = next.filter(|&j| src[j] == close) {
-                    out.push(close);
-                    i = j + 1;
-                } else {
-                    depth += 1;
-                    newline(&mut out, depth);
+                match (self.escaped, c) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
                 }
+                continue;
             }
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                newline(&mut out, depth);
-                out.push(c);
+            match c {
+                b'"' => {
+                    self.in_string = true;
+                    out.push(c);
+                }
+                b'{' | b'[' => {
+                    out.push(c);
+                    let close = if c == b'{' { b'}' } else { b']' };
+                    let next = src[i..].iter().position(|b| !is_space(*b)).map(|p| i + p);
+                    if let Some(j) = next.filter(|&j| src[j] == close) {
+                        out.push(close);
+                        i = j + 1;
+                    } else {
+                        self.depth += 1;
+                        newline(out, self.depth);
+                    }
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    newline(out, self.depth);
+                    out.push(c);
+                }
+                b',' => {
+                    out.push(c);
+                    newline(out, self.depth);
+                }
+                b':' => out.extend_from_slice(b": "),
+                c if is_space(c) => {}
+                c => out.push(c),
             }
-            b',' => {
-                out.push(c);
-                newline(&mut out, depth);
-            }
-            b':' => out.extend_from_slice(b": "),
-            c if is_space(c) => {}
-            c => out.push(c),
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -333,6 +333,8 @@ pub fn encode_yaml<T: Serialize + ?Sized>(value: &T) -> Result<Bytes, EncodeErro
 /// scanner's syntax errors, and float formatting.
 mod go_json;
 
+pub use go_json::Indenter as JsonIndenter;
+
 /// YAML output as goyaml.v2 (behind `sigs.k8s.io/yaml`) writes a JSON document, and its
 /// strict duplicate-key check.
 mod yaml_out;

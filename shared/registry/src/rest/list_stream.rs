@@ -7,6 +7,10 @@
 //! encryption and the hop overlap. The total size is known up front, so the answer still
 //! carries an exact `Content-Length`. The items are the cache's shared objects: nothing
 //! is encoded here.
+//!
+//! Pretty answers (curl, `?pretty=true`) stream too: each chunk goes through Go's
+//! `json.Indent` as it is built, so a pretty LIST no longer holds the joined list and its
+//! indented copy at once. Their length is not known ahead.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -15,6 +19,8 @@ use std::task::{Context, Poll};
 use bytes::{BufMut, Bytes, BytesMut};
 use http_body::{Frame, SizeHint};
 use kas_storage::{ListResult, ObjectRef};
+
+use kas_endpoints::codec::JsonIndenter;
 
 use crate::ResourceDescriptor;
 use crate::rest::encode::{LIST_TAIL, list_head};
@@ -32,6 +38,8 @@ pub struct ListStream {
     first: bool,
     tail_sent: bool,
     remaining: u64,
+    /// Set for a pretty answer: the indenter's state between chunks.
+    pretty: Option<JsonIndenter>,
 }
 
 impl ListStream {
@@ -46,19 +54,34 @@ impl ListStream {
             first: true,
             tail_sent: false,
             remaining: total as u64,
+            pretty: None,
         }
+    }
+
+    /// The same list indented as `json.MarshalIndent` writes it.
+    pub fn pretty(mut self) -> ListStream {
+        self.pretty = Some(JsonIndenter::default());
+        self
     }
 
     /// The next chunk: the head alone first (it goes out before any item is copied),
     /// then items up to [`CHUNK`] bytes, the tail after the last.
+    ///
+    /// A pretty list sends the head with the first items instead: the indenter must see
+    /// what follows `"items":[` to tell an empty list.
     fn next_chunk(&mut self) -> Option<Bytes> {
-        if let Some(head) = self.head.take() {
+        if self.pretty.is_none()
+            && let Some(head) = self.head.take()
+        {
             return Some(head);
         }
         if self.tail_sent {
             return None;
         }
         let mut out = BytesMut::with_capacity(CHUNK + LIST_TAIL.len());
+        if let Some(head) = self.head.take() {
+            out.put_slice(&head);
+        }
         while out.len() < CHUNK {
             let Some(item) = self.items.next() else {
                 out.put_slice(LIST_TAIL);
@@ -71,7 +94,12 @@ impl ListStream {
             self.first = false;
             out.put_slice(&item.json);
         }
-        Some(out.freeze())
+        let Some(indenter) = self.pretty.as_mut() else {
+            return Some(out.freeze());
+        };
+        let mut indented = Vec::with_capacity(out.len() + out.len() / 2);
+        indenter.push(&out, &mut indented);
+        Some(Bytes::from(indented))
     }
 }
 
@@ -96,6 +124,9 @@ impl http_body::Body for ListStream {
     }
 
     fn size_hint(&self) -> SizeHint {
+        if self.pretty.is_some() {
+            return SizeHint::default();
+        }
         SizeHint::with_exact(self.remaining)
     }
 }
@@ -156,5 +187,18 @@ mod tests {
         }
         let (chunks, _) = streamed(result(&[40_000; 7])).await;
         assert!(chunks.len() >= 4, "{} chunks: not streamed", chunks.len());
+    }
+
+    #[tokio::test]
+    async fn a_pretty_list_is_the_indented_joined_list() {
+        let d = crate::descriptor::fixtures::CONFIG_MAP;
+        for sizes in [vec![], vec![10], vec![40_000; 7], vec![200_000, 5, 70_000]] {
+            let joined = crate::rest::encode::list(&d, &result(&sizes));
+            let want = kas_endpoints::codec::indent_json(&joined);
+            let body = ListStream::new(&d, result(&sizes)).pretty();
+            assert_eq!(body.size_hint().exact(), None);
+            let got = body.collect().await.unwrap().to_bytes();
+            assert_eq!(got, want, "sizes {sizes:?}");
+        }
     }
 }

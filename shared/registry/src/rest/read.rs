@@ -82,8 +82,8 @@ fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<
     render(opts, code, bytes)
 }
 
-/// A list (not a Table) in the negotiated media type. Plain JSON streams from the items
-/// ([`ListStream`]); the other forms are built whole.
+/// A list (not a Table) in the negotiated media type. JSON, pretty or not, streams from
+/// the items ([`ListStream`]); the other forms are built whole.
 pub fn render_list(
     d: &crate::ResourceDescriptor,
     opts: &MediaTypeOptions,
@@ -93,8 +93,9 @@ pub fn render_list(
         p.list(d, opts.accepted, &result)?
     } else if opts.accepted == MediaType::Protobuf {
         proto::list(d, &result)?
-    } else if opts.accepted == MediaType::Json && !opts.pretty {
+    } else if opts.accepted == MediaType::Json {
         let stream = ListStream::new(d, result);
+        let stream = if opts.pretty { stream.pretty() } else { stream };
         let length = http_body::Body::size_hint(&stream).exact();
         let mut resp = response::json(StatusCode::OK, Bytes::new());
         *resp.body_mut() = kas_endpoints::body::boxed(stream);
