@@ -1,6 +1,7 @@
 //! Response bodies built from stored bytes. Objects are stored without `kind` and
 //! `apiVersion`; an object answer gets them spliced in front of its cached JSON, and a list
-//! is its items' cached JSON joined, so no object is encoded per request or per watcher.
+//! is its items' cached JSON joined (streamed by `list_stream`), so no object is encoded
+//! per request or per watcher.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kas_storage::{ListResult, ObjectRef};
