@@ -98,6 +98,26 @@ pub struct PathItem {
     pub operations: Vec<Operation>,
 }
 
+impl PathItem {
+    /// The path item object of either document version, given how that version writes a
+    /// parameter and an operation: the shared parameters, then each operation by method.
+    pub fn to_json(
+        &self,
+        parameter: fn(&Param) -> serde_json::Value,
+        operation: fn(&Operation) -> serde_json::Value,
+    ) -> serde_json::Value {
+        let mut v = serde_json::Map::new();
+        if !self.params.is_empty() {
+            let params = self.params.iter().map(parameter).collect();
+            v.insert("parameters".into(), serde_json::Value::Array(params));
+        }
+        for op in &self.operations {
+            v.insert(op.method.as_str().into(), operation(op));
+        }
+        serde_json::Value::Object(v)
+    }
+}
+
 /// The prefix of a group version's paths: `/api/v1` or `/apis/<group>/<version>`.
 pub fn prefix(group: &str, version: &str) -> String {
     if group.is_empty() {

@@ -11,7 +11,7 @@ use crate::openapi::routes::{Operation, PathItem};
 pub fn document(items: &[PathItem], catalog: &Catalog, version: &str) -> Value {
     let paths: Map<String, Value> = items
         .iter()
-        .map(|i| (i.path.clone(), path_item(i)))
+        .map(|i| (i.path.clone(), i.to_json(parameter, operation)))
         .collect();
     let paths = Value::Object(paths);
     let mut roots = Vec::new();
@@ -50,18 +50,6 @@ fn parameter(p: &Param) -> Value {
         v["required"] = json!(true);
     }
     v
-}
-
-fn path_item(item: &PathItem) -> Value {
-    let mut v = Map::new();
-    if !item.params.is_empty() {
-        let params = item.params.iter().map(parameter).collect();
-        v.insert("parameters".into(), Value::Array(params));
-    }
-    for op in &item.operations {
-        v.insert(op.method.as_str().into(), operation(op));
-    }
-    Value::Object(v)
 }
 
 /// The same schema under each media type.
