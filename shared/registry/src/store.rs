@@ -174,18 +174,10 @@ impl Store {
         try_update: &UpdateFn<'_>,
     ) -> kas_storage::Result<ObjectRef> {
         let pre = Preconditions::default();
-        match self.strategy.ttl_seconds() {
-            Some(ttl) => {
-                self.storage
-                    .guaranteed_update_with_ttl(key, &pre, ignore_not_found, try_update, None, ttl)
-                    .await
-            }
-            None => {
-                self.storage
-                    .guaranteed_update(key, &pre, ignore_not_found, try_update, None)
-                    .await
-            }
-        }
+        let ttl = self.strategy.ttl_seconds();
+        self.storage
+            .guaranteed_update(key, &pre, ignore_not_found, try_update, None, ttl)
+            .await
     }
 
     /// Create: type and namespace checks, system fields, defaulting, validation, write.
@@ -645,7 +637,7 @@ impl Store {
             };
             let marked = self
                 .storage
-                .guaranteed_update(&key, preconditions, false, &mark, Some(current))
+                .guaranteed_update(&key, preconditions, false, &mark, Some(current), None)
                 .await
                 .map_err(|e| self.storage_error(e, name))?;
             return Ok(Deleted::Pending(self.served(marked)?));

@@ -546,27 +546,12 @@ impl Storage for Cacher {
         ignore_not_found: bool,
         try_update: &UpdateFn<'_>,
         cached_existing: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef> {
         let cached = self.inner.cached(key, cached_existing);
         self.inner
             .storage
-            .guaranteed_update(key, preconditions, ignore_not_found, try_update, cached)
-            .await
-    }
-
-    async fn guaranteed_update_with_ttl(
-        &self,
-        key: &str,
-        preconditions: &Preconditions,
-        ignore_not_found: bool,
-        try_update: &UpdateFn<'_>,
-        cached_existing: Option<ObjectRef>,
-        ttl_seconds: i64,
-    ) -> Result<ObjectRef> {
-        let cached = self.inner.cached(key, cached_existing);
-        self.inner
-            .storage
-            .guaranteed_update_with_ttl(
+            .guaranteed_update(
                 key,
                 preconditions,
                 ignore_not_found,

@@ -318,6 +318,7 @@ impl Storage for EtcdStore {
         ignore_not_found: bool,
         try_update: &UpdateFn<'_>,
         cached_existing: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef> {
         self.update(
             key,
@@ -325,27 +326,7 @@ impl Storage for EtcdStore {
             ignore_not_found,
             try_update,
             cached_existing,
-            None,
-        )
-        .await
-    }
-
-    async fn guaranteed_update_with_ttl(
-        &self,
-        key: &str,
-        preconditions: &Preconditions,
-        ignore_not_found: bool,
-        try_update: &UpdateFn<'_>,
-        cached_existing: Option<ObjectRef>,
-        ttl_seconds: i64,
-    ) -> Result<ObjectRef> {
-        self.update(
-            key,
-            preconditions,
-            ignore_not_found,
-            try_update,
-            cached_existing,
-            Some(ttl_seconds),
+            ttl_seconds,
         )
         .await
     }

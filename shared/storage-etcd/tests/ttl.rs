@@ -66,12 +66,12 @@ async fn writes_with_a_ttl_share_a_lease_and_expire() {
     };
     let pre = Preconditions::default();
     store
-        .guaranteed_update_with_ttl("/events/ns/a", &pre, false, &bump, None, 3600)
+        .guaranteed_update("/events/ns/a", &pre, false, &bump, None, Some(3600))
         .await
         .unwrap();
     assert_eq!(lease_of(&client, "/registry/events/ns/a").await, lease);
     store
-        .guaranteed_update("/events/ns/a", &pre, false, &bump, None)
+        .guaranteed_update("/events/ns/a", &pre, false, &bump, None, None)
         .await
         .unwrap();
     assert_eq!(

@@ -62,7 +62,10 @@ pub trait Storage: Send + Sync {
     /// Upstream's `GuaranteedUpdate`: read (or take `cached_existing`), check
     /// `preconditions`, call `try_update`, and write with a compare-and-swap on the mod
     /// revision, retrying on conflict. A new value equal to the stored one is not written,
-    /// and the stored object (and its resourceVersion) is returned.
+    /// and the stored object (and its resourceVersion) is returned. With `ttl_seconds` the
+    /// write expires after that long (upstream's `tryUpdate` returning a TTL); without, the
+    /// key is left without one. A storage that cannot expire keys refuses a TTL rather
+    /// than drop it.
     async fn guaranteed_update(
         &self,
         key: &str,
@@ -70,22 +73,8 @@ pub trait Storage: Send + Sync {
         ignore_not_found: bool,
         try_update: &UpdateFn<'_>,
         cached_existing: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef>;
-
-    /// [`Storage::guaranteed_update`] whose write expires after `ttl_seconds` (upstream's
-    /// `tryUpdate` returning a TTL; a plain update leaves the key without one). A storage
-    /// that cannot expire keys refuses rather than drop the TTL.
-    async fn guaranteed_update_with_ttl(
-        &self,
-        _key: &str,
-        _preconditions: &Preconditions,
-        _ignore_not_found: bool,
-        _try_update: &UpdateFn<'_>,
-        _cached_existing: Option<ObjectRef>,
-        _ttl_seconds: i64,
-    ) -> Result<ObjectRef> {
-        Err(Error::internal("this storage cannot expire keys"))
-    }
 
     /// Deletes `key` if `preconditions` and `validate_deletion` accept its current state,
     /// retrying on a concurrent change. Returns the last state, stamped with the deletion's

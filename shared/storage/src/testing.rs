@@ -90,7 +90,7 @@ async fn set_v(s: &dyn Storage, key: &str, v: i64) -> ObjectRef {
         value["spec"]["v"] = json!(v);
         Ok(Some(value))
     };
-    s.guaranteed_update(key, &Preconditions::default(), false, &update, None)
+    s.guaranteed_update(key, &Preconditions::default(), false, &update, None, None)
         .await
         .expect("update")
 }
@@ -379,7 +379,7 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
     assert_eq!(same.resource_version, updated.resource_version);
     let none = |_: Option<&Value>| Ok(None);
     let kept = s
-        .guaranteed_update(key, &Preconditions::default(), false, &none, None)
+        .guaranteed_update(key, &Preconditions::default(), false, &none, None, None)
         .await
         .unwrap();
     assert_eq!(kept.resource_version, updated.resource_version);
@@ -403,7 +403,9 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
             resource_version: Some(created.resource_version.to_string()),
         },
     ] {
-        let r = s.guaranteed_update(key, &pre, false, &bump, None).await;
+        let r = s
+            .guaranteed_update(key, &pre, false, &bump, None, None)
+            .await;
         assert!(
             matches!(r, Err(Error::ResourceVersionConflicts { .. })),
             "{r:?}"
@@ -415,7 +417,7 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
     };
     assert_eq!(
         v_of(
-            &s.guaranteed_update(key, &good, false, &bump, None)
+            &s.guaranteed_update(key, &good, false, &bump, None, None)
                 .await
                 .unwrap()
         ),
@@ -423,11 +425,25 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
     );
 
     let missing = s
-        .guaranteed_update("/pods/ns/n", &Preconditions::default(), false, &bump, None)
+        .guaranteed_update(
+            "/pods/ns/n",
+            &Preconditions::default(),
+            false,
+            &bump,
+            None,
+            None,
+        )
         .await;
     assert!(matches!(missing, Err(Error::NotFound { .. })));
     let made = s
-        .guaranteed_update("/pods/ns/n", &Preconditions::default(), true, &bump, None)
+        .guaranteed_update(
+            "/pods/ns/n",
+            &Preconditions::default(),
+            true,
+            &bump,
+            None,
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(v_of(&made), 1);
@@ -435,7 +451,7 @@ pub async fn test_guaranteed_update(h: &dyn Harness) {
     let refuse =
         |_: Option<&Value>| -> crate::Result<Option<Value>> { Err(Error::BadRequest("no".into())) };
     let r = s
-        .guaranteed_update(key, &Preconditions::default(), false, &refuse, None)
+        .guaranteed_update(key, &Preconditions::default(), false, &refuse, None, None)
         .await;
     assert!(matches!(r, Err(Error::BadRequest(ref m)) if m == "no"));
 }
@@ -459,6 +475,7 @@ pub async fn test_guaranteed_update_conflicts(h: &dyn Harness) {
             false,
             &bump,
             Some(stale.clone()),
+            None,
         )
         .await
         .unwrap();
@@ -472,6 +489,7 @@ pub async fn test_guaranteed_update_conflicts(h: &dyn Harness) {
             false,
             &keep_stale,
             Some(stale),
+            None,
         )
         .await
         .unwrap();
@@ -481,7 +499,7 @@ pub async fn test_guaranteed_update_conflicts(h: &dyn Harness) {
     let writers = (0..10).map(|_| {
         let s = Arc::clone(&s);
         async move {
-            s.guaranteed_update(key, &Preconditions::default(), false, &bump, None)
+            s.guaranteed_update(key, &Preconditions::default(), false, &bump, None, None)
                 .await
         }
     });

@@ -51,9 +51,10 @@ impl Storage for Counting {
         ignore_not_found: bool,
         try_update: &UpdateFn<'_>,
         cached: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef> {
         self.etcd
-            .guaranteed_update(key, pre, ignore_not_found, try_update, cached)
+            .guaranteed_update(key, pre, ignore_not_found, try_update, cached, ttl_seconds)
             .await
     }
     async fn delete(
