@@ -19,9 +19,23 @@ use crate::store::Store;
 
 /// The negotiated answer type; `Ok(true)` in the second place for a Table.
 pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeOptions, bool)> {
+    let opts = negotiate_media(headers, query, true)?;
+    let table = opts.convert.as_ref().is_some_and(|gvk| gvk.kind == "Table");
+    Ok((opts, table))
+}
+
+/// The negotiated answer type when a Table is (`table_convertor`) or is not offered.
+/// The only other conversion served is PartialObjectMetadata, transformed by `partial`
+/// where the answer is encoded; the restrictions let nothing else through, and anything
+/// that still arrives is refused rather than ignored.
+pub fn negotiate_media(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    table_convertor: bool,
+) -> Result<MediaTypeOptions> {
     let header = |h: http::HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
     let restrictions = ResourceRestrictions {
-        table_convertor: true,
+        table_convertor,
         ..ResourceRestrictions::default()
     };
     let opts = negotiation::negotiate_output_media_type(
@@ -30,17 +44,12 @@ pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeO
         header(http::header::USER_AGENT),
         &restrictions,
     )?;
-    let table = match &opts.convert {
-        None => false,
-        Some(gvk) if gvk.kind == "Table" => true,
-        // Transformed by `partial` where the answer is encoded.
-        Some(gvk) if Partial::from_gvk(gvk).is_some() => false,
-        Some(gvk) => {
-            // The restrictions let nothing else through; refuse rather than ignore it.
-            return Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into());
-        }
-    };
-    Ok((opts, table))
+    match &opts.convert {
+        None => Ok(opts),
+        Some(gvk) if table_convertor && gvk.kind == "Table" => Ok(opts),
+        Some(gvk) if Partial::from_gvk(gvk).is_some() => Ok(opts),
+        Some(gvk) => Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into()),
+    }
 }
 
 /// A protobuf answer.

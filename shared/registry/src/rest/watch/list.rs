@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use http::HeaderMap;
 use kas_apimachinery::{Status, protobuf};
-use kas_endpoints::negotiation::{self, MediaTypeOptions, ResourceRestrictions};
+use kas_endpoints::negotiation::MediaTypeOptions;
 use serde_json::{Value, json};
 
 use crate::ResourceDescriptor;
@@ -25,23 +25,7 @@ const PARTIAL_LIST_KIND: &str = "PartialObjectMetadataList";
 /// Upstream's `watchListEndpointRestrictions`: a streaming list is never a Table, so
 /// `as=Table` is not acceptable (a client's fallback media type is taken instead).
 pub(super) fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<MediaTypeOptions> {
-    let header = |h: http::HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
-    let restrictions = ResourceRestrictions {
-        table_convertor: false,
-        ..ResourceRestrictions::default()
-    };
-    let opts = negotiation::negotiate_output_media_type(
-        header(http::header::ACCEPT),
-        query,
-        header(http::header::USER_AGENT),
-        &restrictions,
-    )?;
-    match &opts.convert {
-        Some(gvk) if Partial::from_gvk(gvk).is_none() => {
-            Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into())
-        }
-        _ => Ok(opts),
-    }
+    crate::rest::read::negotiate_media(headers, query, false)
 }
 
 /// The bookmark's `metadata` for protobuf, with the blueprint already encoded.
