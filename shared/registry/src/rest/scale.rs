@@ -455,27 +455,16 @@ fn scale_table(scale: &Value, include: IncludeObject, resource_version: u64) -> 
         column("Age", "string", table::AGE_DESCRIPTION),
     ]);
     let created = crate::meta::str_field(scale, "creationTimestamp");
-    let cells = json!([
-        crate::meta::name(scale),
-        replicas(scale),
+    let cells = vec![
+        json!(crate::meta::name(scale)),
+        json!(replicas(scale)),
         scale
             .pointer("/status/replicas")
             .cloned()
             .unwrap_or(json!(0)),
-        table::age(created),
-    ]);
-    let mut row = json!({"cells": cells});
-    match include {
-        IncludeObject::None => {}
-        IncludeObject::Metadata => {
-            row["object"] = json!({
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": scale.get("metadata").cloned().unwrap_or(json!({})),
-            });
-        }
-        IncludeObject::Object => row["object"] = scale.clone(),
-    }
+        json!(table::age(created)),
+    ];
+    let row = table::row_of(cells, include, scale, || scale.clone());
     let t = json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

@@ -57,6 +57,24 @@ fn row(store: &Store, obj: &Value, include: IncludeObject) -> Value {
     if with_name_and_age {
         cells.push(json!(age(crate::meta::str_field(obj, "creationTimestamp"))));
     }
+    row_of(cells, include, obj, || {
+        let mut full = obj.clone();
+        if let Some(map) = full.as_object_mut() {
+            map.insert("kind".into(), json!(store.descriptor.kind));
+            map.insert("apiVersion".into(), json!(store.descriptor.api_version()));
+        }
+        full
+    })
+}
+
+/// A row of `cells` carrying the object as `include` asks: nothing, its metadata as a
+/// PartialObjectMetadata, or `full()`, the whole object with its type.
+pub fn row_of(
+    cells: Vec<Value>,
+    include: IncludeObject,
+    obj: &Value,
+    full: impl FnOnce() -> Value,
+) -> Value {
     let mut row = json!({"cells": cells});
     match include {
         IncludeObject::None => {}
@@ -67,14 +85,7 @@ fn row(store: &Store, obj: &Value, include: IncludeObject) -> Value {
                 "metadata": obj.get("metadata").cloned().unwrap_or(json!({})),
             });
         }
-        IncludeObject::Object => {
-            let mut full = obj.clone();
-            if let Some(map) = full.as_object_mut() {
-                map.insert("kind".into(), json!(store.descriptor.kind));
-                map.insert("apiVersion".into(), json!(store.descriptor.api_version()));
-            }
-            row["object"] = full;
-        }
+        IncludeObject::Object => row["object"] = full(),
     }
     row
 }
