@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use kas_apimachinery::Status;
 use kas_apimachinery::status::StatusCause;
-use serde_json::Value;
 
 use super::{Admit, Attributes, Operation};
 use crate::Result;
@@ -32,6 +31,17 @@ pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-publ
 
 /// Upstream `v1.NamespaceTerminatingCause`.
 const NAMESPACE_TERMINATING_CAUSE: &str = "NamespaceTerminating";
+
+/// The part of a namespace this plugin reads.
+#[derive(serde::Deserialize)]
+struct Phase {
+    status: Option<PhaseStatus>,
+}
+
+#[derive(serde::Deserialize)]
+struct PhaseStatus {
+    phase: Option<String>,
+}
 
 pub struct NamespaceLifecycle {
     namespaces: Store,
@@ -86,16 +96,14 @@ impl NamespaceLifecycle {
     async fn lookup(&self, namespace: &str, rv: Option<String>) -> Result<Option<String>> {
         match self.namespaces.get("", namespace, rv).await {
             Ok(obj) => {
-                let value: Value = obj.value().map_err(|e| {
+                // Only the phase is read; the rest of the namespace is skipped, not built.
+                let phase: Phase = serde_json::from_slice(&obj.json).map_err(|e| {
                     crate::Error::from(Status::internal_error(&format!(
                         "reading namespace {namespace}: {e}"
                     )))
                 })?;
-                let phase = value
-                    .pointer("/status/phase")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Active");
-                Ok(Some(phase.to_owned()))
+                let phase = phase.status.and_then(|s| s.phase);
+                Ok(Some(phase.unwrap_or_else(|| "Active".to_owned())))
             }
             Err(e) if e.to_status().code == 404 => Ok(None),
             Err(e) => Err(e),
