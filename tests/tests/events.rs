@@ -99,6 +99,32 @@ count: 3
     )
 }
 
+/// The keys of a JSON object, in order.
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The fields of a new-style event read through events.k8s.io/v1: what it was created
+/// with, the server's metadata, and the core fields Go writes when unset.
+const V1_KEYS: [&str; 14] = [
+    "action",
+    "apiVersion",
+    "deprecatedFirstTimestamp",
+    "deprecatedLastTimestamp",
+    "deprecatedSource",
+    "eventTime",
+    "kind",
+    "metadata",
+    "note",
+    "reason",
+    "regarding",
+    "reportingController",
+    "reportingInstance",
+    "type",
+];
+
 /// The lease etcd keeps `/registry/events/default/<name>` under, and its remaining TTL.
 async fn etcd_lease(c: &TestCluster, name: &str) -> (i64, i64) {
     let client = etcd_client::Client::connect([c.etcd_url()], None)
@@ -157,6 +183,13 @@ async fn events_k8s_io_events_are_core_events_renamed() {
         core["metadata"]["resourceVersion"],
         v1["metadata"]["resourceVersion"]
     );
+    // What the Go types write for the fields the event left unset: core/v1's structs and
+    // times are never omitted.
+    assert_eq!(core["source"], serde_json::json!({}), "{core}");
+    assert!(core["firstTimestamp"].is_null() && core.get("firstTimestamp").is_some());
+    assert!(core["lastTimestamp"].is_null() && core.get("lastTimestamp").is_some());
+    assert!(core.get("count").is_none(), "{core}");
+    assert_eq!(keys(&v1), V1_KEYS, "{v1}");
 
     // And the other way round: a core event reads as events.k8s.io/v1.
     create(&c, &old_style("pulled")).unwrap();
@@ -164,6 +197,31 @@ async fn events_k8s_io_events_are_core_events_renamed() {
     assert_eq!(v1["deprecatedSource"]["component"], "kubelet");
     assert_eq!(v1["deprecatedCount"], 3);
     assert_eq!(v1["note"], "Container image already present");
+    // events.k8s.io/v1's reportingController and reportingInstance are omitempty; its
+    // eventTime is not, nor are the deprecated times.
+    assert_eq!(
+        keys(&v1),
+        [
+            "apiVersion",
+            "deprecatedCount",
+            "deprecatedFirstTimestamp",
+            "deprecatedLastTimestamp",
+            "deprecatedSource",
+            "eventTime",
+            "kind",
+            "metadata",
+            "note",
+            "reason",
+            "regarding",
+            "type"
+        ],
+        "{v1}"
+    );
+    assert!(v1["eventTime"].is_null(), "{v1}");
+    let core = json(&c, &["get", "events", "pulled", "-o", "json"]);
+    assert_eq!(core["reportingComponent"], "", "{core}");
+    assert_eq!(core["reportingInstance"], "", "{core}");
+    assert!(core["eventTime"].is_null() && core.get("eventTime").is_some());
 
     // Core's printer, columns and all.
     let table = ok(&c, &["get", V1]);

@@ -201,6 +201,103 @@ pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
     }
 }
 
+/// Adds what Go's `encoding/json` writes for the fields `value` leaves at their zero value
+/// after decoding into upstream's types: a struct (a message, a time, a quantity) is always
+/// written, as `{}` with its own zero fields, `null` or `"0"`; a field without
+/// `omitempty` is written as `""`, `0`, `false`, or `null` for a nil pointer, slice or map.
+/// A `null` where Go keeps no nil becomes the zero value. So an event posted without
+/// them is stored with `source: {}`, `eventTime: null` and `reportingComponent: ""`, as
+/// upstream stores it. Expects `omit_empty` to have run (see [`go_encoded`]).
+pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
+    use serde_json::Value;
+    match (kind, value) {
+        (Kind::Message(m), Value::Object(map)) => {
+            for f in m.fields.iter().filter(|f| f.tag != 0) {
+                match map.get_mut(f.name) {
+                    Some(v) if !v.is_null() => fill_zero(v, &f.kind),
+                    Some(v) => match written_zero(f) {
+                        Some(zero) => *v = zero,
+                        None => {
+                            map.remove(f.name);
+                        }
+                    },
+                    None => {
+                        if let Some(zero) = written_zero(f) {
+                            map.insert(f.name.to_owned(), zero);
+                        }
+                    }
+                }
+            }
+        }
+        (Kind::Map(inner), Value::Object(map)) => {
+            map.values_mut().for_each(|v| fill_element(v, inner));
+        }
+        (Kind::Array(inner), Value::Array(items)) => {
+            items.iter_mut().for_each(|v| fill_element(v, inner));
+        }
+        _ => {}
+    }
+}
+
+/// An element of a slice or map: Go decodes `null` into its zero value.
+fn fill_element(value: &mut serde_json::Value, kind: &Kind) {
+    if value.is_null() {
+        *value = zero_value(kind);
+    } else {
+        fill_zero(value, kind);
+    }
+}
+
+/// [`omit_empty`] then [`fill_zero`]: the JSON Go writes for `value` after decoding it into
+/// upstream's types, but for unknown fields (see [`prune`]) and key order.
+pub fn go_encoded(value: &mut serde_json::Value, kind: &Kind) {
+    omit_empty(value, kind);
+    fill_zero(value, kind);
+}
+
+/// What field `f` writes when it holds its zero value, or `None` when `omitempty` drops it.
+fn written_zero(f: &Field) -> Option<serde_json::Value> {
+    if f.pointer {
+        return (!f.omit_empty).then_some(serde_json::Value::Null);
+    }
+    let scalar = matches!(
+        f.kind,
+        Kind::String
+            | Kind::Bool
+            | Kind::Int32
+            | Kind::Int64
+            | Kind::Bytes
+            | Kind::Array(_)
+            | Kind::Map(_)
+    );
+    (!(f.omit_empty && scalar)).then(|| zero_value(&f.kind))
+}
+
+/// The JSON of a Go zero value of `kind`: `""`, `false`, `0`, `null` for nil slices, maps,
+/// byte strings, raw extensions and the zero time, `"0"` for a quantity, and a message's
+/// object of its written zero fields.
+pub fn zero_value(kind: &Kind) -> serde_json::Value {
+    use serde_json::Value;
+    match kind {
+        Kind::String => Value::String(String::new()),
+        Kind::Bool => Value::Bool(false),
+        Kind::Int32 | Kind::Int64 | Kind::IntOrString => Value::from(0),
+        Kind::Quantity => Value::String("0".into()),
+        Kind::Message(_) => {
+            let mut v = Value::Object(serde_json::Map::new());
+            fill_zero(&mut v, kind);
+            v
+        }
+        Kind::Bytes
+        | Kind::Time
+        | Kind::MicroTime
+        | Kind::FieldsV1
+        | Kind::RawExtension
+        | Kind::Array(_)
+        | Kind::Map(_) => Value::Null,
+    }
+}
+
 /// Whether Go's `omitempty` leaves out `value` of field `f`.
 fn go_empty(f: &Field, value: &serde_json::Value) -> bool {
     use serde_json::Value;
@@ -344,6 +441,55 @@ mod tests {
         assert_eq!(
             v,
             serde_json::json!({"labels": {"a": ""}, "name": "x", "count": 2, "flag": true, "spec": {}})
+        );
+    }
+
+    static ZEROS: Message = Message {
+        name: "test.Zeros",
+        description: "",
+        fields: &[
+            Field::new("kind", 0, Kind::String),
+            Field::new("name", 1, Kind::String),
+            Field::new("component", 2, Kind::String).always(),
+            Field::new("count", 3, Kind::Int32).always(),
+            Field::new("flag", 4, Kind::Bool).always(),
+            Field::new("items", 5, Kind::Array(&Kind::Message(&PORT))).always(),
+            Field::new("labels", 6, Kind::Map(&Kind::String)).always(),
+            Field::new("replicas", 7, Kind::Int32).pointer().always(),
+            Field::new("paused", 8, Kind::Bool).pointer(),
+            Field::new("spec", 9, Kind::Message(&PORT)),
+            Field::new("time", 10, Kind::Time),
+            Field::new("size", 11, Kind::Quantity),
+            Field::new("port", 12, Kind::IntOrString),
+            Field::new("ports", 13, Kind::Array(&Kind::Message(&PORT))),
+            Field::new("names", 14, Kind::Map(&Kind::String)),
+        ],
+        required: &[],
+    };
+
+    #[test]
+    fn fill_zero_writes_what_go_writes_for_zero_fields() {
+        let mut v = serde_json::json!({});
+        fill_zero(&mut v, &Kind::Message(&ZEROS));
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "component": "", "count": 0, "flag": false, "items": null, "labels": null,
+                "replicas": null, "spec": {"port": 0}, "time": null, "size": "0", "port": 0})
+        );
+        // Null is the zero value where Go has no nil; set values are kept, and message
+        // elements of arrays and maps are filled too.
+        let mut v = serde_json::json!({
+            "name": "x", "component": null, "spec": null, "paused": null,
+            "ports": [{"name": "a"}, null], "names": {"a": null}, "time": "2024-01-01T00:00:00Z"});
+        go_encoded(&mut v, &Kind::Message(&ZEROS));
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "name": "x", "component": "", "count": 0, "flag": false, "items": null,
+                "labels": null, "replicas": null, "spec": {"port": 0},
+                "time": "2024-01-01T00:00:00Z", "size": "0", "port": 0,
+                "ports": [{"name": "a", "port": 0}, {"port": 0}], "names": {"a": ""}})
         );
     }
 

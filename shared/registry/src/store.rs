@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
 use kas_apimachinery::Status;
+use kas_apimachinery::schema::{Kind, Message};
 use kas_storage::{
     Attrs, AttrsFunc, GetOptions, ListResult, Object, ObjectRef, Preconditions, Predicate, Storage,
     UpdateFn, WatchEvent, WatchOptions, WatchStream,
@@ -154,16 +155,27 @@ impl Store {
     /// their bytes are handed out untouched.
     fn served(&self, obj: ObjectRef) -> Result<ObjectRef> {
         match self.strategy.conversion() {
-            Some(c) => served_object(c, &obj).map_err(|e| self.storage_error(e, "")),
+            Some(c) => served_object(c, self.descriptor.schema, &obj)
+                .map_err(|e| self.storage_error(e, "")),
             None => Ok(obj),
         }
     }
 
     fn served_value(&self, obj: Value) -> Value {
         match self.strategy.conversion() {
-            Some(c) => c.to_served(obj),
+            Some(c) => go_encoded(c.to_served(obj), self.descriptor.schema),
             None => obj,
         }
+    }
+
+    /// A state about to be written, as upstream's Go types write it: no empty `omitempty`
+    /// fields, and the zero values Go writes for the others (see `schema::go_encoded`).
+    fn go_encoded(&self, obj: Value) -> Value {
+        let schema = match self.strategy.conversion() {
+            Some(c) => c.stored_schema(),
+            None => self.descriptor.schema,
+        };
+        go_encoded(obj, schema)
     }
 
     /// Storage's `guaranteed_update`, under the resource's TTL when it has one.
@@ -212,6 +224,7 @@ impl Store {
             return Err(self.invalid(&obj, errors));
         }
         self.strategy.canonicalize(&mut obj);
+        let mut obj = self.go_encoded(obj);
         if opts.dry_run {
             return Ok(Written::DryRun(self.served_value(obj)));
         }
@@ -333,9 +346,10 @@ impl Store {
             return Ok(events);
         }
         let strategy = self.strategy.clone();
+        let schema = self.descriptor.schema;
         Ok(Box::pin(events.map(
             move |event| match strategy.conversion() {
-                Some(c) => served_event(c, event),
+                Some(c) => served_event(c, schema, event),
                 None => event,
             },
         )))
@@ -501,7 +515,7 @@ impl Store {
                 meta.remove("resourceVersion");
             }
             crate::rest::encode::strip_type_meta(&mut merged);
-            Ok(Some(merged))
+            Ok(Some(self.go_encoded(merged)))
         };
         self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
             .await
@@ -557,7 +571,7 @@ impl Store {
                 return Err(self.invalid(&new, errors));
             }
             crate::rest::encode::strip_type_meta(&mut new);
-            return Ok(Some(new));
+            return Ok(Some(self.go_encoded(new)));
         };
         let current_rv = crate::meta::str_field(current, "resourceVersion");
         if client_rv.is_empty() {
@@ -584,7 +598,7 @@ impl Store {
             meta.remove("resourceVersion");
         }
         crate::rest::encode::strip_type_meta(&mut new);
-        Ok(Some(new))
+        Ok(Some(self.go_encoded(new)))
     }
 
     /// Delete with preconditions. An object with finalizers is marked for deletion
@@ -700,17 +714,33 @@ fn required_resource_version() -> kas_apimachinery::StatusCause {
     }
 }
 
+/// `value` as upstream's Go type `schema` writes it; untouched without a schema.
+fn go_encoded(mut value: Value, schema: Option<&'static Message>) -> Value {
+    if let Some(schema) = schema {
+        kas_apimachinery::schema::go_encoded(&mut value, &Kind::Message(schema));
+    }
+    value
+}
+
 /// A stored object in its served form, with the same key and resourceVersion.
-fn served_object(conversion: &dyn Conversion, obj: &ObjectRef) -> kas_storage::Result<ObjectRef> {
-    let served = conversion.to_served(obj.value()?);
+fn served_object(
+    conversion: &dyn Conversion,
+    schema: Option<&'static Message>,
+    obj: &ObjectRef,
+) -> kas_storage::Result<ObjectRef> {
+    let served = go_encoded(conversion.to_served(obj.value()?), schema);
     Object::new(obj.key.clone(), obj.resource_version, served).map(Arc::new)
 }
 
 /// A watch event whose object is in its served form; one whose stored bytes do not decode
 /// becomes an error event.
-fn served_event(conversion: &dyn Conversion, event: WatchEvent) -> WatchEvent {
+fn served_event(
+    conversion: &dyn Conversion,
+    schema: Option<&'static Message>,
+    event: WatchEvent,
+) -> WatchEvent {
     let convert = |obj: ObjectRef, wrap: fn(ObjectRef) -> WatchEvent| {
-        served_object(conversion, &obj).map_or_else(WatchEvent::Error, wrap)
+        served_object(conversion, schema, &obj).map_or_else(WatchEvent::Error, wrap)
     };
     match event {
         WatchEvent::Added(o) => convert(o, WatchEvent::Added),

@@ -21,6 +21,10 @@ pub trait Conversion: Send + Sync {
 
     /// The served form of a stored object.
     fn to_served(&self, stored: Value) -> Value;
+
+    /// The schema of the stored form, which the store writes as upstream's Go types would
+    /// (`schema::go_encoded`); the served form is written with the descriptor's.
+    fn stored_schema(&self) -> Option<&'static kas_apimachinery::schema::Message>;
 }
 
 pub trait Strategy: Send + Sync {

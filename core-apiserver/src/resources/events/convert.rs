@@ -30,6 +30,10 @@ impl Conversion for EventsV1 {
     fn to_served(&self, stored: Value) -> Value {
         rename(stored, |(core, v1)| (core, v1))
     }
+
+    fn stored_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
+        Some(&kas_api::core::v1::EVENT)
+    }
 }
 
 type Pair = (&'static str, &'static str);

@@ -9,7 +9,7 @@ use super::decode::{Slot, State, go_string};
 use super::encode::embedded_name;
 use super::time::{Instant, format_rfc3339, format_rfc3339_micro};
 use super::{Error, MAX_DEPTH, Result, quantity};
-use crate::schema::{Kind, Message};
+use crate::schema::{Kind, Message, zero_value};
 
 /// The JSON object of a decoded message, fields in the message's (Go struct's) order.
 pub(super) fn render(state: State, msg: &Message, depth: usize) -> Result<Value> {
@@ -42,9 +42,6 @@ pub(super) fn render_value(
     }
     let v = match (kind, slot) {
         (Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64, Slot::Scalar(v)) => v,
-        (Kind::String, _) => Value::String(String::new()),
-        (Kind::Bool, _) => Value::Bool(false),
-        (Kind::Int32 | Kind::Int64, _) => Value::from(0),
         (Kind::Bytes, Slot::Bytes(b)) => {
             Value::String(base64::engine::general_purpose::STANDARD.encode(b))
         }
@@ -52,17 +49,14 @@ pub(super) fn render_value(
             render_time(kind, seconds, nanos)
         }
         (Kind::Quantity, Slot::Struct(state)) => render_quantity(*state)?,
-        (Kind::Quantity, _) => Value::String("0".into()),
         (Kind::IntOrString, Slot::Struct(state)) => render_int_or_string(*state)?,
-        (Kind::IntOrString, _) => Value::from(0),
         (Kind::FieldsV1 | Kind::RawExtension, Slot::Struct(state)) => render_raw(kind, *state)?,
         (Kind::Message(m), Slot::Struct(state)) => render(*state, m, depth + 1)?,
-        (Kind::Message(m), _) => render(State::new(m), m, depth + 1)?,
         (Kind::Array(_), Slot::List(items)) => Value::Array(items),
         (Kind::Map(_), Slot::Map(entries)) => Value::Object(entries.into_iter().collect()),
-        // Nil slices, maps and []byte, FieldsV1 and RawExtension without bytes, and the
-        // zero Time all write `null`.
-        _ => Value::Null,
+        // Unset: the zero value, which is `null` for nil slices, maps and []byte, FieldsV1
+        // and RawExtension without bytes, and the zero Time.
+        _ => zero_value(kind),
     };
     if omit_empty && !pointer && is_empty(kind, &v) {
         return Ok(None);
