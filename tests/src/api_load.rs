@@ -56,6 +56,9 @@ impl Target {
     }
 }
 
+/// What client-go's typed clients send for built-in types: protobuf, else JSON.
+pub const PROTOBUF_ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
+
 /// A ConfigMap with `size` bytes of data.
 pub fn config_map(name: Option<&str>, size: usize, labels: Value) -> Value {
     let mut meta = json!({"labels": labels});
@@ -264,6 +267,11 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
                 r.errors += 1;
                 return r;
             };
+            let protobuf = resp
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("application/vnd.kubernetes.protobuf"));
             let mut body = resp.into_body();
             let mut buf = Vec::new();
             while !stop.load(Ordering::Relaxed) {
@@ -277,11 +285,7 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
                     continue;
                 };
                 buf.extend_from_slice(&data);
-                while let Some(nl) = buf.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = buf.drain(..=nl).collect();
-                    let Ok(event) = serde_json::from_slice::<Value>(&line) else {
-                        continue;
-                    };
+                for event in next_events(&mut buf, protobuf) {
                     let stamp = event["object"]["data"]["sent"]
                         .as_str()
                         .and_then(|s| s.parse::<u128>().ok());
@@ -317,4 +321,30 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     stop.store(true, Ordering::Relaxed);
     merge(tasks, start).await
+}
+
+/// The complete watch events at the front of `buf`, removed from it, as
+/// `{"type": ..., "object": ...}` (protobuf frames decoded with the ConfigMap schema).
+fn next_events(buf: &mut Vec<u8>, protobuf: bool) -> Vec<Value> {
+    use kas_apimachinery::protobuf;
+    let mut events = Vec::new();
+    if !protobuf {
+        while let Some(nl) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=nl).collect();
+            events.extend(serde_json::from_slice::<Value>(&line).ok());
+        }
+        return events;
+    }
+    let mut used = 0;
+    while let Some((frame, rest)) = protobuf::next_frame(&buf[used..]) {
+        let decoded = protobuf::decode_watch_event(frame).and_then(|e| {
+            let unknown = protobuf::decode_envelope(&e.object)?;
+            let object = protobuf::decode(&unknown.raw, &kas_api::core::v1::CONFIG_MAP)?;
+            Ok(json!({"type": e.event_type, "object": object}))
+        });
+        events.extend(decoded.ok());
+        used = buf.len() - rest.len();
+    }
+    buf.drain(..used);
+    events
 }

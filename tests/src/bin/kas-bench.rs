@@ -70,6 +70,9 @@ struct ApiArgs {
     /// `resourceVersionMatch=Exact&resourceVersion={rv}` to read from etcd.
     #[arg(long, default_value = "")]
     list_query: String,
+    /// Ask for Kubernetes protobuf, as client-go's typed clients do (GET, LIST, WATCH).
+    #[arg(long)]
+    protobuf: bool,
 }
 
 #[derive(Args)]
@@ -193,11 +196,18 @@ async fn load(args: LoadArgs) -> Result<()> {
 }
 
 async fn api(args: ApiArgs) -> Result<()> {
+    let mut headers = vec![("authorization".into(), format!("Bearer {}", args.token))];
+    if args.protobuf {
+        headers.push((
+            "accept".into(),
+            kas_e2e::api_load::PROTOBUF_ACCEPT.to_owned(),
+        ));
+    }
     let spec = kas_e2e::api_load::Spec {
         target: kas_e2e::api_load::Target {
             base: args.url.parse()?,
             tls: Tls::new(&args.ca_file, None, Proto::H2)?,
-            headers: header_map(&[("authorization".into(), format!("Bearer {}", args.token))])?,
+            headers: header_map(&headers)?,
             namespace: args.namespace,
         },
         op: args.op,
