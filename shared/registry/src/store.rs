@@ -35,6 +35,8 @@ pub struct Store {
     storage: Arc<dyn Storage>,
     attrs: AttrsFunc,
     admission: Chain,
+    /// Protobuf watch frames shared by this resource's watchers.
+    pub(crate) watch_frames: Arc<crate::rest::watch::FrameMemo>,
 }
 
 /// The resource's selectable attributes (upstream's `GetAttrs`): its labels and the fields
@@ -73,6 +75,7 @@ impl Store {
             strategy,
             storage,
             admission: Chain::default(),
+            watch_frames: Arc::default(),
         }
     }
 

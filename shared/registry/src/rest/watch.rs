@@ -2,7 +2,10 @@
 //! bookmarks when asked and upstream's timeout. Streaming lists (`sendInitialEvents`) end
 //! their initial events with the annotated bookmark of [`list`].
 
+mod frames;
 mod list;
+
+pub use frames::FrameMemo;
 
 use std::time::Duration;
 
@@ -136,12 +139,13 @@ fn protobuf_frame(
     target: Option<Partial>,
 ) -> Option<Bytes> {
     let d = store.descriptor;
-    let object = |kind: &str, o: &kas_storage::ObjectRef| {
-        let encoded = partial::watch_object_protobuf(d, target, o);
-        match encoded {
-            Ok(bytes) => proto::watch_event(kind, &bytes),
-            Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
-        }
+    let object = |kind: &'static str, o: &kas_storage::ObjectRef| {
+        store.watch_frames.get_or_encode(o, kind, target, || {
+            match partial::watch_object_protobuf(d, target, o) {
+                Ok(bytes) => proto::watch_event(kind, &bytes),
+                Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
+            }
+        })
     };
     match event {
         WatchEvent::Added(o) => Some(object("ADDED", &o)),
