@@ -138,7 +138,9 @@ async fn get_answers(client: &Client, uid: &str) {
     assert_eq!(a.headers["content-type"], "application/yaml");
     let text = a.text();
     assert!(text.contains("kind: PartialObjectMetadata\n"), "{text}");
-    assert!(!text.contains("secret"), "{text}");
+    // The data is left out; its managed fields are metadata.
+    assert!(!text.contains("\ndata:"), "{text}");
+    assert!(text.contains("f:secret: {}"), "{text}");
 
     // The object is looked up first: a missing one is 404, not a transform error.
     assert_eq!(

@@ -118,6 +118,15 @@ fn validate_finalizer_name(name: &str, path: &Path) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Writes to the namespace reset its status, writes to `status` its spec, and
+    /// `finalize` resets the status (upstream's `GetResetFields` of the three strategies).
+    fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
+        match subresource {
+            "status" => &["spec"],
+            _ => &["status"],
+        }
+    }
+
     /// `SetDefaults_NamespaceStatus` and `SetDefaults_Namespace`.
     fn default(&self, obj: &mut Value) {
         let status = object_mut(obj, "status");

@@ -34,6 +34,7 @@ macro_rules! list {
                 .describe(concat!("The ", $what, ".")),
             ],
             required: &["items"],
+            atomic: false,
         }
     };
 }

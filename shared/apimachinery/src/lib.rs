@@ -12,6 +12,7 @@ pub mod fields;
 pub mod gostr;
 pub mod json;
 pub mod labels;
+pub mod managed_fields;
 pub mod patch;
 pub mod protobuf;
 pub mod schema;

@@ -126,6 +126,9 @@ pub struct Message {
     pub fields: &'static [Field],
     /// The `required` list of the OpenAPI definition.
     pub required: &'static [&'static str],
+    /// `+structType=atomic` (OpenAPI's `x-kubernetes-map-type: atomic`): the struct is
+    /// replaced whole by merges and owned whole by one field manager.
+    pub atomic: bool,
 }
 
 impl Message {
@@ -358,6 +361,7 @@ mod tests {
             Field::new("port", 2, Kind::Int32).always(),
         ],
         required: &["port"],
+        atomic: false,
     };
     static SPEC: Message = Message {
         name: "test.Spec",
@@ -368,6 +372,7 @@ mod tests {
             Field::new("finalizers", 2, Kind::Array(&Kind::String)),
         ],
         required: &[],
+        atomic: false,
     };
     static ROOT: Message = Message {
         name: "io.k8s.test.Root",
@@ -377,6 +382,7 @@ mod tests {
             Field::new("spec", 2, Kind::Message(&SPEC)),
         ],
         required: &[],
+        atomic: false,
     };
 
     #[test]
@@ -420,6 +426,7 @@ mod tests {
             Field::new("raw", 10, Kind::Bytes),
         ],
         required: &[],
+        atomic: false,
     };
 
     #[test]
@@ -465,6 +472,7 @@ mod tests {
             Field::new("names", 14, Kind::Map(&Kind::String)),
         ],
         required: &[],
+        atomic: false,
     };
 
     #[test]

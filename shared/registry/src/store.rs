@@ -181,6 +181,89 @@ impl Store {
         go_encoded(obj, schema)
     }
 
+    /// Records the write in `metadata.managedFields` (see `kas_apimachinery::managed_fields`):
+    /// `new` and `live` are stored forms, compared in the request's version and, for
+    /// entries written through the other, in the stored one. A create compares with the
+    /// empty object. The entries the client sent are the base, unless it sent none or
+    /// writes a subresource; then the live object's are.
+    fn track_managed_fields(
+        &self,
+        new: &mut Value,
+        live: Option<&Value>,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) {
+        use kas_apimachinery::managed_fields as mf;
+        let Some(served_schema) = self.descriptor.schema else {
+            return;
+        };
+        let served_version = self.descriptor.api_version();
+        let (group, version, _) = self.descriptor.storage_version();
+        let stored_version = if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        };
+        let managed_of =
+            |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
+        let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
+        let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
+        let without_managed = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("managedFields");
+            }
+            v
+        };
+        let (new_stored, live_stored) = (without_managed(new), live.map(without_managed));
+        let compare_in = |api_version: &str| -> Option<mf::Comparison> {
+            let (schema, convert): (&'static Message, Option<&dyn Conversion>) =
+                if api_version == served_version {
+                    (served_schema, self.strategy.conversion())
+                } else if api_version == stored_version {
+                    (self.strategy.conversion()?.stored_schema()?, None)
+                } else {
+                    let (_, conversion, schema) = self
+                        .strategy
+                        .other_versions()
+                        .iter()
+                        .find(|(v, _, _)| *v == api_version)?;
+                    (*schema, Some(*conversion))
+                };
+            let form = |v: &Value| {
+                let v = match convert {
+                    Some(c) => c.to_served(v.clone()),
+                    None => v.clone(),
+                };
+                go_encoded(v, Some(schema))
+            };
+            let old = match &live_stored {
+                Some(live) => form(live),
+                None => kas_apimachinery::schema::zero_value(&Kind::Message(schema)),
+            };
+            Some(mf::compare(&old, &form(&new_stored), schema))
+        };
+        let manager = if opts.manager.is_empty() {
+            mf::manager(None, None)
+        } else {
+            opts.manager.clone()
+        };
+        let op = mf::Operation {
+            manager: &manager,
+            api_version: &served_version,
+            subresource,
+            time: crate::meta::rfc3339(std::time::SystemTime::now()),
+            ignored: mf::top_level(self.strategy.reset_fields(subresource)),
+        };
+        let entries = mf::update(entries, &compare_in, &op);
+        let meta = crate::meta::metadata_mut(new);
+        if entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".into(), mf::encode(&entries));
+        }
+    }
+
     /// Storage's `guaranteed_update`, under the resource's TTL when it has one.
     async fn guaranteed_update(
         &self,
@@ -216,6 +299,8 @@ impl Store {
             })
             .await?;
         let mut obj = self.to_stored(obj);
+        // Upstream records the fields before admission; no plugin here mutates.
+        self.track_managed_fields(&mut obj, None, "", opts);
         object_meta::before_create(&mut obj);
         self.strategy.prepare_for_create(&mut obj);
         let name = crate::meta::name(&obj).to_owned();
@@ -384,7 +469,7 @@ impl Store {
             let stored = self.get_stored(namespace, name, None).await?;
             let current = stored.value()?;
             let new = self
-                .prepare_update(obj, Some(&current), &client_rv)?
+                .prepare_update(obj, Some(&current), &client_rv, opts)?
                 .unwrap_or(current);
             let new = at_revision(new, stored.resource_version);
             return Ok((Written::DryRun(self.served_value(new)), false));
@@ -394,7 +479,7 @@ impl Store {
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             created.store(current.is_none(), Ordering::Relaxed);
             let new = self
-                .prepare_update(obj.clone(), current, &client_rv)
+                .prepare_update(obj.clone(), current, &client_rv, opts)
                 .map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
             released.store(
                 new.as_ref().is_some_and(|n| self.released(n)),
@@ -500,6 +585,7 @@ impl Store {
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let mut merged = merge(current)?;
             object_meta::check_type(&mut merged, self.descriptor)?;
+            self.track_managed_fields(&mut merged, Some(current), subresource, opts);
             let errors = self.strategy.validate_update(&merged, current);
             if !errors.is_empty() {
                 return Err(self.invalid(&merged, errors));
@@ -544,7 +630,7 @@ impl Store {
             object_meta::check_type(&mut patched, self.descriptor)?;
             let patched = self.to_stored(patched);
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
-            self.prepare_update(patched, Some(current), &client_rv)
+            self.prepare_update(patched, Some(current), &client_rv, opts)
         };
         self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
             .await
@@ -557,7 +643,9 @@ impl Store {
         mut new: Value,
         current: Option<&Value>,
         client_rv: &str,
+        opts: &WriteOptions,
     ) -> Result<Option<Value>> {
+        self.track_managed_fields(&mut new, current, "", opts);
         let Some(current) = current else {
             if !self.strategy.allow_create_on_update() {
                 return Err(Status::not_found(

@@ -27,6 +27,14 @@ pub trait Conversion: Send + Sync {
     fn stored_schema(&self) -> Option<&'static kas_apimachinery::schema::Message>;
 }
 
+/// An API version a resource is also served in: its `apiVersion`, the conversion from
+/// the stored form, and the schema of that version.
+pub type OtherVersion = (
+    &'static str,
+    &'static dyn Conversion,
+    &'static kas_apimachinery::schema::Message,
+);
+
 pub trait Strategy: Send + Sync {
     /// Set for a resource stored in another shape than it is served in. The store converts
     /// right after `default` and before it hands stored objects out, so every other hook
@@ -34,6 +42,19 @@ pub trait Strategy: Send + Sync {
     /// `patch_schema` and `table_cells` (tables are built from answers) see the served form.
     fn conversion(&self) -> Option<&dyn Conversion> {
         None
+    }
+
+    /// The other API versions this resource's objects are also served in (each with the
+    /// conversion from the stored form and its schema), so that field managers that
+    /// wrote through them are compared in their version.
+    fn other_versions(&self) -> &'static [OtherVersion] {
+        &[]
+    }
+
+    /// The top-level fields a write through `subresource` (`""` for the resource itself)
+    /// resets, which no field manager owns (upstream's `GetResetFields`).
+    fn reset_fields(&self, _subresource: &str) -> &'static [&'static str] {
+        &[]
     }
 
     /// Upstream's scheme defaulting, applied to every decoded object.

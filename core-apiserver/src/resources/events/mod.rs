@@ -146,7 +146,18 @@ fn event_source(obj: &Value) -> String {
     }
 }
 
+/// core/v1 Events are also served as events.k8s.io/v1.
+static OTHER_VERSIONS: [kas_registry::strategy::OtherVersion; 1] = [(
+    "events.k8s.io/v1",
+    &convert::EventsV1,
+    &kas_api::events::v1::EVENT,
+)];
+
 impl kas_registry::Strategy for Strategy {
+    fn other_versions(&self) -> &'static [kas_registry::strategy::OtherVersion] {
+        &OTHER_VERSIONS
+    }
+
     fn validate(&self, obj: &Value) -> FieldErrors {
         validation::before_create(obj, false)
     }

@@ -15,6 +15,7 @@ pub static SCALE: Message = Message {
             .describe("The observed scale; read-only."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static SCALE_SPEC: Message = Message {
@@ -22,6 +23,7 @@ pub static SCALE_SPEC: Message = Message {
     description: "The desired scale.",
     fields: &[Field::new("replicas", 1, Kind::Int32).describe("Desired number of instances.")],
     required: &[],
+    atomic: false,
 };
 
 pub static SCALE_STATUS: Message = Message {
@@ -35,4 +37,5 @@ pub static SCALE_STATUS: Message = Message {
             .describe("Label selector of the pods counted, in string form."),
     ],
     required: &["replicas"],
+    atomic: false,
 };

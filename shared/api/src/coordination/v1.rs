@@ -13,6 +13,7 @@ pub static LEASE: Message = Message {
         Field::new("spec", 2, Kind::Message(&LEASE_SPEC)).describe("The lease's state."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static LEASE_LIST: Message = list!("io.k8s.api.coordination.v1.LeaseList", LEASE, "leases");
@@ -46,4 +47,5 @@ pub static LEASE_SPEC: Message = Message {
             ),
     ],
     required: &[],
+    atomic: false,
 };

@@ -41,6 +41,7 @@ pub static EVENT: Message = Message {
             .describe("Deprecated: the core Event's count."),
     ],
     required: &["eventTime"],
+    atomic: false,
 };
 
 pub static EVENT_LIST: Message = list!("io.k8s.api.events.v1.EventList", EVENT, "events");
@@ -57,4 +58,5 @@ pub static EVENT_SERIES: Message = Message {
             .describe("When the last occurrence was observed."),
     ],
     required: &["count", "lastObservedTime"],
+    atomic: false,
 };

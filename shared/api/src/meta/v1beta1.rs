@@ -24,4 +24,5 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
         .describe("The objects reduced to their metadata."),
     ],
     required: &["items"],
+    atomic: false,
 };

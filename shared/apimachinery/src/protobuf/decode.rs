@@ -94,6 +94,7 @@ const fn carrier(name: &'static str, fields: &'static [Field]) -> Message {
         description: "",
         fields,
         required: &[],
+        atomic: false,
     }
 }
 

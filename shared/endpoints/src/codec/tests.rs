@@ -373,6 +373,7 @@ fn json_unknown_fields_follow_the_schema() {
         description: "",
         fields: &[Field::new("name", 1, Kind::String)],
         required: &[],
+        atomic: false,
     };
     static SPEC: Message = Message {
         name: "test.Spec",
@@ -383,6 +384,7 @@ fn json_unknown_fields_follow_the_schema() {
             Field::new("raw", 3, Kind::RawExtension),
         ],
         required: &[],
+        atomic: false,
     };
     static ROOT: Message = Message {
         name: "test.Root",
@@ -392,6 +394,7 @@ fn json_unknown_fields_follow_the_schema() {
             Field::new("spec", 1, Kind::Message(&SPEC)),
         ],
         required: &[],
+        atomic: false,
     };
     let body = br#"{"kind":"R","spec":{"containers":[{"name":"a","bad":1,"name":"b"}],
         "selector":{"any":"1","any":"2"},"raw":{"free":{"x":1,"x":2}},"Containers":[]},

@@ -246,6 +246,9 @@ pub fn message_schema(message: &Message, dialect: Dialect, gvks: &[Gvk]) -> Valu
         let list: Vec<Value> = gvks.iter().map(|g| g.to_json()).collect();
         schema.insert("x-kubernetes-group-version-kind".into(), Value::Array(list));
     }
+    if message.atomic {
+        schema.insert("x-kubernetes-map-type".into(), json!("atomic"));
+    }
     Value::Object(schema)
 }
 
@@ -422,6 +425,9 @@ mod tests {
         );
         assert_eq!(owner["properties"]["uid"]["default"], "");
         assert!(owner["properties"]["controller"].get("default").is_none());
+        assert_eq!(owner["x-kubernetes-map-type"], "atomic");
+        let meta = message_schema(&kas_api::meta::v1::OBJECT_META, Dialect::V2, &[]);
+        assert!(meta.get("x-kubernetes-map-type").is_none());
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct WriteOptions {
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
+    /// Who writes, for `metadata.managedFields`: `fieldManager`, else the User-Agent's
+    /// prefix (see `managed_fields::manager`).
+    pub manager: String,
 }
 
 fn bad_request(message: String) -> Error {

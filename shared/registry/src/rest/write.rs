@@ -32,7 +32,12 @@ pub(crate) fn options(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<(WriteOptions, MediaTypeOptions)> {
-    let opts = WriteOptions::parse(query)?;
+    let mut opts = WriteOptions::parse(query)?;
+    let user_agent = headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    opts.manager =
+        kas_apimachinery::managed_fields::manager(opts.field_manager.as_deref(), user_agent);
     let (out, _) = read::negotiate(headers, query)?;
     Ok((opts, out))
 }

@@ -19,6 +19,7 @@ pub static CONFIG_MAP: Message = Message {
             .describe("Binary values by key, base64 in JSON; keys may not also appear in data."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static CONFIG_MAP_LIST: Message = list!(
@@ -46,6 +47,7 @@ pub static SECRET: Message = Message {
             .describe("What the secret holds, which decides the keys it must have."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static SECRET_LIST: Message = list!("io.k8s.api.core.v1.SecretList", SECRET, "secrets");

@@ -41,6 +41,7 @@ pub static EVENT: Message = Message {
             .describe("Which instance of the controller emitted the event."),
     ],
     required: &["metadata", "involvedObject"],
+    atomic: false,
 };
 
 pub static EVENT_LIST: Message = list!("io.k8s.api.core.v1.EventList", EVENT, "events");
@@ -53,6 +54,7 @@ pub static EVENT_SOURCE: Message = Message {
         Field::new("host", 2, Kind::String).describe("Node the component runs on."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static EVENT_SERIES: Message = Message {
@@ -64,4 +66,5 @@ pub static EVENT_SERIES: Message = Message {
             .describe("When the last occurrence was observed."),
     ],
     required: &[],
+    atomic: false,
 };

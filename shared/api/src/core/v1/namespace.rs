@@ -18,6 +18,7 @@ pub static NAMESPACE: Message = Message {
             .describe("What the namespace is, as last observed."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static NAMESPACE_LIST: Message =
@@ -30,6 +31,7 @@ pub static NAMESPACE_SPEC: Message = Message {
         .list_type(ListType::Atomic)
         .describe("Must be empty before the namespace is removed from storage.")],
     required: &[],
+    atomic: false,
 };
 
 pub static NAMESPACE_STATUS: Message = Message {
@@ -47,6 +49,7 @@ pub static NAMESPACE_STATUS: Message = Message {
         .describe("The latest observations of the namespace's state."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static NAMESPACE_CONDITION: Message = Message {
@@ -65,4 +68,5 @@ pub static NAMESPACE_CONDITION: Message = Message {
         Field::new("message", 6, Kind::String).describe("Human-readable details."),
     ],
     required: &["type", "status"],
+    atomic: false,
 };

@@ -28,6 +28,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             .describe("Whether pods get an API token mounted; a pod's own setting wins."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static SERVICE_ACCOUNT_LIST: Message = list!(
@@ -51,6 +52,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             .describe("A part of the referent, such as spec.containers{name}."),
     ],
     required: &[],
+    atomic: true,
 };
 
 pub static LOCAL_OBJECT_REFERENCE: Message = Message {
@@ -58,4 +60,5 @@ pub static LOCAL_OBJECT_REFERENCE: Message = Message {
     description: "Names an object in the same namespace.",
     fields: &[Field::new("name", 1, Kind::String).describe("Name of the referent.")],
     required: &[],
+    atomic: true,
 };

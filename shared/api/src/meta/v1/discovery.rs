@@ -39,6 +39,7 @@ pub static API_RESOURCE: Message = Message {
             .describe("Hash of the version objects are stored in; changes when it changes."),
     ],
     required: &["name", "singularName", "namespaced", "kind", "verbs"],
+    atomic: false,
 };
 
 pub static API_RESOURCE_LIST: Message = Message {
@@ -56,6 +57,7 @@ pub static API_RESOURCE_LIST: Message = Message {
             .describe("The resources."),
     ],
     required: &["groupVersion", "resources"],
+    atomic: false,
 };
 
 pub static API_GROUP: Message = Message {
@@ -90,6 +92,7 @@ pub static API_GROUP: Message = Message {
         .describe("Server addresses by client network, for clients to pick the closest."),
     ],
     required: &["name", "versions"],
+    atomic: false,
 };
 
 pub static API_GROUP_LIST: Message = Message {
@@ -104,6 +107,7 @@ pub static API_GROUP_LIST: Message = Message {
             .describe("The groups."),
     ],
     required: &["groups"],
+    atomic: false,
 };
 
 pub static API_VERSIONS: Message = Message {
@@ -126,6 +130,7 @@ pub static API_VERSIONS: Message = Message {
         .describe("Server addresses by client network, for clients to pick the closest."),
     ],
     required: &["versions", "serverAddressByClientCIDRs"],
+    atomic: false,
 };
 
 pub static GROUP_VERSION_FOR_DISCOVERY: Message = Message {
@@ -140,6 +145,7 @@ pub static GROUP_VERSION_FOR_DISCOVERY: Message = Message {
             .describe("The version alone."),
     ],
     required: &["groupVersion", "version"],
+    atomic: false,
 };
 
 pub static SERVER_ADDRESS_BY_CLIENT_CIDR: Message = Message {
@@ -154,4 +160,5 @@ pub static SERVER_ADDRESS_BY_CLIENT_CIDR: Message = Message {
             .describe("host:port (or host) for those clients."),
     ],
     required: &["clientCIDR", "serverAddress"],
+    atomic: false,
 };

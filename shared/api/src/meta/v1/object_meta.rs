@@ -57,6 +57,7 @@ pub static OBJECT_META: Message = Message {
         .describe("Which field manager owns which fields; maintained by the server."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static LIST_META: Message = Message {
@@ -74,6 +75,7 @@ pub static LIST_META: Message = Message {
             .describe("Estimated number of items after this page, when the server can tell."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static OWNER_REFERENCE: Message = Message {
@@ -100,6 +102,7 @@ pub static OWNER_REFERENCE: Message = Message {
             .describe("In foreground deletion, the owner is kept until this object is gone."),
     ],
     required: &["apiVersion", "kind", "name", "uid"],
+    atomic: true,
 };
 
 pub static MANAGED_FIELDS_ENTRY: Message = Message {
@@ -123,4 +126,5 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             .describe("The subresource written through; empty for the main resource."),
     ],
     required: &[],
+    atomic: false,
 };

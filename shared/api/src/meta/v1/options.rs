@@ -34,6 +34,7 @@ pub static DELETE_OPTIONS: Message = Message {
         .describe("Unsafe: delete an object that cannot be read from storage."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static PRECONDITIONS: Message = Message {
@@ -48,6 +49,7 @@ pub static PRECONDITIONS: Message = Message {
             .describe("The resourceVersion the object must have."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static WATCH_EVENT: Message = Message {
@@ -62,4 +64,5 @@ pub static WATCH_EVENT: Message = Message {
             .describe("The object as of the event; a Status for ERROR."),
     ],
     required: &["type", "object"],
+    atomic: false,
 };

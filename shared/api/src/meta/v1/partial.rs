@@ -11,6 +11,7 @@ pub static PARTIAL_OBJECT_METADATA: Message = Message {
     description: "Any object with ObjectMeta, reduced to that metadata.",
     fields: &[KIND, API_VERSION, OBJECT_METADATA],
     required: &[],
+    atomic: false,
 };
 
 pub static PARTIAL_OBJECT_METADATA_LIST: Message = list!(

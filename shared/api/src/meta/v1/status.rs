@@ -21,6 +21,7 @@ pub static STATUS: Message = Message {
         Field::new("code", 6, Kind::Int32).describe("Suggested HTTP status code; 0 if unset."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static STATUS_DETAILS: Message = Message {
@@ -38,6 +39,7 @@ pub static STATUS_DETAILS: Message = Message {
             .describe("How long the client should wait before trying again."),
     ],
     required: &[],
+    atomic: false,
 };
 
 pub static STATUS_CAUSE: Message = Message {
@@ -50,4 +52,5 @@ pub static STATUS_CAUSE: Message = Message {
             .describe("Path of the offending field, such as spec.containers[0].name."),
     ],
     required: &[],
+    atomic: false,
 };

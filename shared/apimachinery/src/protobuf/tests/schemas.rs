@@ -10,6 +10,7 @@ const fn msg(name: &'static str, fields: &'static [Field]) -> Message {
         description: "",
         fields,
         required: &[],
+        atomic: false,
     }
 }
 
