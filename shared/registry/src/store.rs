@@ -208,14 +208,7 @@ impl Store {
             |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
         let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
         let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
-        let without_managed = |v: &Value| {
-            let mut v = v.clone();
-            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("managedFields");
-            }
-            v
-        };
-        let (new_stored, live_stored) = (without_managed(new), live.map(without_managed));
+        let new_stored: &Value = new;
         let compare_in = |api_version: &str| -> Option<mf::Comparison> {
             let (schema, convert): (&'static Message, Option<&dyn Conversion>) =
                 if api_version == served_version {
@@ -230,18 +223,22 @@ impl Store {
                         .find(|(v, _, _)| *v == api_version)?;
                     (*schema, Some(*conversion))
                 };
+            // The object in this version as Go writes it, without its managed fields.
             let form = |v: &Value| {
-                let v = match convert {
+                let mut v = match convert {
                     Some(c) => c.to_served(v.clone()),
                     None => v.clone(),
                 };
+                if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
                 go_encoded(v, Some(schema))
             };
-            let old = match &live_stored {
+            let old = match live {
                 Some(live) => form(live),
                 None => kas_apimachinery::schema::zero_value(&Kind::Message(schema)),
             };
-            Some(mf::compare(&old, &form(&new_stored), schema))
+            Some(mf::compare(&old, &form(new_stored), schema))
         };
         let manager = if opts.manager.is_empty() {
             mf::manager(None, None)

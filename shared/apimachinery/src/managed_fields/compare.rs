@@ -129,10 +129,10 @@ impl Walker {
     }
 
     /// Descends two lists item by item, pairing items by their path element.
-    fn lists(
+    fn lists<'a>(
         &mut self,
-        old: Option<&Value>,
-        new: Option<&Value>,
+        old: Option<&'a Value>,
+        new: Option<&'a Value>,
         item: &'static Kind,
         list_type: ListType,
     ) -> bool {
@@ -140,11 +140,11 @@ impl Walker {
         if old.is_none_or(Vec::is_empty) && new.is_none_or(Vec::is_empty) {
             return false;
         }
-        let index = |items: Option<&Vec<Value>>| -> BTreeMap<String, Value> {
+        let index = |items: Option<&'a Vec<Value>>| -> BTreeMap<String, &'a Value> {
             items
                 .into_iter()
                 .flatten()
-                .map(|v| (element(v, list_type), v.clone()))
+                .map(|v| (element(v, list_type), v))
                 .collect()
         };
         let (old, new) = (index(old), index(new));
@@ -153,7 +153,11 @@ impl Walker {
         elements.dedup();
         for pe in elements {
             self.path.push(pe.clone());
-            self.merge(old.get(pe), new.get(pe), shape(item, None));
+            self.merge(
+                old.get(pe).copied(),
+                new.get(pe).copied(),
+                shape(item, None),
+            );
             self.path.pop();
         }
         true
