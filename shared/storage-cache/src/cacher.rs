@@ -474,7 +474,7 @@ impl Inner {
     }
 
     fn element(&self, object: ObjectRef) -> StoreElement {
-        let attrs = match object.value() {
+        let attrs = match object.selectable_value() {
             Ok(value) => (self.config.get_attrs)(&value),
             Err(e) => {
                 // Cannot happen for bytes the storage encoded; such an object matches only

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+mod selectable;
+
 /// One object as storage returns it: its bytes, never its decoded document, so that what
 /// the watch cache holds is little more than the JSON itself. Immutable and shared: readers
 /// clone the [`ObjectRef`] and reuse `json` instead of serializing again; the few that need
@@ -79,6 +81,13 @@ impl Object {
     /// The document, decoded from `json`.
     pub fn value(&self) -> Result<Value> {
         serde_json::from_slice(&self.json).map_err(|e| invalid(&self.key, e.to_string()))
+    }
+
+    /// The document without `metadata.managedFields`: what selectors read, decoded
+    /// with far fewer allocations.
+    pub fn selectable_value(&self) -> Result<Value> {
+        selectable::without_managed_fields(&self.json)
+            .map_err(|e| invalid(&self.key, e.to_string()))
     }
 
     /// The same state stamped with another revision (a deletion's).
