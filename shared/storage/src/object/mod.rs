@@ -51,13 +51,11 @@ impl Object {
     }
 
     fn encode(key: String, resource_version: u64, value: &Value) -> Result<Self> {
-        let mut json = serde_json::to_vec(value).map_err(|e| invalid(&key, e.to_string()))?;
-        // The vector grew by doubling; a cached object would keep up to twice its size.
-        json.shrink_to_fit();
+        let json = serde_json::to_vec(value).map_err(|e| invalid(&key, e.to_string()))?;
         Ok(Object {
             key,
             resource_version,
-            json: Bytes::from(json),
+            json: exact(json),
         })
     }
 
@@ -93,6 +91,18 @@ impl Object {
     /// The same state stamped with another revision (a deletion's).
     pub fn with_resource_version(&self, resource_version: u64) -> Result<Self> {
         Object::new(self.key.clone(), resource_version, self.value()?)
+    }
+}
+
+/// `json` in an allocation of its own size. The vector grew by doubling, so a cached
+/// object would keep up to twice its size; `shrink_to_fit` does not help, as mimalloc
+/// keeps a block that shrinks by less than half where it is. A copy gets a block of the
+/// JSON's own size class.
+fn exact(json: Vec<u8>) -> Bytes {
+    if json.capacity() - json.len() > json.len() / 8 {
+        Bytes::copy_from_slice(&json)
+    } else {
+        Bytes::from(json)
     }
 }
 
