@@ -111,6 +111,18 @@ async fn writes_record_their_field_managers() {
         ]
     );
 
+    // A field manager is at most 128 printable bytes, checked as the patch's options.
+    let long = format!("--field-manager={}", "m".repeat(129));
+    let out = c.kubectl(&["label", "configmap", "c", "other=y", &long]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            r#"The PatchOptions "" is invalid: fieldManager: Too long: may not be more than 128 bytes"#
+        ),
+        "{err}"
+    );
+
     // A namespace's status is reset by the server, so its creator owns only the name
     // label defaulting adds.
     ok(&c, &["create", "namespace", "n"]);

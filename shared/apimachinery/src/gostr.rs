@@ -38,7 +38,7 @@ pub fn quote(s: &str) -> String {
 /// An approximation of Go's `unicode.IsPrint`: everything but control characters, spaces
 /// other than U+0020, format characters, private-use code points and non-characters.
 /// (Unassigned code points count as printable here; Go escapes them.)
-fn is_print(c: char) -> bool {
+pub fn is_print(c: char) -> bool {
     if c == ' ' {
         return true;
     }

@@ -18,7 +18,7 @@ async fn delete_options(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(Preconditions, WriteOptions)> {
-    let mut opts = WriteOptions::parse(query)?;
+    let mut opts = WriteOptions::parse(query, "DeleteOptions")?;
     let bytes = body_codec::read(body).await?;
     let mut pre = Preconditions::default();
     if !bytes.is_empty() {

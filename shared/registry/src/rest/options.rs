@@ -3,6 +3,7 @@
 //! `PatchOptions` and `DeleteOptions` are, with upstream's messages.
 
 use kas_apimachinery::gostr::quote;
+use kas_apimachinery::validation::field;
 use kas_apimachinery::{Status, StatusCause};
 use kas_endpoints::url::Query;
 
@@ -234,15 +235,16 @@ impl ListOptions {
 }
 
 impl WriteOptions {
-    /// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options).
-    pub fn parse(query: Option<&str>) -> Result<WriteOptions> {
+    /// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options);
+    /// `kind` (`CreateOptions`, `UpdateOptions`, ...) names them in an Invalid error.
+    pub fn parse(query: Option<&str>, kind: &str) -> Result<WriteOptions> {
         let q = Query::parse(query.unwrap_or(""));
         let mut o = WriteOptions::default();
         for v in q.all("dryRun") {
             if v != "All" {
                 return Err(Status::invalid(
                     "meta.k8s.io",
-                    "CreateOptions",
+                    kind,
                     "",
                     vec![StatusCause {
                         reason: Some("FieldValueNotSupported".to_owned()),
@@ -257,6 +259,11 @@ impl WriteOptions {
             o.dry_run = true;
         }
         o.field_manager = q.first("fieldManager").map(str::to_owned);
+        let errors = validate_field_manager(o.field_manager.as_deref().unwrap_or(""));
+        if !errors.is_empty() {
+            let causes = errors.iter().map(field::Error::to_cause).collect();
+            return Err(Status::invalid("meta.k8s.io", kind, "", causes).into());
+        }
         o.field_validation = match q.first("fieldValidation").unwrap_or("") {
             "" | "Warn" => FieldValidation::Warn,
             "Ignore" => FieldValidation::Ignore,
@@ -269,6 +276,24 @@ impl WriteOptions {
         };
         Ok(o)
     }
+}
+
+/// Upstream's `ValidateFieldManager`: at most 128 bytes, printable characters only.
+fn validate_field_manager(manager: &str) -> Vec<field::Error> {
+    use kas_apimachinery::managed_fields::FIELD_MANAGER_MAX_LENGTH;
+    let path = field::Path::new("fieldManager");
+    let mut errs = Vec::new();
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        errs.push(field::too_long(&path, FIELD_MANAGER_MAX_LENGTH as i64));
+    }
+    for (i, c) in manager.char_indices() {
+        if !kas_apimachinery::gostr::is_print(c) {
+            // Go's %#U of an unprintable rune: U+ and at least four hex digits.
+            let detail = format!("invalid character U+{:04X} (at position {i})", c as u32);
+            errs.push(field::invalid(&path, manager, &detail));
+        }
+    }
+    errs
 }
 
 #[cfg(test)]
@@ -430,25 +455,41 @@ mod tests {
 
     #[test]
     fn write_options() {
-        let o = WriteOptions::parse(Some(
-            "dryRun=All&fieldValidation=Strict&fieldManager=kubectl",
-        ))
+        let o = WriteOptions::parse(
+            Some("dryRun=All&fieldValidation=Strict&fieldManager=kubectl"),
+            "CreateOptions",
+        )
         .unwrap();
         assert!(o.dry_run);
         assert_eq!(o.field_validation, FieldValidation::Strict);
+        let err = |q: &str, kind: &str| WriteOptions::parse(Some(q), kind).unwrap_err().to_status();
+        let dry = err("dryRun=Some", "UpdateOptions");
+        assert_eq!(dry.code, 422);
         assert_eq!(
-            WriteOptions::parse(Some("dryRun=Some"))
-                .unwrap_err()
-                .to_status()
-                .code,
-            422
+            dry.message.as_deref().unwrap_or(""),
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Some\": supported values: \"All\""
         );
+        assert_eq!(err("fieldValidation=x", "CreateOptions").code, 400);
+    }
+
+    #[test]
+    fn field_managers_are_short_and_printable() {
+        let long = format!("fieldManager={}", "m".repeat(129));
+        let s = WriteOptions::parse(Some(&long), "PatchOptions")
+            .unwrap_err()
+            .to_status();
         assert_eq!(
-            WriteOptions::parse(Some("fieldValidation=x"))
-                .unwrap_err()
-                .to_status()
-                .code,
-            400
+            s.message.as_deref().unwrap_or(""),
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
         );
+        let s = WriteOptions::parse(Some("fieldManager=a%09b"), "CreateOptions")
+            .unwrap_err()
+            .to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\tb\": invalid character U+0009 (at position 1)"
+        );
+        let ok = format!("fieldManager={}", "m".repeat(128));
+        assert!(WriteOptions::parse(Some(&ok), "CreateOptions").is_ok());
     }
 }

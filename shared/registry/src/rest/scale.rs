@@ -130,7 +130,7 @@ async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = write::options(headers, query)?;
+    let (opts, out) = write::options(headers, query, "UpdateOptions")?;
     let decoded = body_codec::decode(&SCALE_KIND, headers, body, &opts).await?;
     let mut sent = decoded.value;
     object_meta::check_type(&mut sent, &SCALE_KIND)?;
@@ -154,7 +154,7 @@ async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = write::options(headers, query)?;
+    let (opts, out) = write::options(headers, query, "PatchOptions")?;
     // Strategic merge is served where the parent serves it (built-ins, not custom
     // resources), with the Scale's own patch metadata.
     let schema = store.strategy.patch_schema().map(|_| &SCALE);

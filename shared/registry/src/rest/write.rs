@@ -31,8 +31,9 @@ fn written(
 pub(crate) fn options(
     headers: &HeaderMap,
     query: Option<&str>,
+    kind: &str,
 ) -> Result<(WriteOptions, MediaTypeOptions)> {
-    let mut opts = WriteOptions::parse(query)?;
+    let mut opts = WriteOptions::parse(query, kind)?;
     let user_agent = headers
         .get(http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok());
@@ -49,7 +50,7 @@ pub async fn create(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = options(headers, query)?;
+    let (opts, out) = options(headers, query, "CreateOptions")?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
@@ -64,7 +65,7 @@ pub async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = options(headers, query)?;
+    let (opts, out) = options(headers, query, "UpdateOptions")?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
@@ -86,7 +87,7 @@ pub async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = options(headers, query)?;
+    let (opts, out) = options(headers, query, "PatchOptions")?;
     let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let patch = body_codec::read(body).await?;
     // The patch may be applied several times (conflicts); the last run's warnings stand.
@@ -113,7 +114,7 @@ pub async fn update_subresource(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = options(headers, query)?;
+    let (opts, out) = options(headers, query, "UpdateOptions")?;
     let decoded = body_codec::decode(store.descriptor, headers, body, &opts).await?;
     let w = store
         .update_subresource(
