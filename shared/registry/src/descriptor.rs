@@ -129,11 +129,13 @@ impl ResourceDescriptor {
     }
 
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.to_owned()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        api_version(self.group, self.version)
+    }
+
+    /// The `apiVersion` of [`ResourceDescriptor::storage_version`].
+    pub fn storage_api_version(&self) -> String {
+        let (group, version, _) = self.storage_version();
+        api_version(group, version)
     }
 
     pub fn allows(&self, verb: Verb) -> bool {
@@ -149,6 +151,15 @@ impl ResourceDescriptor {
             .iter()
             .find(|(served, _)| *served == (self.group, self.storage_resource))
             .map_or((self.group, self.version, self.kind), |(_, stored)| *stored)
+    }
+}
+
+/// `group/version`, or the bare version of the core group.
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
     }
 }
 

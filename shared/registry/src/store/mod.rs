@@ -21,6 +21,8 @@ use crate::rest::options::{ListOptions, WriteOptions};
 use crate::strategy::Conversion;
 use crate::{ResourceDescriptor, Strategy};
 
+mod field_manager;
+
 /// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
 const MAX_NAME_GENERATION_CREATE_ATTEMPTS: u32 = 8;
 
@@ -179,86 +181,6 @@ impl Store {
             None => self.descriptor.schema,
         };
         go_encoded(obj, schema)
-    }
-
-    /// Records the write in `metadata.managedFields` (see `kas_apimachinery::managed_fields`):
-    /// `new` and `live` are stored forms, compared in the request's version and, for
-    /// entries written through the other, in the stored one. A create compares with the
-    /// empty object. The entries the client sent are the base, unless it sent none or
-    /// writes a subresource; then the live object's are.
-    fn track_managed_fields(
-        &self,
-        new: &mut Value,
-        live: Option<&Value>,
-        subresource: &str,
-        opts: &WriteOptions,
-    ) {
-        use kas_apimachinery::managed_fields as mf;
-        let Some(served_schema) = self.descriptor.schema else {
-            return;
-        };
-        let served_version = self.descriptor.api_version();
-        let (group, version, _) = self.descriptor.storage_version();
-        let stored_version = if group.is_empty() {
-            version.to_owned()
-        } else {
-            format!("{group}/{version}")
-        };
-        let managed_of =
-            |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
-        let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
-        let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
-        let new_stored: &Value = new;
-        let compare_in = |api_version: &str| -> Option<mf::Comparison> {
-            let (schema, convert): (&'static Message, Option<&dyn Conversion>) =
-                if api_version == served_version {
-                    (served_schema, self.strategy.conversion())
-                } else if api_version == stored_version {
-                    (self.strategy.conversion()?.stored_schema()?, None)
-                } else {
-                    let (_, conversion, schema) = self
-                        .strategy
-                        .other_versions()
-                        .iter()
-                        .find(|(v, _, _)| *v == api_version)?;
-                    (*schema, Some(*conversion))
-                };
-            // The object in this version as Go writes it, without its managed fields.
-            let form = |v: &Value| {
-                let mut v = match convert {
-                    Some(c) => c.to_served(v.clone()),
-                    None => v.clone(),
-                };
-                if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("managedFields");
-                }
-                go_encoded(v, Some(schema))
-            };
-            let old = match live {
-                Some(live) => form(live),
-                None => kas_apimachinery::schema::zero_value(&Kind::Message(schema)),
-            };
-            Some(mf::compare(&old, &form(new_stored), schema))
-        };
-        let manager = if opts.manager.is_empty() {
-            mf::manager(None, None)
-        } else {
-            opts.manager.clone()
-        };
-        let op = mf::Operation {
-            manager: &manager,
-            api_version: &served_version,
-            subresource,
-            time: crate::meta::rfc3339(std::time::SystemTime::now()),
-            ignored: mf::top_level(self.strategy.reset_fields(subresource)),
-        };
-        let entries = mf::update(entries, &compare_in, &op);
-        let meta = crate::meta::metadata_mut(new);
-        if entries.is_empty() {
-            meta.remove("managedFields");
-        } else {
-            meta.insert("managedFields".into(), mf::encode(&entries));
-        }
     }
 
     /// Storage's `guaranteed_update`, under the resource's TTL when it has one.
