@@ -14,6 +14,8 @@
 mod compare;
 mod set;
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 pub use compare::{Comparison, compare, paths};
@@ -208,18 +210,16 @@ pub fn update(
         removed: c.removed.recursive_difference(&op.ignored),
     };
     let own = filter(own);
-    let mut other_versions: Vec<(String, Option<Comparison>)> = Vec::new();
+    // Each other version is compared once, however many entries it has.
+    let mut other_versions: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
     for e in &mut entries {
         let cmp = if e.api_version == op.api_version {
             Some(&own)
         } else {
-            if !other_versions.iter().any(|(v, _)| *v == e.api_version) {
-                other_versions.push((e.api_version.clone(), compare_in(&e.api_version)));
-            }
             other_versions
-                .iter()
-                .find(|(v, _)| *v == e.api_version)
-                .and_then(|(_, c)| c.as_ref())
+                .entry(e.api_version.clone())
+                .or_insert_with(|| compare_in(&e.api_version))
+                .as_ref()
         };
         let Some(cmp) = cmp else { continue };
         let taken = e.fields.intersection(&cmp.changed());
