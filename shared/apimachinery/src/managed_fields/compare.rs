@@ -51,14 +51,14 @@ pub fn paths(obj: &Value, msg: &'static Message) -> FieldSet {
 }
 
 #[derive(Clone, Copy)]
-enum Shape {
+pub(super) enum Shape {
     Fields(&'static Message),
     Map(&'static Kind),
     List(&'static Kind, ListType),
     Leaf,
 }
 
-fn shape(kind: &'static Kind, list_type: Option<ListType>) -> Shape {
+pub(super) fn shape(kind: &'static Kind, list_type: Option<ListType>) -> Shape {
     match (kind, list_type) {
         (Kind::Message(m), _) if !m.atomic => Shape::Fields(m),
         (Kind::Map(inner), _) => Shape::Map(inner),
@@ -164,17 +164,17 @@ impl Walker {
     }
 }
 
-fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
+pub(super) fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
     v.and_then(Value::as_object)
 }
 
-fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
+pub(super) fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
     v.and_then(Value::as_array)
 }
 
 /// The path element of a list item: `k:{"name":"x"}` in an associative list (its key
 /// fields, sorted, as JSON), `v:"x"` in a set.
-fn element(item: &Value, list_type: ListType) -> String {
+pub(super) fn element(item: &Value, list_type: ListType) -> String {
     match list_type {
         ListType::Map(keys) => {
             let key: Map<String, Value> = keys

@@ -8,9 +8,10 @@
 //! dropped. The paths are compared in each entry's API version. Fields a strategy resets
 //! (a namespace's `status` on the main resource) and the server's metadata
 //! (`metadata.name`, `uid`, ...) are never owned. Past ten Update entries the oldest are
-//! merged into `ancient-changes`. Server-side apply (the Apply operation) is not served;
-//! Apply entries a client wrote are kept as they are.
+//! merged into `ancient-changes`. Server-side apply (the Apply operation) is in
+//! [`apply`].
 
+mod apply;
 mod compare;
 mod set;
 
@@ -18,6 +19,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+pub use apply::{
+    Applied, ApplyOperation, Conflict, apply, conflict_status, field_set, path_string,
+};
 pub use compare::{Comparison, compare, paths};
 pub use set::FieldSet;
 

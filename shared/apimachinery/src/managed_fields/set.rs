@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FieldSet {
-    member: bool,
-    children: BTreeMap<String, FieldSet>,
+    pub(super) member: bool,
+    pub(super) children: BTreeMap<String, FieldSet>,
 }
 
 impl FieldSet {
@@ -25,6 +25,41 @@ impl FieldSet {
     pub fn without_root(mut self) -> FieldSet {
         self.member = false;
         self
+    }
+
+    /// The node under the path element `pe`.
+    pub fn child(&self, pe: &str) -> Option<&FieldSet> {
+        self.children.get(pe)
+    }
+
+    /// Whether the node's own path is in the set.
+    pub fn is_member(&self) -> bool {
+        self.member
+    }
+
+    /// Every path of the set in structured-merge-diff's order (`Set.Iterate`): at each
+    /// node its member children first, then the deeper paths child by child.
+    pub fn paths(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        self.collect(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect(&self, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        for (k, c) in &self.children {
+            if c.member {
+                let mut p = prefix.clone();
+                p.push(k.clone());
+                out.push(p);
+            }
+        }
+        for (k, c) in &self.children {
+            if !c.children.is_empty() {
+                prefix.push(k.clone());
+                c.collect(prefix, out);
+                prefix.pop();
+            }
+        }
     }
 
     /// Adds `path`.
