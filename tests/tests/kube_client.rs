@@ -1,5 +1,6 @@
 //! kube-rs (the Rust client) works unchanged against the aggregator: typed CRUD, list
-//! with a selector, watch, and upstream's error Status.
+//! with a selector, watch, server-side apply as controllers use it, and upstream's error
+//! Status.
 
 use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -100,4 +101,45 @@ async fn kube_rs_works_unchanged() {
         Err(kube::Error::Api(status)) => assert_eq!(status.code, 404),
         other => panic!("get after delete: {other:?}"),
     }
+
+    // A controller's server-side apply: created by the first apply, updated by the
+    // next, owned by the controller's field manager; without force, a field another
+    // manager set to another value is a 409 naming it.
+    let params = PatchParams::apply("rs-controller");
+    let desired = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "rs-applied"}, "data": {"mode": "a"}});
+    let applied = cms
+        .patch("rs-applied", &params, &Patch::Apply(&desired))
+        .await
+        .unwrap();
+    let managers = applied.metadata.managed_fields.unwrap_or_default();
+    assert_eq!(managers.len(), 1);
+    assert_eq!(managers[0].manager.as_deref(), Some("rs-controller"));
+    assert_eq!(managers[0].operation.as_deref(), Some("Apply"));
+    cms.patch(
+        "rs-applied",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"data": {"mode": "b"}})),
+    )
+    .await
+    .unwrap();
+    match cms
+        .patch("rs-applied", &params, &Patch::Apply(&desired))
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+            assert!(status.message.contains(".data.mode"), "{}", status.message);
+        }
+        other => panic!("conflicting apply: {other:?}"),
+    }
+    let forced = cms
+        .patch(
+            "rs-applied",
+            &params.clone().force(),
+            &Patch::Apply(&desired),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data.unwrap()["mode"], "a");
 }

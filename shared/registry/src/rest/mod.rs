@@ -2,6 +2,7 @@
 //! tower service that routes resource requests to their store, serves discovery and the
 //! OpenAPI documents for its groups, and hands everything else to the next role.
 
+pub mod apply;
 pub mod body_codec;
 pub mod delete;
 pub mod encode;

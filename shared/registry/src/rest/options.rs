@@ -43,6 +43,11 @@ pub struct WriteOptions {
     /// Who writes, for `metadata.managedFields`: `fieldManager`, else the User-Agent's
     /// prefix (see `managed_fields::manager`).
     pub manager: String,
+    /// `force` (PatchOptions): an apply takes conflicting fields from their managers.
+    pub force: Option<bool>,
+    /// Set by the apply handler: the write is a server-side apply, whose managed fields
+    /// the apply itself computed, and which creates a missing object.
+    pub applying: bool,
 }
 
 fn bad_request(message: String) -> Error {
@@ -259,6 +264,9 @@ impl WriteOptions {
             o.dry_run = true;
         }
         o.field_manager = q.first("fieldManager").map(str::to_owned);
+        if let Some(v) = q.first("force") {
+            o.force = Some(parse_bool("force", v)?);
+        }
         let errors = validate_field_manager(o.field_manager.as_deref().unwrap_or(""));
         if !errors.is_empty() {
             let causes = errors.iter().map(field::Error::to_cause).collect();

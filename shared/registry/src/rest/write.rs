@@ -2,7 +2,7 @@
 
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
-use kas_endpoints::negotiation::MediaTypeOptions;
+use kas_endpoints::negotiation::{MediaTypeOptions, PatchType};
 use kas_endpoints::{Body, RequestInfo};
 use serde_json::Value;
 
@@ -87,9 +87,28 @@ pub async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = options(headers, query, "PatchOptions")?;
+    let (mut opts, out) = options(headers, query, "PatchOptions")?;
     let patch_type = body_codec::patch_type(headers, store.strategy.patch_schema().is_none())?;
+    let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
+    validate_patch_options(&opts, applying)?;
     let patch = body_codec::read(body).await?;
+    if applying {
+        opts.applying = true;
+        let config = crate::rest::apply::decode(&patch)?;
+        crate::rest::apply::check(store.descriptor, &config)?;
+        let warnings = crate::rest::apply::strict(&patch, &opts)?;
+        let (w, created) = store
+            .apply(&info.namespace, &info.name, config, &opts)
+            .await?;
+        let code = if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        let mut resp = written(store, &w, code, &out)?;
+        response::add_warnings(&mut resp, &warnings);
+        return Ok(resp);
+    }
     // The patch may be applied several times (conflicts); the last run's warnings stand.
     let warnings = std::sync::Mutex::new(Vec::new());
     let apply = |current: &Value| -> Result<Value> {
@@ -104,6 +123,30 @@ pub async fn patch(
     let mut resp = written(store, &w, StatusCode::OK, &out)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
     Ok(resp)
+}
+
+/// Upstream's `ValidatePatchOptions`: `force` only with an apply, which needs a
+/// `fieldManager`.
+fn validate_patch_options(opts: &WriteOptions, applying: bool) -> Result<()> {
+    use kas_apimachinery::validation::field;
+    let mut errors = Vec::new();
+    if !applying && opts.force.is_some() {
+        errors.push(field::forbidden(
+            &field::Path::new("force"),
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if applying && opts.field_manager.as_deref().unwrap_or("").is_empty() {
+        errors.push(field::required(
+            &field::Path::new("fieldManager"),
+            "is required for apply patch",
+        ));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let causes = errors.iter().map(field::Error::to_cause).collect();
+    Err(Status::invalid("meta.k8s.io", "PatchOptions", "", causes).into())
 }
 
 /// PUT of a subresource (`status`, a namespace's `finalize`).

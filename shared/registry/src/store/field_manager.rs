@@ -22,45 +22,25 @@ impl Store {
         subresource: &str,
         opts: &WriteOptions,
     ) {
-        let Some(served_schema) = self.descriptor.schema else {
+        if self.descriptor.schema.is_none() {
             return;
-        };
+        }
         let served_version = self.descriptor.api_version();
-        let stored_version = self.descriptor.storage_api_version();
         let managed_of =
             |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
         let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
         let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
         let compare_in = |api_version: &str| -> Option<mf::Comparison> {
-            let (schema, convert): (&'static Message, Option<&dyn Conversion>) =
-                if api_version == served_version {
-                    (served_schema, self.strategy.conversion())
-                } else if api_version == stored_version {
-                    (self.strategy.conversion()?.stored_schema()?, None)
-                } else {
-                    let (_, conversion, schema) = self
-                        .strategy
-                        .other_versions()
-                        .iter()
-                        .find(|(v, _, _)| *v == api_version)?;
-                    (*schema, Some(*conversion))
-                };
-            // The object in this version as Go writes it, without its managed fields.
-            let form = |v: &Value| {
-                let mut v = match convert {
-                    Some(c) => c.to_served(v.clone()),
-                    None => v.clone(),
-                };
-                if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("managedFields");
-                }
-                go_encoded(v, Some(schema))
-            };
+            let (schema, convert) = self.version_schema(api_version)?;
             let old = match live {
-                Some(live) => form(live),
+                Some(live) => managed_form(live, schema, convert),
                 None => kas_apimachinery::schema::zero_value(&Kind::Message(schema)),
             };
-            Some(mf::compare(&old, &form(new), schema))
+            Some(mf::compare(
+                &old,
+                &managed_form(new, schema, convert),
+                schema,
+            ))
         };
         let manager = if opts.manager.is_empty() {
             mf::manager(None, None)
@@ -82,4 +62,43 @@ impl Store {
             meta.insert("managedFields".into(), mf::encode(&entries));
         }
     }
+}
+
+impl Store {
+    /// The schema of `api_version` (served, stored, or one of the strategy's
+    /// `other_versions`) and the conversion from the stored form into it.
+    pub(super) fn version_schema(
+        &self,
+        api_version: &str,
+    ) -> Option<(&'static Message, Option<&dyn Conversion>)> {
+        if api_version == self.descriptor.api_version() {
+            Some((self.descriptor.schema?, self.strategy.conversion()))
+        } else if api_version == self.descriptor.storage_api_version() {
+            Some((self.strategy.conversion()?.stored_schema()?, None))
+        } else {
+            let (_, conversion, schema) = self
+                .strategy
+                .other_versions()
+                .iter()
+                .find(|(v, _, _)| *v == api_version)?;
+            Some((*schema, Some(*conversion)))
+        }
+    }
+}
+
+/// A stored object in a version's form as Go writes it, without its managed fields: what
+/// field managers compare.
+pub(super) fn managed_form(
+    stored: &Value,
+    schema: &'static Message,
+    convert: Option<&dyn Conversion>,
+) -> Value {
+    let mut v = match convert {
+        Some(c) => c.to_served(stored.clone()),
+        None => stored.clone(),
+    };
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    go_encoded(v, Some(schema))
 }

@@ -21,6 +21,7 @@ use crate::rest::options::{ListOptions, WriteOptions};
 use crate::strategy::Conversion;
 use crate::{ResourceDescriptor, Strategy};
 
+mod apply;
 mod field_manager;
 
 /// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
@@ -564,9 +565,11 @@ impl Store {
         client_rv: &str,
         opts: &WriteOptions,
     ) -> Result<Option<Value>> {
-        self.track_managed_fields(&mut new, current, "", opts);
+        if !opts.applying {
+            self.track_managed_fields(&mut new, current, "", opts);
+        }
         let Some(current) = current else {
-            if !self.strategy.allow_create_on_update() {
+            if !self.strategy.allow_create_on_update() && !opts.applying {
                 return Err(Status::not_found(
                     self.descriptor.group,
                     self.descriptor.plural,

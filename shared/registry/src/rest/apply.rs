@@ -1,0 +1,180 @@
+//! The body of a server-side apply (`application/apply-patch+yaml`): decoded, checked for
+//! repeated keys by `fieldValidation`, and checked against the type's schema as upstream's
+//! type converter checks it before merging (`ObjectToTyped`).
+
+use kas_apimachinery::Status;
+use kas_apimachinery::schema::{Kind, ListType, Message};
+use kas_endpoints::codec;
+use serde_json::Value;
+
+use crate::descriptor::ResourceDescriptor;
+use crate::error::Result;
+use crate::rest::options::{FieldValidation, WriteOptions};
+
+/// The applied configuration: a YAML (or JSON) object. Upstream's message:
+/// `error decoding YAML: ...`.
+pub fn decode(patch: &[u8]) -> Result<Value> {
+    let bad = |e: String| -> crate::Error {
+        Status::bad_request(&format!("error decoding YAML: {e}")).into()
+    };
+    match codec::yaml_to_json(patch).map_err(|e| bad(e.to_string()))? {
+        Value::Null => Ok(Value::Object(Default::default())),
+        v @ Value::Object(_) => Ok(v),
+        other => Err(bad(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_type(&other)
+        ))),
+    }
+}
+
+fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        _ => "object",
+    }
+}
+
+/// Repeated keys: a 400 under `fieldValidation=Strict` (`error strict decoding YAML: ...`),
+/// warnings under Warn.
+pub fn strict(patch: &[u8], opts: &WriteOptions) -> Result<Vec<String>> {
+    if opts.field_validation == FieldValidation::Ignore {
+        return Ok(Vec::new());
+    }
+    let found = codec::yaml_duplicate_fields(patch);
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let err = format!(
+        "error converting YAML to JSON: yaml: unmarshal errors:\n  {}",
+        found.join("\n  ")
+    );
+    if opts.field_validation == FieldValidation::Strict {
+        return Err(Status::bad_request(&format!("error strict decoding YAML: {err}")).into());
+    }
+    Ok(vec![err])
+}
+
+/// The configuration's kind and version must be the endpoint's (upstream's version check
+/// manager), it may not carry managed fields, and every field must be declared: upstream
+/// fails those with `failed to create typed patch object (ns/name; gvk): .x: field not
+/// declared in schema`, a 500 without a reason.
+pub fn check(d: &ResourceDescriptor, config: &Value) -> Result<()> {
+    let s = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (s("apiVersion"), s("kind"));
+    if api_version != d.api_version() || kind != d.kind {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        return Err(Status::bad_request(&format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        ))
+        .into());
+    }
+    if config
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(Status::bad_request("metadata.managedFields must be nil").into());
+    }
+    let Some(schema) = d.schema else {
+        return Ok(());
+    };
+    let mut errors = Vec::new();
+    undeclared(config, schema, &mut String::new(), &mut errors);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let text = match errors.as_slice() {
+        [one] => one.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    let meta = |k: &str| {
+        config
+            .pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let gvk = format!("{}/{}, Kind={}", d.group, d.version, d.kind);
+    Err(Status::failure(
+        500,
+        kas_apimachinery::StatusReason::Unknown,
+        format!(
+            "failed to create typed patch object ({}/{}; {gvk}): {text}",
+            meta("namespace"),
+            meta("name")
+        ),
+    )
+    .into())
+}
+
+/// structured-merge-diff's validation of fields: `.path: field not declared in schema`.
+fn undeclared(v: &Value, msg: &'static Message, path: &mut String, out: &mut Vec<String>) {
+    let Some(map) = v.as_object() else { return };
+    for (k, child) in map {
+        let len = path.len();
+        path.push('.');
+        path.push_str(k);
+        match msg.field(k) {
+            None => out.push(format!("{path}: field not declared in schema")),
+            Some(f) => in_kind(child, &f.kind, f.list_type, path, out),
+        }
+        path.truncate(len);
+    }
+}
+
+fn in_kind(
+    v: &Value,
+    kind: &'static Kind,
+    list_type: Option<ListType>,
+    path: &mut String,
+    out: &mut Vec<String>,
+) {
+    match kind {
+        Kind::Message(m) => undeclared(v, m, path, out),
+        Kind::Map(inner) => {
+            for (k, child) in v.as_object().into_iter().flatten() {
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                in_kind(child, inner, None, path, out);
+                path.truncate(len);
+            }
+        }
+        Kind::Array(inner) => {
+            for (i, child) in v.as_array().into_iter().flatten().enumerate() {
+                let len = path.len();
+                path.push_str(&item_element(child, i, list_type));
+                in_kind(child, inner, None, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A list item's path element as structured-merge-diff prints it: `[name="x"]` in an
+/// associative list, `[=value]` in a set, `[i]` otherwise.
+fn item_element(item: &Value, i: usize, list_type: Option<ListType>) -> String {
+    let printed = |v: &Value| match v {
+        Value::String(s) => kas_apimachinery::gostr::quote(s),
+        other => other.to_string(),
+    };
+    match list_type {
+        Some(ListType::Map(keys)) => {
+            let mut keys = keys.to_vec();
+            keys.sort_unstable();
+            let parts: Vec<String> = keys
+                .iter()
+                .filter_map(|k| item.get(*k).map(|v| format!("{k}={}", printed(v))))
+                .collect();
+            format!("[{}]", parts.join(","))
+        }
+        Some(ListType::Set) => format!("[={}]", printed(item)),
+        _ => format!("[{i}]"),
+    }
+}

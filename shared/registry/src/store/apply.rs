@@ -1,0 +1,151 @@
+//! Server-side apply on the store: upstream's patch handler with its apply patcher. The
+//! configuration is merged into the live object by the field manager (see
+//! `kas_apimachinery::managed_fields::apply`), defaulted, and then written as any update
+//! is; a missing object is created from the configuration alone.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kas_apimachinery::Status;
+use kas_apimachinery::managed_fields as mf;
+use kas_apimachinery::schema::Kind;
+use kas_storage::GetOptions;
+use serde_json::Value;
+
+use super::field_manager::managed_form;
+use super::{Store, Written, at_revision};
+use crate::error::Result;
+use crate::rest::object_meta;
+use crate::rest::options::WriteOptions;
+
+impl Store {
+    /// PATCH with `application/apply-patch+yaml`: the new state, and whether it was
+    /// created.
+    pub async fn apply(
+        &self,
+        namespace: &str,
+        name: &str,
+        config: Value,
+        opts: &WriteOptions,
+    ) -> Result<(Written, bool)> {
+        let attempt = |current: Option<&Value>| -> Result<Option<Value>> {
+            let new = self.applied(namespace, name, current, &config, opts)?;
+            let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
+            self.prepare_update(new, current, &client_rv, opts)
+        };
+        if opts.dry_run {
+            let get = GetOptions {
+                resource_version: None,
+                ignore_not_found: true,
+            };
+            let stored = self
+                .storage
+                .get(&self.key(namespace, name), &get)
+                .await
+                .map_err(|e| self.storage_error(e, name))?;
+            let (new, created) = match stored {
+                Some(stored) => {
+                    let current = stored.value()?;
+                    let new = attempt(Some(&current))?.unwrap_or(current);
+                    (at_revision(new, stored.resource_version), false)
+                }
+                None => (attempt(None)?.unwrap_or_default(), true),
+            };
+            return Ok((Written::DryRun(self.served_value(new)), created));
+        }
+        let created = AtomicBool::new(false);
+        let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            created.store(current.is_none(), Ordering::Relaxed);
+            attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
+        };
+        let result = self
+            .guaranteed_update(&self.key(namespace, name), true, &try_update)
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        let created = created.load(Ordering::Relaxed);
+        Ok((Written::Stored(self.served(result)?), created))
+    }
+
+    /// The configuration applied to the stored object (or to the empty one), with its
+    /// managed fields, defaulted, in the stored form.
+    fn applied(
+        &self,
+        namespace: &str,
+        name: &str,
+        current: Option<&Value>,
+        config: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        let served = self.descriptor.api_version();
+        let Some((schema, convert)) = self.version_schema(&served) else {
+            return Err(Status::unsupported_media_type(&[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+            ])
+            .into());
+        };
+        let mut live = match current {
+            Some(c) => managed_form(c, schema, convert),
+            None => kas_apimachinery::schema::zero_value(&Kind::Message(schema)),
+        };
+        if let Some(map) = live.as_object_mut() {
+            map.insert(
+                "kind".into(),
+                Value::String(self.descriptor.kind.to_owned()),
+            );
+            map.insert("apiVersion".into(), Value::String(served.clone()));
+        }
+        let entries = current
+            .and_then(|c| mf::decode(c.pointer("/metadata/managedFields")))
+            .unwrap_or_default();
+        let compare_in = |version: &str, candidate: &Value| -> Option<mf::Comparison> {
+            let (other, convert) = self.version_schema(version)?;
+            let old = match current {
+                Some(c) => managed_form(c, other, convert),
+                None => kas_apimachinery::schema::zero_value(&Kind::Message(other)),
+            };
+            let new = managed_form(&self.to_stored(candidate.clone()), other, convert);
+            Some(mf::compare(&old, &new, other))
+        };
+        let op = mf::ApplyOperation {
+            manager: &opts.manager,
+            api_version: &served,
+            subresource: "",
+            time: crate::meta::rfc3339(std::time::SystemTime::now()),
+            ignored: mf::top_level(self.strategy.reset_fields("")),
+            force: opts.force.unwrap_or(false),
+        };
+        let applied = mf::apply(entries, &live, config, schema, &compare_in, &op)
+            .map_err(|conflicts| mf::conflict_status(&conflicts))?;
+        let mut new = applied.object;
+        check_name(&new, name, namespace)?;
+        object_meta::check_type(&mut new, self.descriptor)?;
+        object_meta::ensure_namespace(&mut new, self.descriptor, namespace)?;
+        self.strategy.default(&mut new);
+        let meta = crate::meta::metadata_mut(&mut new);
+        if applied.entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".into(), mf::encode(&applied.entries));
+        }
+        Ok(self.to_stored(new))
+    }
+}
+
+/// Upstream's `checkName` on the patched object.
+fn check_name(obj: &Value, name: &str, namespace: &str) -> Result<()> {
+    let obj_name = crate::meta::name(obj);
+    if obj_name != name {
+        return Err(Status::bad_request(&format!(
+            "the name of the object ({obj_name}) does not match the name on the URL ({name})"
+        ))
+        .into());
+    }
+    let obj_namespace = crate::meta::str_field(obj, "namespace");
+    if !namespace.is_empty() && !obj_namespace.is_empty() && obj_namespace != namespace {
+        return Err(Status::bad_request(&format!(
+            "the namespace of the object ({obj_namespace}) does not match the namespace on the request ({namespace})"
+        ))
+        .into());
+    }
+    Ok(())
+}
