@@ -357,6 +357,12 @@ async fn server_side_apply_merges_owns_prunes_and_reports_conflicts() {
     );
     assert_eq!(data(&c, "s"), json!({"a": "1"}));
 
+    // Creating is admitted as a create: not in a namespace that does not exist.
+    let out = apply(&["--namespace=nope"], &mine);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(r#"namespaces "nope" not found"#), "{err}");
+
     // Apply needs a field manager (kubectl always sends one); a field the type does not
     // declare fails as upstream's type converter fails it.
     let url = format!(

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::field_manager::managed_form;
 use super::{Store, Written, at_revision};
+use crate::admission::{Attributes, Operation};
 use crate::error::Result;
 use crate::rest::object_meta;
 use crate::rest::options::WriteOptions;
@@ -32,16 +33,29 @@ impl Store {
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             self.prepare_update(new, current, &client_rv, opts)
         };
+        let get = GetOptions {
+            resource_version: None,
+            ignore_not_found: true,
+        };
+        let stored = self
+            .storage
+            .get(&self.key(namespace, name), &get)
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        if stored.is_none() {
+            // Creating: admitted as a create (a namespace that is missing or
+            // terminating refuses it).
+            self.admission
+                .admit(&Attributes {
+                    operation: Operation::Create,
+                    descriptor: self.descriptor,
+                    namespace,
+                    name,
+                    object: Some(&config),
+                })
+                .await?;
+        }
         if opts.dry_run {
-            let get = GetOptions {
-                resource_version: None,
-                ignore_not_found: true,
-            };
-            let stored = self
-                .storage
-                .get(&self.key(namespace, name), &get)
-                .await
-                .map_err(|e| self.storage_error(e, name))?;
             let (new, created) = match stored {
                 Some(stored) => {
                     let current = stored.value()?;
