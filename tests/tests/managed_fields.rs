@@ -117,6 +117,34 @@ async fn writes_record_their_field_managers() {
         ]
     );
 
+    // `[{}]` (or `[]`) resets the entries: a write that changes nothing else leaves none,
+    // and the next writer starts afresh.
+    ok(
+        &c,
+        &[
+            "patch",
+            "configmap",
+            "c",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"managedFields":[{}]}}"#,
+        ],
+    );
+    assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
+    ok(&c, &["label", "configmap", "c", "app=y", "--overwrite"]);
+    ok(
+        &c,
+        &[
+            "patch",
+            "configmap",
+            "c",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"managedFields":[]}}"#,
+        ],
+    );
+    assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
+
     // A field manager is at most 128 printable bytes, checked as the patch's options.
     let long = format!("--field-manager={}", "m".repeat(129));
     let out = c.kubectl(&["label", "configmap", "c", "other=y", &long]);

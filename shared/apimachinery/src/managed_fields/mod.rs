@@ -105,6 +105,24 @@ pub fn decode(managed: Option<&Value>) -> Option<Vec<Entry>> {
     }
 }
 
+/// Whether a write's `metadata.managedFields` asks to reset them: an empty list, or one
+/// entry with nothing set (upstream's `isResetManagedFields`).
+pub fn is_reset(managed: Option<&Value>) -> bool {
+    let empty = |v: &Value| match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    };
+    match managed {
+        Some(Value::Array(items)) => match items.as_slice() {
+            [] => true,
+            [Value::Object(entry)] => entry.values().all(empty),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// `metadata.managedFields` of `entries`, in upstream's order: Apply before Update, then
 /// oldest first, then by manager, API version and subresource.
 pub fn encode(entries: &[Entry]) -> Value {

@@ -213,3 +213,15 @@ fn entries_that_are_not_fields_v1_do_not_decode() {
     assert_eq!(decode(Some(&json!("x"))), None);
     assert_eq!(decode(None), Some(Vec::new()));
 }
+
+#[test]
+fn an_empty_list_or_one_empty_entry_resets_the_entries() {
+    assert!(is_reset(Some(&json!([]))));
+    assert!(is_reset(Some(&json!([{}]))));
+    assert!(is_reset(Some(&json!([{"manager": "", "time": null}]))));
+    assert!(!is_reset(None));
+    assert!(!is_reset(Some(&Value::Null)));
+    assert!(!is_reset(Some(&json!([{"manager": "m"}]))));
+    assert!(!is_reset(Some(&json!([{"fieldsV1": {}}]))));
+    assert!(!is_reset(Some(&json!([{}, {}]))));
+}

@@ -107,11 +107,19 @@ pub fn check_fields(
 }
 
 /// What a round trip through upstream's Go types leaves of `value`: no unknown fields, and
-/// no `omitempty` field holding an empty value.
+/// no `omitempty` field holding an empty value. An empty `metadata.managedFields` list
+/// stays: decoded, it is an empty slice, not a nil one, and asks the field manager to
+/// reset the entries.
 fn as_go_types(value: &mut Value, schema: &'static kas_apimachinery::schema::Message) {
     let kind = kas_apimachinery::schema::Kind::Message(schema);
+    let reset = value
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| m.as_array().is_some_and(Vec::is_empty));
     kas_apimachinery::schema::prune(value, &kind);
     kas_apimachinery::schema::omit_empty(value, &kind);
+    if reset && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("managedFields".into(), Value::Array(Vec::new()));
+    }
 }
 
 /// What strict decoding reports, in upstream's order: a YAML body's repeated keys as
