@@ -1,5 +1,5 @@
 """The official Python client against the aggregator: list, create, read, patch, watch,
-delete. Exits non-zero, with the reason, on the first difference from upstream."""
+delete, server-side apply. Exits non-zero, with the reason, on the first difference from upstream."""
 
 import sys
 import threading
@@ -66,6 +66,29 @@ def main(kubeconfig: str) -> None:
         raise AssertionError("read after delete succeeded")
     except ApiException as e:
         assert e.status == 404, e.status
+
+    # Server-side apply, as the client sends it: the dict as JSON under the apply
+    # content type. The first apply creates, a conflicting one is a 409 unless forced.
+    desired = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "py-applied"},
+        "data": {"mode": "a"},
+    }
+    apply = {"field_manager": "py-controller", "_content_type": "application/apply-patch+yaml"}
+    applied = v1.patch_namespaced_config_map("py-applied", "default", desired, **apply)
+    assert applied.data == {"mode": "a"}, applied.data
+    entry = applied.metadata.managed_fields[0]
+    assert (entry.manager, entry.operation) == ("py-controller", "Apply"), entry
+    v1.patch_namespaced_config_map("py-applied", "default", {"data": {"mode": "b"}})
+    try:
+        v1.patch_namespaced_config_map("py-applied", "default", desired, **apply)
+        raise AssertionError("conflicting apply succeeded")
+    except ApiException as e:
+        assert e.status == 409, e.status
+        assert "Apply failed with 1 conflict" in e.body, e.body
+    forced = v1.patch_namespaced_config_map("py-applied", "default", desired, force=True, **apply)
+    assert forced.data == {"mode": "a"}, forced.data
     print("python client ok")
 
 
