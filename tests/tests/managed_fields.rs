@@ -437,3 +437,116 @@ async fn server_side_apply_merges_owns_prunes_and_reports_conflicts() {
         r.text()
     );
 }
+
+#[tokio::test]
+async fn namespace_status_is_patched_and_applied_through_its_subresource() {
+    let c = start_cluster(|_| {});
+    ok(&c, &["create", "namespace", "st"]);
+
+    // Discovery lists the subresources as upstream does.
+    let discovery: Value = serde_json::from_str(&ok(&c, &["get", "--raw", "/api/v1"])).unwrap();
+    let verbs = |name: &str| -> Value {
+        discovery["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["verbs"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        verbs("namespaces/status"),
+        json!(["get", "patch", "update"])
+    );
+    assert_eq!(verbs("namespaces/finalize"), json!(["update"]));
+
+    // A patch of /status writes the status only; the spec it carries is ignored.
+    let condition = r#"{"status":{"conditions":[{"type":"NamespaceDeletionDiscoveryFailure","status":"False","reason":"R","message":"m"}]},"spec":{"finalizers":[]}}"#;
+    ok(
+        &c,
+        &[
+            "patch",
+            "namespace",
+            "st",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            condition,
+        ],
+    );
+    let ns: Value =
+        serde_json::from_str(&ok(&c, &["get", "namespace", "st", "-o", "json"])).unwrap();
+    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+    assert_eq!(ns["status"]["conditions"][0]["reason"], "R");
+    assert_eq!(ns["status"]["phase"], "Active");
+
+    // The phase follows the deletionTimestamp (ValidateNamespaceStatusUpdate).
+    let out = c.kubectl(&[
+        "patch",
+        "namespace",
+        "st",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Terminating"}}"#,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+        ),
+        "{err}"
+    );
+
+    // An apply of /status is recorded under the subresource, and conflicts with the
+    // patcher's fields there.
+    let manifest = c.state_dir().join("status.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: st}\nstatus:\n  conditions:\n  - {type: NamespaceDeletionDiscoveryFailure, status: \"True\", reason: A, message: applied}\n",
+    )
+    .unwrap();
+    let file = manifest.to_str().unwrap();
+    let out = c.kubectl(&["apply", "--server-side", "--subresource=status", "-f", file]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(r#"Apply failed with 3 conflicts: conflicts with "kubectl-patch" with subresource "status" using v1:"#)
+            && err.contains(r#"- .status.conditions[type="NamespaceDeletionDiscoveryFailure"].reason"#),
+        "{err}"
+    );
+    ok(
+        &c,
+        &[
+            "apply",
+            "--server-side",
+            "--subresource=status",
+            "--force-conflicts",
+            "-f",
+            file,
+        ],
+    );
+    let ns: Value = serde_json::from_str(&ok(
+        &c,
+        &[
+            "get",
+            "namespace",
+            "st",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(ns["status"]["conditions"][0]["message"], "applied");
+    let applier = ns["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["operation"] == "Apply")
+        .cloned()
+        .unwrap();
+    assert_eq!(applier["subresource"], "status");
+    assert_eq!(applier["manager"], "kubectl");
+}

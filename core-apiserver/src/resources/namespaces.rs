@@ -13,7 +13,7 @@ use kas_apimachinery::validation::is_qualified_name;
 use kas_apimachinery::validation::meta::validate_namespace_name;
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
-use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
+use kas_registry::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
 use serde_json::{Map, Value, json};
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
@@ -36,7 +36,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         Verb::Update,
         Verb::Watch,
     ],
-    subresources: &[],
+    subresources: &[Subresource::Status, Subresource::Finalize],
     table_columns: &[TableColumn {
         name: "Status",
         type_: "string",
@@ -193,9 +193,33 @@ impl kas_registry::Strategy for Strategy {
         }
     }
 
+    /// Also upstream's `ValidateNamespaceStatusUpdate`: the phase is Active until the
+    /// namespace is being deleted, then Terminating.
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = self.validate(new);
         errs.extend(validate_object_meta_update(new, old));
+        let deleting = new
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|t| !t.is_null());
+        let phase = new
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (want, detail) = if deleting {
+            (
+                "Terminating",
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )
+        } else {
+            (
+                "Active",
+                "may only be 'Active' if `deletionTimestamp` is empty",
+            )
+        };
+        if phase != want {
+            let path = Path::new("status").child("Phase");
+            errs.push(field::invalid(&path, phase, detail).to_cause());
+        }
         errs
     }
 

@@ -87,6 +87,11 @@ fn resource(d: &ResourceDescriptor) -> Value {
                 "responseKind": gvk(d.group, d.version, d.kind),
                 "verbs": ["get", "patch", "update"],
             }),
+            Subresource::Finalize => json!({
+                "subresource": "finalize",
+                "responseKind": gvk(d.group, d.version, d.kind),
+                "verbs": ["update"],
+            }),
             Subresource::Scale => json!({
                 "subresource": "scale",
                 "responseKind": gvk("autoscaling", "v1", "Scale"),

@@ -56,6 +56,9 @@ pub enum Subresource {
     Status,
     /// `/scale`: autoscaling/v1 Scale view of replicas.
     Scale,
+    /// `/finalize`: a namespace's `spec.finalizers`, update only (the strategy's
+    /// `subresource_update`).
+    Finalize,
 }
 
 /// Where an object keeps what its `/scale` subresource shows, after upstream's

@@ -39,6 +39,7 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
     for sub in d.subresources {
         let (suffix, kind, group, version, verbs) = match sub {
             Subresource::Status => ("status", d.kind, None, None, vec!["get", "patch", "update"]),
+            Subresource::Finalize => ("finalize", d.kind, None, None, vec!["update"]),
             Subresource::Scale => (
                 "scale",
                 "Scale",

@@ -82,6 +82,7 @@ impl<'a> Resource<'a> {
         let mut r = Resource::main(d);
         match sub {
             Subresource::Status => r.subresource = "status",
+            Subresource::Finalize => r.subresource = "finalize",
             Subresource::Scale => {
                 r.subresource = "scale";
                 r.object = kas_api::autoscaling::v1::SCALE.name;
@@ -102,6 +103,8 @@ impl<'a> Resource<'a> {
     fn allows(&self, verb: Verb) -> bool {
         if self.subresource.is_empty() {
             self.descriptor.allows(verb)
+        } else if self.subresource == "finalize" {
+            verb == Verb::Update
         } else {
             // Upstream's status and scale subresources: get, update and patch.
             matches!(verb, Verb::Get | Verb::Update | Verb::Patch)

@@ -269,6 +269,15 @@ async fn serve(
             Verb::Get if info.subresource == "status" => {
                 read::get(store, info, query, &parts.headers).await
             }
+            Verb::Patch
+                if info.subresource == "status"
+                    && store
+                        .descriptor
+                        .subresources
+                        .contains(&crate::Subresource::Status) =>
+            {
+                write::patch(store, info, query, &parts.headers, body).await
+            }
             _ => Err(write::not_supported(info, store)),
         };
     }

@@ -97,9 +97,22 @@ pub async fn patch(
         let config = crate::rest::apply::decode(&patch)?;
         crate::rest::apply::check(store.descriptor, &config)?;
         let warnings = crate::rest::apply::strict(&patch, &opts)?;
-        let (w, created) = store
-            .apply(&info.namespace, &info.name, config, &opts)
-            .await?;
+        let (w, created) = if info.subresource.is_empty() {
+            store
+                .apply(&info.namespace, &info.name, config, &opts)
+                .await?
+        } else {
+            let w = store
+                .apply_subresource(
+                    &info.namespace,
+                    &info.name,
+                    &info.subresource,
+                    config,
+                    &opts,
+                )
+                .await?;
+            (w, false)
+        };
         let code = if created {
             StatusCode::CREATED
         } else {
@@ -117,9 +130,21 @@ pub async fn patch(
         *warnings.lock().unwrap_or_else(|e| e.into_inner()) = found;
         Ok(patched)
     };
-    let w = store
-        .patch(&info.namespace, &info.name, &apply, &opts)
-        .await?;
+    let w = if info.subresource.is_empty() {
+        store
+            .patch(&info.namespace, &info.name, &apply, &opts)
+            .await?
+    } else {
+        store
+            .patch_subresource(
+                &info.namespace,
+                &info.name,
+                &info.subresource,
+                &apply,
+                &opts,
+            )
+            .await?
+    };
     let mut resp = written(store, &w, StatusCode::OK, &out)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
     Ok(resp)

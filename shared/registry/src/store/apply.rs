@@ -29,7 +29,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<(Written, bool)> {
         let attempt = |current: Option<&Value>| -> Result<Option<Value>> {
-            let new = self.applied(namespace, name, current, &config, opts)?;
+            let new = self.applied(namespace, name, current, &config, opts, "")?;
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             self.prepare_update(new, current, &client_rv, opts)
         };
@@ -79,6 +79,24 @@ impl Store {
         Ok((Written::Stored(self.served(result)?), created))
     }
 
+    /// An apply to the `status` subresource: the configuration is applied to the whole
+    /// object, with the subresource's reset fields and under its own entry
+    /// (`subresource: status`); the result's `.status` is written.
+    pub async fn apply_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        config: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let sent = |current: &Value| -> Result<Value> {
+            self.applied(namespace, name, Some(current), &config, opts, subresource)
+        };
+        self.write_subresource(namespace, name, subresource, &sent, opts)
+            .await
+    }
+
     /// The configuration applied to the stored object (or to the empty one), with its
     /// managed fields, defaulted, in the stored form.
     fn applied(
@@ -88,6 +106,7 @@ impl Store {
         current: Option<&Value>,
         config: &Value,
         opts: &WriteOptions,
+        subresource: &str,
     ) -> Result<Value> {
         let served = self.descriptor.api_version();
         let Some((schema, convert)) = self.version_schema(&served) else {
@@ -123,9 +142,9 @@ impl Store {
         let op = mf::ApplyOperation {
             manager: &opts.manager,
             api_version: &served,
-            subresource: "",
+            subresource,
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
-            ignored: mf::top_level(self.strategy.reset_fields("")),
+            ignored: mf::top_level(self.strategy.reset_fields(subresource)),
             force: opts.force.unwrap_or(false),
         };
         let applied = mf::apply(entries, &live, config, schema, &compare_in, &op)
