@@ -45,11 +45,17 @@ impl Target {
         let mut req = Request::new(Full::new(
             body.map(|b| Bytes::from(b.to_string())).unwrap_or_default(),
         ));
+        // The only PATCH sent is a server-side apply.
+        let content_type = if method == Method::PATCH {
+            "application/apply-patch+yaml"
+        } else {
+            "application/json"
+        };
         *req.method_mut() = method;
         *req.uri_mut() = self.url(path).parse()?;
         *req.headers_mut() = self.headers.clone();
         req.headers_mut()
-            .insert(http::header::CONTENT_TYPE, "application/json".parse()?);
+            .insert(http::header::CONTENT_TYPE, content_type.parse()?);
         let resp = sender.send_request(req).await?;
         let code = resp.status().as_u16();
         Ok((code, resp.into_body().collect().await?.to_bytes()))
@@ -75,6 +81,9 @@ pub enum Op {
     List,
     Create,
     Update,
+    /// Server-side apply (PATCH, `application/apply-patch+yaml`, forced), each worker
+    /// changing its own object.
+    Apply,
     Watch,
 }
 
@@ -154,6 +163,17 @@ pub async fn run(spec: &Spec) -> Result<LoadResult> {
                     format!("{collection}/bench-update-{w}"),
                     Some(body),
                 )
+            })
+            .await
+        }
+        Op::Apply => {
+            let (collection, size) = (t.collection(), spec.object_size);
+            closed_loop(spec, move |w, seq| {
+                let name = format!("bench-apply-{w}");
+                let mut body = config_map(Some(&name), size, json!({"bench": "apply"}));
+                body["data"]["seq"] = json!(seq.to_string());
+                let path = format!("{collection}/{name}?fieldManager=kas-bench&force=true");
+                (Method::PATCH, path, Some(body))
             })
             .await
         }

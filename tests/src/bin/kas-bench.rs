@@ -30,7 +30,8 @@ enum Command {
     Hops(HopsArgs),
     /// Start-to-ready time and idle RSS of each role.
     Roles(RolesArgs),
-    /// GET, LIST, CREATE, UPDATE or WATCH of configmaps against any Kubernetes API endpoint.
+    /// GET, LIST, CREATE, UPDATE, APPLY (server-side) or WATCH of configmaps against any
+    /// Kubernetes API endpoint.
     Api(ApiArgs),
     /// Raw etcd puts of configmap-sized values: the ceiling of CREATE against that etcd.
     EtcdPut(EtcdPutArgs),
