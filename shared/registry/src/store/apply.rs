@@ -33,29 +33,19 @@ impl Store {
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             self.prepare_update(new, current, &client_rv, opts)
         };
-        let get = GetOptions {
-            resource_version: None,
-            ignore_not_found: true,
-        };
-        let stored = self
-            .storage
-            .get(&self.key(namespace, name), &get)
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
-        if stored.is_none() {
-            // Creating: admitted as a create (a namespace that is missing or
-            // terminating refuses it).
-            self.admission
-                .admit(&Attributes {
-                    operation: Operation::Create,
-                    descriptor: self.descriptor,
-                    namespace,
-                    name,
-                    object: Some(&config),
-                })
-                .await?;
-        }
         if opts.dry_run {
+            let get = GetOptions {
+                resource_version: None,
+                ignore_not_found: true,
+            };
+            let stored = self
+                .storage
+                .get(&self.key(namespace, name), &get)
+                .await
+                .map_err(|e| self.storage_error(e, name))?;
+            if stored.is_none() {
+                self.admit_create(namespace, name, &config).await?;
+            }
             let (new, created) = match stored {
                 Some(stored) => {
                     let current = stored.value()?;
@@ -66,17 +56,43 @@ impl Store {
             };
             return Ok((Written::DryRun(self.served_value(new)), created));
         }
+        // A missing object is created, admitted as a create (a namespace that is
+        // missing or terminating refuses it). Admission is async and the update loop is
+        // not, so the loop stops at a missing object, the create is admitted, and the
+        // loop runs again; an update, the common case, reads nothing more.
         let created = AtomicBool::new(false);
+        let admitted = AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            if current.is_none() && !admitted.load(Ordering::Relaxed) {
+                return Err(kas_storage::Error::Callback(Box::new(NeedsCreateAdmission)));
+            }
             created.store(current.is_none(), Ordering::Relaxed);
             attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
-        let result = self
-            .guaranteed_update(&self.key(namespace, name), true, &try_update)
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
+        let key = self.key(namespace, name);
+        let result = match self.guaranteed_update(&key, true, &try_update).await {
+            Err(kas_storage::Error::Callback(e)) if e.is::<NeedsCreateAdmission>() => {
+                self.admit_create(namespace, name, &config).await?;
+                admitted.store(true, Ordering::Relaxed);
+                self.guaranteed_update(&key, true, &try_update).await
+            }
+            other => other,
+        }
+        .map_err(|e| self.storage_error(e, name))?;
         let created = created.load(Ordering::Relaxed);
         Ok((Written::Stored(self.served(result)?), created))
+    }
+
+    async fn admit_create(&self, namespace: &str, name: &str, config: &Value) -> Result<()> {
+        self.admission
+            .admit(&Attributes {
+                operation: Operation::Create,
+                descriptor: self.descriptor,
+                namespace,
+                name,
+                object: Some(config),
+            })
+            .await
     }
 
     /// An apply to the `status` subresource: the configuration is applied to the whole
@@ -182,3 +198,15 @@ fn check_name(obj: &Value, name: &str, namespace: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// The update loop met a missing object before its create was admitted.
+#[derive(Debug)]
+struct NeedsCreateAdmission;
+
+impl std::fmt::Display for NeedsCreateAdmission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the create is not admitted yet")
+    }
+}
+
+impl std::error::Error for NeedsCreateAdmission {}
