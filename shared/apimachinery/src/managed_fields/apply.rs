@@ -116,7 +116,7 @@ pub fn apply(
     entries.retain(|e| !e.fields.is_empty());
 
     let changed = object != *live;
-    let fields = set.difference(&server_fields());
+    let fields = set.difference(server_fields());
     if !fields.is_empty() {
         let time = match (&last, changed) {
             (Some(last), false) => last.time.clone(),

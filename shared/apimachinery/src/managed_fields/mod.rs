@@ -187,26 +187,29 @@ pub fn manager(field_manager: Option<&str>, user_agent: Option<&str>) -> String 
 }
 
 /// The server's fields, which no manager owns (upstream's `stripMetaManager`).
-fn server_fields() -> FieldSet {
-    let mut s = FieldSet::default();
-    for path in [
-        &["apiVersion"][..],
-        &["kind"],
-        &["metadata"],
-        &["metadata", "name"],
-        &["metadata", "namespace"],
-        &["metadata", "creationTimestamp"],
-        &["metadata", "selfLink"],
-        &["metadata", "uid"],
-        &["metadata", "clusterName"],
-        &["metadata", "generation"],
-        &["metadata", "managedFields"],
-        &["metadata", "resourceVersion"],
-    ] {
-        let path: Vec<String> = path.iter().map(|p| set::field(p)).collect();
-        s.insert(&path);
-    }
-    s
+fn server_fields() -> &'static FieldSet {
+    static FIELDS: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+        let mut s = FieldSet::default();
+        for path in [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+            &["metadata", "creationTimestamp"],
+            &["metadata", "selfLink"],
+            &["metadata", "uid"],
+            &["metadata", "clusterName"],
+            &["metadata", "generation"],
+            &["metadata", "managedFields"],
+            &["metadata", "resourceVersion"],
+        ] {
+            let path: Vec<String> = path.iter().map(|p| set::field(p)).collect();
+            s.insert(&path);
+        }
+        s
+    });
+    &FIELDS
 }
 
 /// The paths of top-level `fields`, for [`Operation::ignored`].
@@ -248,7 +251,7 @@ pub fn update(
         e.fields = e.fields.difference(&taken).difference(&cmp.removed);
     }
     entries.retain(|e| !e.fields.is_empty());
-    let current = own.changed().difference(&server_fields());
+    let current = own.changed().difference(server_fields());
     if !current.is_empty() {
         match entries.iter_mut().find(|e| e.is(op)) {
             Some(e) => {
