@@ -385,6 +385,32 @@ async fn server_side_apply_merges_owns_prunes_and_reports_conflicts() {
     );
     assert_eq!(data(&c, "s"), json!({"a": "1"}));
 
+    // From client-side to server-side apply: a changed value applies without a
+    // conflict, and the last-applied annotation follows the configuration, so that
+    // client-side apply still works afterwards.
+    let csa = c.state_dir().join("csa.yaml");
+    let manifest = |v: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: csa\ndata:\n  a: \"{v}\"\n")
+    };
+    std::fs::write(&csa, manifest("1")).unwrap();
+    let csa = csa.to_str().unwrap();
+    ok(&c, &["apply", "-f", csa]);
+    std::fs::write(csa, manifest("2")).unwrap();
+    assert!(apply(&[], csa).status.success());
+    let obj: Value =
+        serde_json::from_str(&ok(&c, &["get", "configmap", "csa", "-o", "json"])).unwrap();
+    assert_eq!(obj["data"]["a"], "2");
+    let last = obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .unwrap();
+    assert!(
+        last.contains(r#""data":{"a":"2"}"#) && last.ends_with('\n'),
+        "{last}"
+    );
+    std::fs::write(csa, manifest("3")).unwrap();
+    ok(&c, &["apply", "-f", csa]);
+    assert_eq!(data(&c, "csa")["a"], "3");
+
     // Creating is admitted as a create: not in a namespace that does not exist.
     let out = apply(&["--namespace=nope"], &mine);
     assert!(!out.status.success());

@@ -84,7 +84,7 @@ pub fn apply(
     };
     let own = filter(own);
     let mut other_versions: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
-    let mut conflicts = Vec::new();
+    let mut conflicts: Vec<(Conflict, Vec<String>)> = Vec::new();
     let mut losses: Vec<(usize, FieldSet, FieldSet)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         let cmp = if e.api_version == op.api_version {
@@ -98,16 +98,32 @@ pub fn apply(
         let Some(cmp) = cmp else { continue };
         let conflicting = e.fields.intersection(&cmp.changed());
         for path in conflicting.paths() {
-            conflicts.push(Conflict {
-                manager: printed_manager(e),
-                path: path_string(&path),
-            });
+            conflicts.push((
+                Conflict {
+                    manager: printed_manager(e),
+                    path: path_string(&path),
+                },
+                path,
+            ));
         }
         losses.push((i, conflicting, cmp.removed.clone()));
     }
     if !op.force && !conflicts.is_empty() {
-        conflicts.sort_by(|a, b| a.manager.cmp(&b.manager));
-        return Err(conflicts);
+        // kubectl taking over from client-side apply may change what its last applied
+        // configuration set, where nobody changed it since (upstream's
+        // lastAppliedManager).
+        if op.manager == KUBECTL
+            && let Some(allowed) = allowed_by_last_applied(live, schema, op.api_version)
+        {
+            conflicts.retain(|(_, path)| {
+                !allowed.has(&path.iter().map(String::as_str).collect::<Vec<_>>())
+            });
+        }
+        if !conflicts.is_empty() {
+            let mut conflicts: Vec<Conflict> = conflicts.into_iter().map(|(c, _)| c).collect();
+            conflicts.sort_by(|a, b| a.manager.cmp(&b.manager));
+            return Err(conflicts);
+        }
     }
     for (i, conflicting, removed) in losses {
         let e = &mut entries[i];
@@ -132,10 +148,70 @@ pub fn apply(
             fields,
         });
     }
+    let mut object = object;
+    if op.manager == KUBECTL && last_applied_of(&object).is_some() {
+        set_last_applied(&mut object, config);
+    }
     Ok(Applied {
         object,
         entries: cap_update_managers(entries),
     })
+}
+
+/// The manager whose applies keep client-side apply's annotation.
+const KUBECTL: &str = "kubectl";
+
+/// The annotation client-side apply keeps its last configuration in.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+fn last_applied_of(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()
+        .filter(|s| !s.is_empty())
+}
+
+/// Upstream's `lastAppliedUpdater`: the annotation becomes the applied configuration
+/// (without the annotation), as Go's JSON encoder writes it, newline included.
+fn set_last_applied(object: &mut Value, config: &Value) {
+    let mut config = config.clone();
+    if let Some(annotations) = config
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(LAST_APPLIED);
+    }
+    let Ok(bytes) = crate::json::to_vec(&config) else {
+        return;
+    };
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    text.push('\n');
+    if let Some(annotations) = object
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.insert(LAST_APPLIED.to_owned(), Value::String(text));
+    }
+}
+
+/// The fields client-side apply last set that still hold the values it set
+/// (`allowedConflictsFromLastApplied`): `None` without a usable annotation.
+fn allowed_by_last_applied(
+    live: &Value,
+    schema: &'static Message,
+    api_version: &str,
+) -> Option<FieldSet> {
+    let last: Value = serde_json::from_str(last_applied_of(live)?).ok()?;
+    if last.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
+        return None;
+    }
+    let cmp = compare(&last, live, schema);
+    Some(
+        field_set(&last, schema)
+            .difference(&cmp.modified)
+            .difference(&cmp.added)
+            .difference(&cmp.removed),
+    )
 }
 
 /// Upstream's 409 for conflicts (`NewConflictError`).

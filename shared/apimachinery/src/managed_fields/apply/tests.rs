@@ -10,6 +10,7 @@ static META: Message = Message {
     fields: &[
         Field::new("name", 1, Kind::String),
         Field::new("labels", 2, Kind::Map(&Kind::String)),
+        Field::new("annotations", 3, Kind::Map(&Kind::String)),
     ],
     required: &[],
     atomic: false,
@@ -198,5 +199,58 @@ fn an_unchanged_object_keeps_the_appliers_time() {
     assert_eq!(
         second.entries[0].time.as_deref(),
         Some("2026-01-01T00:00:00Z")
+    );
+}
+
+#[test]
+fn kubectl_takes_over_what_client_side_apply_set_and_nobody_changed() {
+    let last =
+        r#"{"apiVersion":"v1","data":{"a":"1","b":"1"},"kind":"Obj","metadata":{"name":"x"}}"#;
+    let live = json!({"apiVersion": "v1", "kind": "Obj",
+        "metadata": {"name": "x", "annotations": {LAST_APPLIED: format!("{last}\n")}},
+        "data": {"a": "1", "b": "5"}});
+    let csa = Entry {
+        manager: "kubectl-client-side-apply".into(),
+        operation: UPDATE.into(),
+        api_version: "v1".into(),
+        time: None,
+        subresource: String::new(),
+        fields: field_set(&json!({"data": {"a": "1", "b": "1"}}), &OBJ),
+    };
+    // a still holds what client-side apply set: no conflict for kubectl; b was changed
+    // since, so it conflicts still.
+    let out = run(
+        vec![csa.clone()],
+        &live,
+        &cm(json!({"a": "2"})),
+        &op("kubectl", false),
+    )
+    .unwrap();
+    assert_eq!(out.object["data"]["a"], "2");
+    assert_eq!(
+        out.object["metadata"]["annotations"][LAST_APPLIED],
+        "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"2\"},\"kind\":\"Obj\",\"metadata\":{\"name\":\"x\"}}\n"
+    );
+    let err = run(
+        vec![csa.clone()],
+        &live,
+        &cm(json!({"a": "2", "b": "2"})),
+        &op("kubectl", false),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        err.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        [".data.b"]
+    );
+    // Another applier gets no such allowance.
+    assert!(
+        run(
+            vec![csa],
+            &live,
+            &cm(json!({"a": "2"})),
+            &op("other", false)
+        )
+        .is_err()
     );
 }
