@@ -462,6 +462,16 @@ async fn server_side_apply_merges_owns_prunes_and_reports_conflicts() {
         "{}",
         r.text()
     );
+    // A value of the wrong type is refused the same way, and nothing is written.
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata: [1, 2]\n";
+    let r = send("?fieldManager=x", body).await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(
+        r.text().contains(".data: expected map, got [1,2]"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(data(&c, "s"), json!({"a": "1"}));
 }
 
 #[tokio::test]

@@ -112,7 +112,9 @@ pub fn check(d: &ResourceDescriptor, config: &Value) -> Result<()> {
     .into())
 }
 
-/// structured-merge-diff's validation of fields: `.path: field not declared in schema`.
+/// structured-merge-diff's validation of the configuration against the type, as
+/// `ObjectToTyped` runs it: undeclared fields (`.x: field not declared in schema`), values
+/// of the wrong JSON type, associative list items without their keys, and repeated items.
 fn undeclared(v: &Value, msg: &'static Message, path: &mut String, out: &mut Vec<String>) {
     let Some(map) = v.as_object() else { return };
     for (k, child) in map {
@@ -134,26 +136,87 @@ fn in_kind(
     path: &mut String,
     out: &mut Vec<String>,
 ) {
+    if v.is_null() {
+        return;
+    }
+    let mut expected = |what: &str| {
+        let mut shown = v.to_string();
+        if shown.len() > 64 {
+            let mut cut = 61;
+            while !shown.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            shown.truncate(cut);
+            shown.push_str("...");
+        }
+        out.push(format!("{path}: expected {what}, got {shown}"));
+    };
     match kind {
-        Kind::Message(m) => undeclared(v, m, path, out),
-        Kind::Map(inner) => {
-            for (k, child) in v.as_object().into_iter().flatten() {
-                let len = path.len();
-                path.push('.');
-                path.push_str(k);
-                in_kind(child, inner, None, path, out);
-                path.truncate(len);
+        Kind::String | Kind::Bytes | Kind::Time | Kind::MicroTime | Kind::Quantity => {
+            if !v.is_string() {
+                expected("string");
             }
         }
-        Kind::Array(inner) => {
-            for (i, child) in v.as_array().into_iter().flatten().enumerate() {
-                let len = path.len();
-                path.push_str(&item_element(child, i, list_type));
-                in_kind(child, inner, None, path, out);
-                path.truncate(len);
+        Kind::Bool => {
+            if !v.is_boolean() {
+                expected("boolean");
             }
         }
-        _ => {}
+        Kind::Int32 | Kind::Int64 => {
+            if !v.is_number() {
+                expected("numeric (int or float)");
+            }
+        }
+        Kind::IntOrString => {
+            if !v.is_number() && !v.is_string() {
+                expected("string or number");
+            }
+        }
+        Kind::FieldsV1 | Kind::RawExtension => {}
+        Kind::Message(m) => match v.is_object() {
+            true => undeclared(v, m, path, out),
+            false => expected("map"),
+        },
+        Kind::Map(inner) => match v.as_object() {
+            None => expected("map"),
+            Some(map) => {
+                for (k, child) in map {
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(k);
+                    in_kind(child, inner, None, path, out);
+                    path.truncate(len);
+                }
+            }
+        },
+        Kind::Array(inner) => match v.as_array() {
+            None => expected("list"),
+            Some(items) => {
+                let keyed = matches!(list_type, Some(ListType::Map(_) | ListType::Set));
+                let mut seen = std::collections::HashSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(ListType::Map(keys)) = list_type
+                        && item.is_object()
+                        && let Some(missing) = keys.iter().find(|k| item.get(**k).is_none())
+                    {
+                        out.push(format!(
+                            "{path}: element {i}: associative list with keys has an element that omits key field {} (and doesn't have default value)",
+                            kas_apimachinery::gostr::quote(missing)
+                        ));
+                        continue;
+                    }
+                    let pe = item_element(item, i, list_type);
+                    if keyed && !seen.insert(pe.clone()) {
+                        out.push(format!("{path}: duplicate entries for key {pe}"));
+                        continue;
+                    }
+                    let len = path.len();
+                    path.push_str(&pe);
+                    in_kind(item, inner, None, path, out);
+                    path.truncate(len);
+                }
+            }
+        },
     }
 }
 
