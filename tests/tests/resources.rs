@@ -321,6 +321,38 @@ async fn api_errors_are_upstreams_status_bodies() {
     assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
     assert!(status["message"].as_str().unwrap().starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"), "{status}");
 
+    // A value that does not fit the Go type is a 400 in encoding/json's words; a patch
+    // that produces one is a 422 on the patch, and nothing is written.
+    let a = post(
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed","labels":{"a":[1]}}}"#,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 400, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type string"
+    );
+    let out = c.kubectl(&["create", "configmap", "typed", "--from-literal=a=1"]);
+    assert!(out.status.success());
+    let out = c.kubectl(&[
+        "patch",
+        "configmap",
+        "typed",
+        "--type=merge",
+        "-p",
+        r#"{"data":[1,2]}"#,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("The request is invalid: patch: Invalid value: ")
+            && err.contains(": json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string"),
+        "{err}"
+    );
+    let out = c.kubectl(&["get", "configmap", "typed", "-o", "jsonpath={.data.a}"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1");
+
     let a = post(
         r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}}"#,
         "?dryRun=All",

@@ -4,9 +4,10 @@
 //!
 //! `data` values travel as base64 (Go's `[]byte` in JSON). Upstream fails a value that is
 //! not base64 while decoding, with a 400 (`Secret in version "v1" cannot be handled as a
-//! Secret: illegal base64 data at input byte N`); a strategy cannot answer 400, so this
-//! one reports the same text as an invalid `data[key]`, and `decode_error` gives the 400
-//! text for a decode hook to use.
+//! Secret: illegal base64 data at input byte N`); the registry's body decoding answers
+//! that for every write. A strategy cannot answer 400, so this one still reports the same
+//! text as an invalid `data[key]` for what reaches it otherwise, and `decode_error` gives
+//! the 400 text.
 
 use std::collections::BTreeMap;
 

@@ -40,6 +40,9 @@ pub enum DecodeError {
     /// `runtime.NewMissingVersionErr(data)`.
     #[error("Object 'apiVersion' is missing in '{0}'")]
     MissingVersion(String),
+    /// A value that does not fit the Go type (`json: cannot unmarshal ...`).
+    #[error("{0}")]
+    Type(String),
     /// `runtime.NewStrictDecodingError(errs)`: each entry one error text.
     #[error("strict decoding error: {}", .0.join(", "))]
     Strict(Vec<String>),

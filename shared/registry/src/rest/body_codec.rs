@@ -55,6 +55,22 @@ pub async fn decode(
         _ => codec::decode_json(&bytes),
     };
     let decoded = decoded.map_err(|e| codec::transform_decode_error(d.kind, None, &e, &bytes))?;
+    // Decoding into the Go type: a value that does not fit it (a list for a map, a
+    // number for a string, a bad time or base64) is a 400 naming the body's kind, or the
+    // endpoint's when the body names none.
+    if let Some(schema) = d.schema
+        && let Err(e) = fits_go_type(&decoded.object, schema)
+    {
+        let mut gvk = decoded.gvk.clone();
+        if gvk.kind.is_empty() {
+            gvk.kind = d.kind.to_owned();
+        }
+        if gvk.version.is_empty() {
+            gvk.version = d.version.to_owned();
+        }
+        let err = DecodeError::Type(e);
+        return Err(codec::transform_decode_error(d.kind, Some(&gvk), &err, &bytes).into());
+    }
     let mut value = decoded.object;
     let warnings = match opts.field_validation {
         FieldValidation::Ignore => Vec::new(),
@@ -86,6 +102,15 @@ pub fn check_fields(
     let Some(schema) = d.schema else {
         return Ok((value, Vec::new()));
     };
+    // Upstream decodes the patched object into its Go type; what does not fit is a 422
+    // on the patch.
+    if let Err(e) = fits_go_type(&value, schema) {
+        use kas_apimachinery::validation::field;
+        let json = kas_apimachinery::json::to_vec(&value).unwrap_or_default();
+        let json = String::from_utf8_lossy(&json).into_owned();
+        let cause = field::invalid(&field::Path::new("patch"), json, &e).to_cause();
+        return Err(Status::invalid("", "", "", vec![cause]).into());
+    }
     let findings = || {
         let json = serde_json::to_vec(&value).unwrap_or_default();
         codec::json_strict_fields(&json, Some(schema))
@@ -104,6 +129,16 @@ pub fn check_fields(
     };
     as_go_types(&mut value, schema);
     Ok((value, warnings))
+}
+
+/// Whether `value` decodes into upstream's Go type: the protobuf encoder walks it as that
+/// decoding would, and fails with `encoding/json`'s words (`json: cannot unmarshal array
+/// into Go struct field ConfigMap.data of type map[string]string`).
+fn fits_go_type(
+    value: &Value,
+    schema: &'static kas_apimachinery::schema::Message,
+) -> std::result::Result<(), String> {
+    kas_apimachinery::protobuf::encode(value, schema, &mut Vec::new()).map_err(|e| e.to_string())
 }
 
 /// What a round trip through upstream's Go types leaves of `value`: no unknown fields, and
