@@ -16,23 +16,9 @@ use serde_json::{Map, Value};
 
 use super::compare::{Comparison, Shape, as_list, as_map, compare, element, shape};
 use super::set::{FieldSet, field};
-use super::{APPLY, Entry, UPDATE, cap_update_managers, server_fields};
+use super::{APPLY, Entry, Operation, UPDATE, cap_update_managers, server_fields};
 use crate::schema::{ListType, Message};
 use crate::status::{Status, StatusCause, StatusDetails, StatusReason};
-
-/// The apply being recorded.
-pub struct ApplyOperation<'a> {
-    pub manager: &'a str,
-    /// The API version the request was made in.
-    pub api_version: &'a str,
-    pub subresource: &'a str,
-    /// Now, RFC 3339 in seconds.
-    pub time: String,
-    /// The paths the strategy resets for this (sub)resource, which nobody owns.
-    pub ignored: FieldSet,
-    /// Take conflicting fields from their managers instead of failing.
-    pub force: bool,
-}
 
 /// What an apply made of the live object.
 pub struct Applied {
@@ -51,7 +37,8 @@ pub struct Conflict {
 }
 
 /// Applies `config` to `live` (both in the request's API version; `live` as Go writes it,
-/// without managed fields). `compare_in` compares `live` with a candidate in another API
+/// without managed fields); `force` takes conflicting fields from their managers instead
+/// of failing. `compare_in` compares `live` with a candidate in another API
 /// version, for the managers that wrote through it (`None`: leave them alone).
 pub fn apply(
     mut entries: Vec<Entry>,
@@ -59,7 +46,8 @@ pub fn apply(
     config: &Value,
     schema: &'static Message,
     compare_in: &dyn Fn(&str, &Value) -> Option<Comparison>,
-    op: &ApplyOperation<'_>,
+    op: &Operation<'_>,
+    force: bool,
 ) -> Result<Applied, Vec<Conflict>> {
     let root = Shape::Fields(schema);
     let merged = merge(Some(live), Some(config), root).unwrap_or(Value::Null);
@@ -108,7 +96,7 @@ pub fn apply(
         }
         losses.push((i, conflicting, cmp.removed.clone()));
     }
-    if !op.force && !conflicts.is_empty() {
+    if !force && !conflicts.is_empty() {
         // kubectl taking over from client-side apply may change what its last applied
         // configuration set, where nobody changed it since (upstream's
         // lastAppliedManager).

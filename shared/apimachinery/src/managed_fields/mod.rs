@@ -19,9 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-pub use apply::{
-    Applied, ApplyOperation, Conflict, apply, conflict_status, field_set, path_string,
-};
+pub use apply::{Applied, Conflict, apply, conflict_status, field_set, path_string};
 pub use compare::{Comparison, compare, paths};
 pub use set::FieldSet;
 

@@ -155,15 +155,15 @@ impl Store {
             let new = managed_form(&self.to_stored(candidate.clone()), other, convert);
             Some(mf::compare(&old, &new, other))
         };
-        let op = mf::ApplyOperation {
+        let op = mf::Operation {
             manager: &opts.manager,
             api_version: &served,
             subresource,
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
             ignored: mf::top_level(self.strategy.reset_fields(subresource)),
-            force: opts.force.unwrap_or(false),
         };
-        let applied = mf::apply(entries, &live, config, schema, &compare_in, &op)
+        let force = opts.force.unwrap_or(false);
+        let applied = mf::apply(entries, &live, config, schema, &compare_in, &op, force)
             .map_err(|conflicts| mf::conflict_status(&conflicts))?;
         let mut new = applied.object;
         check_name(&new, name, namespace)?;

@@ -41,24 +41,24 @@ static OBJ: Message = Message {
     atomic: false,
 };
 
-fn op(manager: &str, force: bool) -> ApplyOperation<'_> {
-    ApplyOperation {
+fn op(manager: &str, force: bool) -> (Operation<'_>, bool) {
+    let op = Operation {
         manager,
         api_version: "v1",
         subresource: "",
         time: "2026-01-01T00:00:00Z".to_owned(),
         ignored: top_level(&["status"]),
-        force,
-    }
+    };
+    (op, force)
 }
 
 fn run(
     entries: Vec<Entry>,
     live: &Value,
     config: &Value,
-    op: &ApplyOperation<'_>,
+    (op, force): &(Operation<'_>, bool),
 ) -> Result<Applied, Vec<Conflict>> {
-    apply(entries, live, config, &OBJ, &|_, _| None, op)
+    apply(entries, live, config, &OBJ, &|_, _| None, op, *force)
 }
 
 fn cm(data: Value) -> Value {
@@ -194,7 +194,7 @@ fn an_unchanged_object_keeps_the_appliers_time() {
     let live = cm(json!({"a": "1"}));
     let first = run(Vec::new(), &cm(json!({})), &live, &op("m", false)).unwrap();
     let mut again = op("m", false);
-    again.time = "2027-01-01T00:00:00Z".into();
+    again.0.time = "2027-01-01T00:00:00Z".into();
     let second = run(first.entries, &first.object, &live, &again).unwrap();
     assert_eq!(
         second.entries[0].time.as_deref(),
