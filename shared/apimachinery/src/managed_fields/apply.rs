@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::compare::{Comparison, Shape, as_list, as_map, compare, element, shape};
 use super::set::{FieldSet, field};
-use super::{APPLY, Entry, Operation, UPDATE, cap_update_managers, server_fields};
+use super::{APPLY, Comparisons, Entry, Operation, UPDATE, cap_update_managers, server_fields};
 use crate::schema::{ListType, Message};
 use crate::status::{Status, StatusCause, StatusDetails, StatusReason};
 
@@ -64,26 +64,15 @@ pub fn apply(
     };
 
     // Every other manager, compared in its own version.
+    let compare_other = |version: &str| compare_in(version, &object);
     let own = compare(live, &object, schema);
-    let filter = |c: Comparison| Comparison {
-        added: c.added.recursive_difference(&op.ignored),
-        modified: c.modified.recursive_difference(&op.ignored),
-        removed: c.removed.recursive_difference(&op.ignored),
-    };
-    let own = filter(own);
-    let mut other_versions: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
+    let mut comparisons = Comparisons::new(op, own, &compare_other);
     let mut conflicts: Vec<(Conflict, Vec<String>)> = Vec::new();
     let mut losses: Vec<(usize, FieldSet, FieldSet)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let cmp = if e.api_version == op.api_version {
-            Some(&own)
-        } else {
-            other_versions
-                .entry(e.api_version.clone())
-                .or_insert_with(|| compare_in(&e.api_version, &object))
-                .as_ref()
+        let Some(cmp) = comparisons.of(&e.api_version) else {
+            continue;
         };
-        let Some(cmp) = cmp else { continue };
         let conflicting = e.fields.intersection(&cmp.changed());
         for path in conflicting.paths() {
             conflicts.push((

@@ -34,6 +34,16 @@ impl Comparison {
     pub fn changed(&self) -> FieldSet {
         self.added.union(&self.modified)
     }
+
+    /// The comparison without the paths under `ignored` (structured-merge-diff's
+    /// `FilterFields` with an exclude filter).
+    pub fn without(self, ignored: &FieldSet) -> Comparison {
+        Comparison {
+            added: self.added.recursive_difference(ignored),
+            modified: self.modified.recursive_difference(ignored),
+            removed: self.removed.recursive_difference(ignored),
+        }
+    }
 }
 
 /// Compares `old` with `new`, both objects of type `msg`.

@@ -227,29 +227,16 @@ pub fn update(
     op: &Operation<'_>,
 ) -> Vec<Entry> {
     let own = compare_in(op.api_version).unwrap_or_default();
-    let filter = |c: Comparison| Comparison {
-        added: c.added.recursive_difference(&op.ignored),
-        modified: c.modified.recursive_difference(&op.ignored),
-        removed: c.removed.recursive_difference(&op.ignored),
-    };
-    let own = filter(own);
-    // Each other version is compared once, however many entries it has.
-    let mut other_versions: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
+    let mut comparisons = Comparisons::new(op, own, compare_in);
     for e in &mut entries {
-        let cmp = if e.api_version == op.api_version {
-            Some(&own)
-        } else {
-            other_versions
-                .entry(e.api_version.clone())
-                .or_insert_with(|| compare_in(&e.api_version))
-                .as_ref()
+        let Some(cmp) = comparisons.of(&e.api_version) else {
+            continue;
         };
-        let Some(cmp) = cmp else { continue };
         let taken = e.fields.intersection(&cmp.changed());
         e.fields = e.fields.difference(&taken).difference(&cmp.removed);
     }
     entries.retain(|e| !e.fields.is_empty());
-    let current = own.changed().difference(server_fields());
+    let current = comparisons.own.changed().difference(server_fields());
     if !current.is_empty() {
         match entries.iter_mut().find(|e| e.is(op)) {
             Some(e) => {
@@ -267,6 +254,42 @@ pub fn update(
         }
     }
     cap_update_managers(entries)
+}
+
+/// The comparison each entry is judged by: the write's own, in its API version and without
+/// the paths nobody owns, or another version's, compared once however many entries use it
+/// (`None` for a version that cannot be compared).
+struct Comparisons<'a> {
+    api_version: String,
+    own: Comparison,
+    others: BTreeMap<String, Option<Comparison>>,
+    compare_in: &'a dyn Fn(&str) -> Option<Comparison>,
+}
+
+impl<'a> Comparisons<'a> {
+    fn new(
+        op: &Operation<'_>,
+        own: Comparison,
+        compare_in: &'a dyn Fn(&str) -> Option<Comparison>,
+    ) -> Self {
+        Comparisons {
+            api_version: op.api_version.to_owned(),
+            own: own.without(&op.ignored),
+            others: BTreeMap::new(),
+            compare_in,
+        }
+    }
+
+    fn of(&mut self, api_version: &str) -> Option<&Comparison> {
+        if api_version == self.api_version {
+            return Some(&self.own);
+        }
+        let compare_in = self.compare_in;
+        self.others
+            .entry(api_version.to_owned())
+            .or_insert_with(|| compare_in(api_version))
+            .as_ref()
+    }
 }
 
 /// Past [`MAX_UPDATE_MANAGERS`] Update entries, merges the oldest into one
