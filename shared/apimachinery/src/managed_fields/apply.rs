@@ -270,6 +270,15 @@ pub fn path_string(path: &[String]) -> String {
     out
 }
 
+/// A list item's path element as structured-merge-diff prints it: `[name="x"]` in an
+/// associative list, `[=value]` in a set, `[i]` (its index) otherwise.
+pub fn item_path(item: &Value, index: usize, list_type: Option<ListType>) -> String {
+    match list_type {
+        Some(lt @ (ListType::Map(_) | ListType::Set)) => path_string(&[element(item, lt)]),
+        _ => format!("[{index}]"),
+    }
+}
+
 /// structured-merge-diff's `value.ToString`.
 fn value_string(v: &Value) -> String {
     match v {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-pub use apply::{Applied, Conflict, apply, conflict_status, field_set, path_string};
+pub use apply::{Applied, Conflict, apply, conflict_status, field_set, item_path, path_string};
 pub use compare::{Comparison, compare, paths};
 pub use set::FieldSet;
 

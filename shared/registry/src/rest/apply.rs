@@ -205,7 +205,7 @@ fn in_kind(
                         ));
                         continue;
                     }
-                    let pe = item_element(item, i, list_type);
+                    let pe = kas_apimachinery::managed_fields::item_path(item, i, list_type);
                     if keyed && !seen.insert(pe.clone()) {
                         out.push(format!("{path}: duplicate entries for key {pe}"));
                         continue;
@@ -217,27 +217,5 @@ fn in_kind(
                 }
             }
         },
-    }
-}
-
-/// A list item's path element as structured-merge-diff prints it: `[name="x"]` in an
-/// associative list, `[=value]` in a set, `[i]` otherwise.
-fn item_element(item: &Value, i: usize, list_type: Option<ListType>) -> String {
-    let printed = |v: &Value| match v {
-        Value::String(s) => kas_apimachinery::gostr::quote(s),
-        other => other.to_string(),
-    };
-    match list_type {
-        Some(ListType::Map(keys)) => {
-            let mut keys = keys.to_vec();
-            keys.sort_unstable();
-            let parts: Vec<String> = keys
-                .iter()
-                .filter_map(|k| item.get(*k).map(|v| format!("{k}={}", printed(v))))
-                .collect();
-            format!("[{}]", parts.join(","))
-        }
-        Some(ListType::Set) => format!("[={}]", printed(item)),
-        _ => format!("[{i}]"),
     }
 }
