@@ -258,7 +258,10 @@ fn kubectl_takes_over_what_client_side_apply_set_and_nobody_changed() {
 #[test]
 fn list_items_are_printed_by_key_value_or_index() {
     let item = json!({"name": "a", "value": "1"});
-    assert_eq!(item_path(&item, 3, Some(ListType::Map(&["name"]))), "[name=\"a\"]");
+    assert_eq!(
+        item_path(&item, 3, Some(ListType::Map(&["name"]))),
+        "[name=\"a\"]"
+    );
     assert_eq!(item_path(&json!("x"), 0, Some(ListType::Set)), "[=\"x\"]");
     assert_eq!(item_path(&json!(3), 0, Some(ListType::Set)), "[=3]");
     assert_eq!(item_path(&item, 3, Some(ListType::Atomic)), "[3]");

@@ -1,0 +1,134 @@
+//! Subresource writes: PUT and PATCH of `status` (only `.status` is taken from what the
+//! client means) and a strategy's own update subresources (a namespace's `finalize`).
+
+use kas_apimachinery::Status;
+use serde_json::Value;
+
+use super::{OPTIMISTIC_LOCK_ERROR, Store, Written};
+use crate::error::Result;
+use crate::rest::object_meta;
+use crate::rest::options::WriteOptions;
+
+impl Store {
+    /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
+    /// `.status`; others are the strategy's (`subresource_update`). The resourceVersion the
+    /// client sent is enforced.
+    pub async fn update_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        object_meta::check_type(&mut obj, self.descriptor)?;
+        self.strategy.default(&mut obj);
+        let obj = self.to_stored(obj);
+        let sent = |_: &Value| -> Result<Value> { Ok(obj.clone()) };
+        self.write_subresource(namespace, name, subresource, &sent, opts)
+            .await
+    }
+
+    /// PATCH of the `status` subresource: `apply` turns the served object into the one
+    /// the client means, whose `.status` is then written as a PUT of the subresource
+    /// writes it.
+    pub async fn patch_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let sent = |current: &Value| -> Result<Value> {
+            let mut patched = match self.strategy.conversion() {
+                Some(c) => apply(&c.to_served(current.clone()))?,
+                None => apply(current)?,
+            };
+            object_meta::check_type(&mut patched, self.descriptor)?;
+            self.strategy.default(&mut patched);
+            Ok(self.to_stored(patched))
+        };
+        self.write_subresource(namespace, name, subresource, &sent, opts)
+            .await
+    }
+
+    /// A subresource write inside the compare-and-swap loop; `sent` gives the object the
+    /// client means (stored form) from the current one.
+    pub(super) async fn write_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        sent: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let declared_status = subresource == "status"
+            && self
+                .descriptor
+                .subresources
+                .contains(&crate::Subresource::Status);
+        let merge = |current: &Value, obj: &Value, client_rv: &str| -> Result<Value> {
+            let merged = if declared_status {
+                let mut merged = current.clone();
+                if let Some(map) = merged.as_object_mut() {
+                    match obj.get("status") {
+                        Some(status) => map.insert("status".into(), status.clone()),
+                        None => map.remove("status"),
+                    };
+                }
+                Some(merged)
+            } else {
+                self.strategy.subresource_update(subresource, obj, current)
+            };
+            let Some(mut merged) = merged else {
+                return Err(Status::not_found_path().into());
+            };
+            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert(
+                    "resourceVersion".into(),
+                    Value::String(client_rv.to_owned()),
+                );
+            }
+            Ok(merged)
+        };
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let obj = sent(current)?;
+            let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
+            let mut merged = merge(current, &obj, &client_rv)?;
+            object_meta::check_type(&mut merged, self.descriptor)?;
+            if opts.applying {
+                // The apply computed the entries; they travel on the applied object.
+                let applied = obj.pointer("/metadata/managedFields").cloned();
+                let meta = crate::meta::metadata_mut(&mut merged);
+                match applied {
+                    Some(m) => meta.insert("managedFields".into(), m),
+                    None => meta.remove("managedFields"),
+                };
+            } else {
+                self.track_managed_fields(&mut merged, Some(current), subresource, opts);
+            }
+            let errors = self.strategy.validate_update(&merged, current);
+            if !errors.is_empty() {
+                return Err(self.invalid(&merged, errors));
+            }
+            let current_rv = crate::meta::str_field(current, "resourceVersion");
+            if !client_rv.is_empty() && client_rv != current_rv {
+                return Err(Status::conflict(
+                    self.descriptor.group,
+                    self.descriptor.plural,
+                    name,
+                    OPTIMISTIC_LOCK_ERROR,
+                )
+                .into());
+            }
+            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            crate::rest::encode::strip_type_meta(&mut merged);
+            Ok(Some(self.go_encoded(merged)))
+        };
+        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
+            .await
+    }
+}
