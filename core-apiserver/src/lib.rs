@@ -4,7 +4,7 @@
 pub mod options;
 pub mod resources;
 
-use kas_registry::rest::{ApiGroups, ApiService};
+use kas_endpoints::installer::{ApiGroups, ApiService};
 use kas_server::options::EtcdOptions;
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to

@@ -238,7 +238,7 @@ fn normalize(obj: &mut Value) {
 /// Go's `json.Unmarshal(b, &map[string]interface{}{})` error text: the scanner's syntax
 /// error, else the type error of a value that is not an object.
 fn go_json_map_error(bytes: &[u8]) -> Option<String> {
-    if let Some(syntax) = kas_endpoints::codec::go_syntax_error(bytes) {
+    if let Some(syntax) = kas_apimachinery::runtime::serializer::go_syntax_error(bytes) {
         return Some(syntax);
     }
     let kind = match serde_json::from_slice::<Value>(bytes) {

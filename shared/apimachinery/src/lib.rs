@@ -15,6 +15,7 @@ pub mod labels;
 pub mod managed_fields;
 pub mod patch;
 pub mod protobuf;
+pub mod runtime;
 pub mod schema;
 pub mod selection;
 pub mod status;

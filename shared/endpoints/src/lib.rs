@@ -1,20 +1,26 @@
-//! kas-endpoints: the HTTP edge shared by every role, after upstream's `pkg/endpoints`:
-//! the body type, `RequestInfo` and its factory, Go-compatible URL decoding, and the one
-//! place a `Status` (or upstream's plain-text errors) becomes an HTTP response.
+//! kas-endpoints: the HTTP side of the API, after upstream's `k8s.io/apiserver/pkg/endpoints`:
+//! what a request is about (`RequestInfo` and its factory), the verb handlers built around a
+//! per-request scope (`handlers`), content negotiation (`negotiation`), the writing of answers
+//! in JSON, YAML, protobuf, Table and PartialObjectMetadata form and of `Status` errors
+//! (`responsewriters`), discovery and OpenAPI documents, and the `installer` that lays out a
+//! role's resources as routes, serves them, and hands everything else to the next role.
 //!
-//! Depends on `http` types only: no tokio, no hyper server, no I/O.
+//! Depends on kas-registry (the store and the resource descriptors) and on `http` types; no
+//! hyper server, no storage implementation.
 
 pub mod body;
-pub mod codec;
+pub mod discovery;
 pub mod error;
+pub mod handlers;
+pub mod installer;
 pub mod negotiation;
+pub mod openapi;
 pub mod request_body;
 pub mod request_info;
 pub mod responsewriters;
 pub mod url;
 
 pub use body::{Body, BoxError};
-pub use codec::{DecodeError, decode_json, decode_yaml, encode_json, encode_yaml};
 pub use error::{Error, Result};
 pub use negotiation::{MediaType, MediaTypeOptions, PatchType};
 pub use request_body::read_body;

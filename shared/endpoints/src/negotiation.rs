@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use kas_apimachinery::Status;
+use kas_apimachinery::runtime::GroupVersionKind;
 
 use crate::url::Query;
 
@@ -71,14 +72,6 @@ impl MediaType {
             .into_iter()
             .find(|m| m.type_and_subtype() == (t, sub))
     }
-}
-
-/// `schema.GroupVersionKind` as the `as`, `g` and `v` Accept parameters fill it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GroupVersionKind {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
 }
 
 /// Upstream `MediaTypeOptions`: the chosen serializer and the parameters of the clause that

@@ -174,9 +174,9 @@ type Cohabitant = (
 );
 const COHABITATING: &[Cohabitant] = &[(("events.k8s.io", "events"), ("", "v1", "Event"))];
 
-/// Descriptors the crate's unit tests share.
-#[cfg(test)]
-pub(crate) mod fixtures {
+/// Descriptors unit tests share, here and in kas-endpoints (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub mod fixtures {
     use super::*;
 
     const fn namespaced(
@@ -211,7 +211,7 @@ pub(crate) mod fixtures {
         }
     }
 
-    pub(crate) const CONFIG_MAP: ResourceDescriptor = namespaced(
+    pub const CONFIG_MAP: ResourceDescriptor = namespaced(
         "",
         ("ConfigMap", "ConfigMapList", "configmaps", "configmap"),
         &["cm"],
@@ -221,7 +221,7 @@ pub(crate) mod fixtures {
         ),
     );
 
-    pub(crate) const LEASE: ResourceDescriptor = namespaced(
+    pub const LEASE: ResourceDescriptor = namespaced(
         "coordination.k8s.io",
         ("Lease", "LeaseList", "leases", "lease"),
         &[],

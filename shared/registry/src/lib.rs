@@ -1,20 +1,18 @@
 //! kas-registry: resources served from storage, after upstream's `pkg/registry/generic` and
-//! `pkg/endpoints/handlers`. A resource is a `ResourceDescriptor` (data: names, scope,
-//! verbs, subresources, columns) plus a `Strategy` (code: prepare, validate, canonicalize,
-//! field sets); one generic `Store` and one set of REST handlers serve every resource,
-//! built-in or custom. The OpenAPI documents (`/openapi/v2`, `/openapi/v3`) are generated
-//! from the same descriptors and the schema messages they name.
+//! `pkg/registry/rest`. A resource is a `ResourceDescriptor` (data: names, scope, verbs,
+//! subresources, columns) plus a `Strategy` (code: prepare, validate, canonicalize, field
+//! sets); one generic `Store` serves every resource, built-in or custom, from the storage
+//! trait: create, get, list, watch, update, patch, apply and delete with upstream's
+//! `BeforeCreate`/`BeforeUpdate` rules, admission and field managers.
 //!
-//! Depends on the storage trait, never on an implementation (etcd, the watch cache).
+//! Depends on the storage trait, never on an implementation (etcd, the watch cache), and on
+//! nothing of the HTTP side: requests, negotiation and answers are kas-endpoints'.
 
 pub mod admission;
-pub mod aggregated_discovery;
 pub mod descriptor;
-pub mod discovery;
 pub mod error;
 pub mod features;
 pub mod meta;
-pub mod openapi;
 pub mod rest;
 pub mod store;
 pub mod strategy;

@@ -51,6 +51,15 @@ pub fn labels(obj: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// Drops `kind` and `apiVersion` before an object is stored: stored objects carry no type,
+/// and answers splice it in front of their bytes.
+pub fn strip_type_meta(obj: &mut Value) {
+    if let Some(map) = obj.as_object_mut() {
+        map.remove("kind");
+        map.remove("apiVersion");
+    }
+}
+
 /// `metadata.name` and `metadata.namespace` (upstream's `DefaultClusterScopedAttr` /
 /// `DefaultNamespaceScopedAttr`).
 pub fn default_field_set(obj: &Value) -> BTreeMap<String, String> {

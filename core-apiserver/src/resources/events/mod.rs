@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kas_apimachinery::protobuf::time::parse_rfc3339;
-use kas_registry::rest::table::age;
+use kas_endpoints::responsewriters::table::age;
 use kas_registry::strategy::FieldErrors;
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
@@ -80,7 +80,7 @@ const TABLE_COLUMNS: &[TableColumn] = &[
         name: "Name",
         type_: "string",
         format: "name",
-        description: kas_registry::rest::table::NAME_DESCRIPTION,
+        description: kas_endpoints::responsewriters::table::NAME_DESCRIPTION,
         priority: 1,
     },
 ];

@@ -211,7 +211,7 @@ mod tests {
         // A real 1.33 kube-apiserver's /apis/events.k8s.io/v1: the hash of the core/v1
         // Event it is stored as.
         let list =
-            kas_registry::discovery::api_resource_list("events.k8s.io", "v1", &[&DESCRIPTOR]);
+            kas_endpoints::discovery::api_resource_list("events.k8s.io", "v1", &[&DESCRIPTOR]);
         assert_eq!(list["resources"][0]["storageVersionHash"], "r2yiGXH7wu8=");
         assert_eq!(list["resources"][0]["shortNames"], json!(["ev"]));
     }

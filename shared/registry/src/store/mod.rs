@@ -39,8 +39,6 @@ pub struct Store {
     storage: Arc<dyn Storage>,
     attrs: AttrsFunc,
     admission: Chain,
-    /// Protobuf watch frames shared by this resource's watchers.
-    pub(crate) watch_frames: Arc<crate::rest::watch::FrameMemo>,
 }
 
 /// The resource's selectable attributes (upstream's `GetAttrs`): its labels and the fields
@@ -79,7 +77,6 @@ impl Store {
             strategy,
             storage,
             admission: Chain::default(),
-            watch_frames: Arc::default(),
         }
     }
 
@@ -237,7 +234,7 @@ impl Store {
         if opts.dry_run {
             return Ok(Written::DryRun(self.served_value(obj)));
         }
-        crate::rest::encode::strip_type_meta(&mut obj);
+        crate::meta::strip_type_meta(&mut obj);
         let ttl = self.strategy.ttl_seconds();
         let generate = crate::meta::str_field(&obj, "generateName").to_owned();
         let mut name = name;
@@ -516,7 +513,7 @@ impl Store {
             if !errors.is_empty() {
                 return Err(self.invalid(&new, errors));
             }
-            crate::rest::encode::strip_type_meta(&mut new);
+            crate::meta::strip_type_meta(&mut new);
             return Ok(Some(self.go_encoded(new)));
         };
         let current_rv = crate::meta::str_field(current, "resourceVersion");
@@ -543,7 +540,7 @@ impl Store {
         if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("resourceVersion");
         }
-        crate::rest::encode::strip_type_meta(&mut new);
+        crate::meta::strip_type_meta(&mut new);
         Ok(Some(self.go_encoded(new)))
     }
 

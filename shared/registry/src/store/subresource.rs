@@ -125,7 +125,7 @@ impl Store {
             if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
             }
-            crate::rest::encode::strip_type_meta(&mut merged);
+            crate::meta::strip_type_meta(&mut merged);
             Ok(Some(self.go_encoded(merged)))
         };
         self.rewrite_existing(namespace, name, &attempt, opts.dry_run)

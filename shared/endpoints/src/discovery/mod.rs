@@ -1,0 +1,160 @@
+//! Legacy discovery documents (`/api`, `/api/v1`, `/apis`, `/apis/<group>`,
+//! `/apis/<group>/<version>`), built from descriptors, as upstream's discovery handlers
+//! write them. kubectl falls back to these when aggregated discovery is not offered.
+
+pub mod aggregated;
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use kas_registry::{ResourceDescriptor, Subresource};
+
+/// Upstream's `storageVersionHash`: the first 8 bytes of sha256("<group>/<version>/<kind>"),
+/// base64-encoded.
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(
+        &aws_lc_rs::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
+fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
+    let mut main = json!({
+        "name": d.plural,
+        "singularName": d.singular,
+        "namespaced": d.namespaced(),
+        "kind": d.kind,
+        "verbs": d.verbs.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+    });
+    if !d.short_names.is_empty() {
+        main["shortNames"] = json!(d.short_names);
+    }
+    if !d.categories.is_empty() {
+        main["categories"] = json!(d.categories);
+    }
+    let (group, version, kind) = d.storage_version();
+    main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
+    let mut out = vec![main];
+    for sub in d.subresources {
+        let (suffix, kind, group, version, verbs) = match sub {
+            Subresource::Status => ("status", d.kind, None, None, vec!["get", "patch", "update"]),
+            Subresource::Finalize => ("finalize", d.kind, None, None, vec!["update"]),
+            Subresource::Scale => (
+                "scale",
+                "Scale",
+                Some("autoscaling"),
+                Some("v1"),
+                vec!["get", "patch", "update"],
+            ),
+        };
+        let mut entry = json!({
+            "name": format!("{}/{suffix}", d.plural),
+            "singularName": "",
+            "namespaced": d.namespaced(),
+            "kind": kind,
+            "verbs": verbs,
+        });
+        if let (Some(g), Some(v)) = (group, version) {
+            entry["group"] = json!(g);
+            entry["version"] = json!(v);
+        }
+        out.push(entry);
+    }
+    out
+}
+
+/// `/api/v1` or `/apis/<group>/<version>`: the resources of one group version, sorted by
+/// name as upstream lists them.
+pub fn api_resource_list(group: &str, version: &str, resources: &[&ResourceDescriptor]) -> Value {
+    let mut entries: Vec<Value> = resources.iter().flat_map(|d| resource_entries(d)).collect();
+    entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    if group.is_empty() {
+        json!({"kind": "APIResourceList", "groupVersion": version, "resources": entries})
+    } else {
+        json!({
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": format!("{group}/{version}"),
+            "resources": entries,
+        })
+    }
+}
+
+/// `/api`.
+pub fn api_versions(server_address: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    })
+}
+
+fn group_entry(name: &str, versions: &[&str]) -> Value {
+    let gv = |v: &str| json!({"groupVersion": format!("{name}/{v}"), "version": v});
+    json!({
+        "name": name,
+        "versions": versions.iter().map(|v| gv(v)).collect::<Vec<_>>(),
+        "preferredVersion": gv(versions[0]),
+    })
+}
+
+/// Groups and their versions (preferred first), from a set of descriptors.
+pub fn groups<'a>(
+    resources: impl Iterator<Item = &'a ResourceDescriptor>,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for d in resources.filter(|d| !d.group.is_empty()) {
+        let versions = groups.entry(d.group).or_default();
+        if !versions.contains(&d.version) {
+            versions.push(d.version);
+        }
+    }
+    groups
+}
+
+/// `/apis`.
+pub fn api_group_list(groups: &BTreeMap<&str, Vec<&str>>) -> Value {
+    json!({
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": groups.iter().map(|(g, v)| group_entry(g, v)).collect::<Vec<_>>(),
+    })
+}
+
+/// `/apis/<group>`.
+pub fn api_group(name: &str, versions: &[&str]) -> Value {
+    let mut group = group_entry(name, versions);
+    group["kind"] = json!("APIGroup");
+    group["apiVersion"] = json!("v1");
+    group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CM: ResourceDescriptor = kas_registry::descriptor::fixtures::CONFIG_MAP;
+
+    #[test]
+    fn hashes_match_upstream() {
+        // Values from a real 1.33 kube-apiserver's /api/v1 and /apis/coordination.k8s.io/v1.
+        assert_eq!(storage_version_hash("", "v1", "ConfigMap"), "qFsyl6wFWjQ=");
+        assert_eq!(storage_version_hash("", "v1", "Namespace"), "Q3oi5N2YM8M=");
+        assert_eq!(
+            storage_version_hash("coordination.k8s.io", "v1", "Lease"),
+            "gqkMMb/YqFM="
+        );
+    }
+
+    #[test]
+    fn legacy_list_has_no_api_version() {
+        let list = api_resource_list("", "v1", &[&CM]);
+        assert_eq!(list["groupVersion"], "v1");
+        assert!(list.get("apiVersion").is_none());
+        assert_eq!(list["resources"][0]["shortNames"], json!(["cm"]));
+        assert_eq!(list["resources"][0]["verbs"][2], "deletecollection");
+    }
+}

@@ -1,0 +1,213 @@
+//! Request bodies of writes: read with upstream's 3 MiB limit, negotiated by Content-Type,
+//! decoded as JSON or YAML, with duplicate fields reported per `fieldValidation`.
+
+use crate::negotiation::{self, MediaType, PatchType};
+use crate::{Body, request_body};
+use bytes::Bytes;
+use http::HeaderMap;
+use kas_apimachinery::Status;
+use kas_apimachinery::runtime::serializer::{self, DecodeError};
+use serde_json::Value;
+
+use kas_registry::ResourceDescriptor;
+use kas_registry::error::Result;
+use kas_registry::rest::options::{FieldValidation, WriteOptions};
+
+pub struct Decoded {
+    pub value: Value,
+    /// `Warning` headers (duplicate fields under `fieldValidation=Warn`).
+    pub warnings: Vec<String>,
+}
+
+fn content_type(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+}
+
+pub async fn read(body: Body) -> Result<Bytes> {
+    Ok(request_body::read_body(body, request_body::DEFAULT_MAX_REQUEST_BODY_BYTES).await?)
+}
+
+/// Upstream's create/update decoding: a malformed body is a 400 naming the kind the
+/// endpoint expects; duplicate fields are an error under Strict, warnings under Warn.
+pub async fn decode(
+    d: &ResourceDescriptor,
+    headers: &HeaderMap,
+    body: Body,
+    opts: &WriteOptions,
+) -> Result<Decoded> {
+    let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
+    let bytes = read(body).await?;
+    if media == MediaType::Protobuf {
+        // Protobuf has no unknown or repeated fields to report: the decoder skips unknown
+        // tags, as upstream's does.
+        let schema = d.schema.ok_or_else(|| {
+            Status::unsupported_media_type(&["application/json", "application/yaml"])
+        })?;
+        return Ok(Decoded {
+            value: crate::responsewriters::protobuf::decode_body(&bytes, schema)?,
+            warnings: Vec::new(),
+        });
+    }
+    let decoded = match media {
+        MediaType::Yaml => serializer::decode_yaml(&bytes),
+        _ => serializer::decode_json(&bytes),
+    };
+    let decoded =
+        decoded.map_err(|e| serializer::transform_decode_error(d.kind, None, &e, &bytes))?;
+    // Decoding into the Go type: a value that does not fit it (a list for a map, a
+    // number for a string, a bad time or base64) is a 400 naming the body's kind, or the
+    // endpoint's when the body names none.
+    if let Some(schema) = d.schema
+        && let Err(e) = fits_go_type(&decoded.object, schema)
+    {
+        let mut gvk = decoded.gvk.clone();
+        if gvk.kind.is_empty() {
+            gvk.kind = d.kind.to_owned();
+        }
+        if gvk.version.is_empty() {
+            gvk.version = d.version.to_owned();
+        }
+        let err = DecodeError::Type(e);
+        return Err(serializer::transform_decode_error(d.kind, Some(&gvk), &err, &bytes).into());
+    }
+    let mut value = decoded.object;
+    let warnings = match opts.field_validation {
+        FieldValidation::Ignore => Vec::new(),
+        FieldValidation::Warn => strict_findings(d, media, &bytes, &value),
+        FieldValidation::Strict => {
+            let findings = strict_findings(d, media, &bytes, &value);
+            if !findings.is_empty() {
+                let err = DecodeError::Strict(findings);
+                return Err(Status::bad_request(&err.to_string()).into());
+            }
+            Vec::new()
+        }
+    };
+    // Decoding into upstream's types drops what they do not have, whatever the validation.
+    if let Some(schema) = d.schema {
+        as_go_types(&mut value, schema);
+    }
+    Ok(Decoded { value, warnings })
+}
+
+/// The unknown fields of a patched object under `fieldValidation` (upstream decodes the
+/// patch result strictly): an error under Strict, warnings under Warn; the object comes
+/// back without them.
+pub fn check_fields(
+    d: &ResourceDescriptor,
+    mut value: Value,
+    opts: &WriteOptions,
+) -> Result<(Value, Vec<String>)> {
+    let Some(schema) = d.schema else {
+        return Ok((value, Vec::new()));
+    };
+    // Upstream decodes the patched object into its Go type; what does not fit is a 422
+    // on the patch.
+    if let Err(e) = fits_go_type(&value, schema) {
+        use kas_apimachinery::validation::field;
+        let json = kas_apimachinery::json::to_vec(&value).unwrap_or_default();
+        let json = String::from_utf8_lossy(&json).into_owned();
+        let cause = field::invalid(&field::Path::new("patch"), json, &e).to_cause();
+        return Err(Status::invalid("", "", "", vec![cause]).into());
+    }
+    let findings = || {
+        let json = serde_json::to_vec(&value).unwrap_or_default();
+        serializer::json_strict_fields(&json, Some(schema))
+    };
+    let warnings = match opts.field_validation {
+        FieldValidation::Ignore => Vec::new(),
+        FieldValidation::Warn => findings(),
+        FieldValidation::Strict => {
+            let found = findings();
+            if !found.is_empty() {
+                let err = DecodeError::Strict(found);
+                return Err(Status::bad_request(&err.to_string()).into());
+            }
+            Vec::new()
+        }
+    };
+    as_go_types(&mut value, schema);
+    Ok((value, warnings))
+}
+
+/// Whether `value` decodes into upstream's Go type: the protobuf encoder walks it as that
+/// decoding would, and fails with `encoding/json`'s words (`json: cannot unmarshal array
+/// into Go struct field ConfigMap.data of type map[string]string`).
+fn fits_go_type(
+    value: &Value,
+    schema: &'static kas_apimachinery::schema::Message,
+) -> std::result::Result<(), String> {
+    kas_apimachinery::protobuf::encode(value, schema, &mut Vec::new()).map_err(|e| e.to_string())
+}
+
+/// What a round trip through upstream's Go types leaves of `value`: no unknown fields, and
+/// no `omitempty` field holding an empty value. An empty `metadata.managedFields` list
+/// stays: decoded, it is an empty slice, not a nil one, and asks the field manager to
+/// reset the entries.
+fn as_go_types(value: &mut Value, schema: &'static kas_apimachinery::schema::Message) {
+    let kind = kas_apimachinery::schema::Kind::Message(schema);
+    let reset = value
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| m.as_array().is_some_and(Vec::is_empty));
+    kas_apimachinery::schema::prune(value, &kind);
+    kas_apimachinery::schema::omit_empty(value, &kind);
+    if reset && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("managedFields".into(), Value::Array(Vec::new()));
+    }
+}
+
+/// What strict decoding reports, in upstream's order: a YAML body's repeated keys as
+/// goyaml reports them, then the unknown fields of its JSON form; a JSON body's repeated
+/// and unknown keys in document order.
+fn strict_findings(
+    d: &ResourceDescriptor,
+    media: MediaType,
+    bytes: &[u8],
+    value: &Value,
+) -> Vec<String> {
+    match media {
+        MediaType::Yaml => {
+            let mut findings = serializer::yaml_duplicate_fields(bytes);
+            if d.schema.is_some() {
+                let json = serde_json::to_vec(value).unwrap_or_default();
+                findings.extend(
+                    serializer::json_strict_fields(&json, d.schema)
+                        .into_iter()
+                        .filter(|f| f.starts_with("unknown field")),
+                );
+            }
+            findings
+        }
+        _ => serializer::json_strict_fields(bytes, d.schema),
+    }
+}
+
+/// A body that is an options object (DeleteOptions): JSON or YAML, no kind required.
+pub fn decode_options(headers: &HeaderMap, bytes: &[u8]) -> Result<Value> {
+    let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
+    if media == MediaType::Protobuf {
+        return crate::responsewriters::protobuf::decode_body(
+            bytes,
+            &kas_api::meta::v1::DELETE_OPTIONS,
+        );
+    }
+    let value = match media {
+        MediaType::Yaml => serializer::yaml_to_json(bytes),
+        _ => serde_json::from_slice(bytes).map_err(|e| DecodeError::JsonParse(e.to_string())),
+    };
+    value.map_err(|e| Status::bad_request(&e.to_string()).into())
+}
+
+pub fn patch_type(headers: &HeaderMap, custom: bool) -> Result<PatchType> {
+    let supported = if custom {
+        negotiation::CUSTOM_RESOURCE_PATCH_TYPES
+    } else {
+        negotiation::BUILTIN_PATCH_TYPES
+    };
+    Ok(negotiation::negotiate_patch_type(
+        content_type(headers),
+        supported,
+    )?)
+}

@@ -1,0 +1,144 @@
+//! DELETE of one object and DELETECOLLECTION.
+
+use crate::negotiation::{MediaType, MediaTypeOptions};
+use crate::{Body, RequestInfo};
+use http::{HeaderMap, Response, StatusCode};
+use kas_apimachinery::Status;
+use kas_storage::Preconditions;
+use serde_json::{Value, json};
+
+use crate::handlers::decode;
+use crate::handlers::read;
+use crate::handlers::selection;
+use crate::responsewriters::encode;
+use crate::responsewriters::response;
+use kas_registry::error::Result;
+use kas_registry::rest::options::WriteOptions;
+use kas_registry::store::{Deleted, Store};
+
+/// `DeleteOptions` from the body (optional) and the query.
+async fn delete_options(
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Preconditions, WriteOptions)> {
+    let mut opts = crate::handlers::options::write_options(query, "DeleteOptions")?;
+    let bytes = decode::read(body).await?;
+    let mut pre = Preconditions::default();
+    if !bytes.is_empty() {
+        let v = decode::decode_options(headers, &bytes)?;
+        if let Some(p) = v.get("preconditions") {
+            pre.uid = p.get("uid").and_then(Value::as_str).map(str::to_owned);
+            pre.resource_version = p
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        if v.get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|d| d.iter().any(|x| x == "All"))
+        {
+            opts.dry_run = true;
+        }
+    }
+    Ok((pre, opts))
+}
+
+fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions) -> Response<Body> {
+    let mut details = json!({"name": name, "kind": store.descriptor.plural});
+    if !store.descriptor.group.is_empty() {
+        details["group"] = json!(store.descriptor.group);
+    }
+    if let Some(uid) = uid {
+        details["uid"] = json!(uid);
+    }
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    });
+    if out.accepted == MediaType::Protobuf {
+        let bytes = kas_apimachinery::protobuf::encode_object(
+            &status,
+            &kas_api::meta::v1::STATUS,
+            "v1",
+            "Status",
+        )
+        .unwrap_or_default();
+        return read::protobuf(StatusCode::OK, bytes.into());
+    }
+    response::json(
+        StatusCode::OK,
+        serde_json::to_vec(&status).unwrap_or_default().into(),
+    )
+}
+
+pub async fn delete(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let (out, _) = read::negotiate(headers, query)?;
+    let (pre, opts) = delete_options(query, headers, body).await?;
+    match store
+        .delete(&info.namespace, &info.name, &pre, &opts)
+        .await?
+    {
+        Deleted::Gone(obj) => {
+            let value = obj.value()?;
+            let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
+            Ok(success(store, &info.name, uid, &out))
+        }
+        Deleted::Pending(obj) => read::render_object(
+            store.descriptor,
+            &out,
+            StatusCode::OK,
+            encode::object(store.descriptor, &obj),
+        ),
+    }
+}
+
+/// Deletes every object the selectors match, one by one, and answers with the list of
+/// what was deleted, as upstream's `DeleteCollection`.
+pub async fn delete_collection(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    // Not a watch: no feature gate applies.
+    let list_opts = crate::handlers::options::list_options(query, false, &Default::default())?;
+    if list_opts.watch {
+        return Err(Status::bad_request("watch is not supported for deletecollection").into());
+    }
+    let (out, _) = read::negotiate(headers, query)?;
+    let (pre, opts) = delete_options(query, headers, body).await?;
+    let predicate = selection::predicate(store, &list_opts)?;
+    let mut all = list_opts.clone();
+    all.limit = None;
+    all.continue_token = None;
+    let listed = store.list(&info.namespace, &all, predicate).await?;
+    let mut deleted = Vec::with_capacity(listed.items.len());
+    for item in &listed.items {
+        let value = item.value()?;
+        let ns = kas_registry::meta::namespace(&value).to_owned();
+        let name = kas_registry::meta::name(&value).to_owned();
+        match store.delete(&ns, &name, &pre, &opts).await {
+            Ok(Deleted::Gone(o)) | Ok(Deleted::Pending(o)) => deleted.push(o),
+            Err(e) if e.to_status().code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let result = kas_storage::ListResult {
+        items: deleted,
+        resource_version: listed.resource_version,
+        continue_token: None,
+        remaining_item_count: None,
+    };
+    read::render_list(store.descriptor, &out, result)
+}

@@ -1,0 +1,449 @@
+//! Query parameters of the REST verbs, parsed and validated once per request as upstream's
+//! parameter codec and `ValidateListOptions`, `ValidateCreateOptions`, ... do, with
+//! upstream's messages, into the option types the store takes.
+
+use kas_apimachinery::gostr::quote;
+use kas_apimachinery::validation::field;
+use kas_apimachinery::{Status, StatusCause};
+use kas_registry::features::FeatureGates;
+use kas_registry::rest::options::{
+    FieldValidation, ListOptions, ResourceVersionMatch, WriteOptions,
+};
+use kas_registry::{Error, Result};
+
+use crate::url::Query;
+
+fn bad_request(message: String) -> Error {
+    Status::bad_request(&message).into()
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(bad_request(format!(
+            "failed to parse query parameter {key:?}: strconv.ParseBool: parsing {v:?}: invalid syntax"
+        ))),
+    }
+}
+
+fn parse_i64(key: &str, v: &str) -> Result<i64> {
+    v.parse().map_err(|_| {
+        bad_request(format!(
+            "failed to parse query parameter {key:?}: strconv.ParseInt: parsing {v:?}: invalid syntax"
+        ))
+    })
+}
+
+/// The validation error upstream returns for bad list options.
+fn invalid(causes: Vec<StatusCause>) -> Error {
+    Status::invalid("meta.k8s.io", "ListOptions", "", causes).into()
+}
+
+fn forbidden(field: &str, message: &str) -> StatusCause {
+    StatusCause {
+        reason: Some("FieldValueForbidden".to_owned()),
+        message: Some(format!("Forbidden: {message}")),
+        field: Some(field.to_owned()),
+    }
+}
+
+/// Upstream's `field.NotSupported` on `resourceVersionMatch`.
+fn not_supported(value: &str, supported: &[&str]) -> StatusCause {
+    let supported: Vec<String> = supported.iter().map(|v| quote(v)).collect();
+    StatusCause {
+        reason: Some("FieldValueNotSupported".to_owned()),
+        message: Some(format!(
+            "Unsupported value: {}: supported values: {}",
+            quote(value),
+            supported.join(", ")
+        )),
+        field: Some("resourceVersionMatch".to_owned()),
+    }
+}
+
+/// Parses and validates list and watch options (upstream's `ValidateListOptions`); `watch`
+/// is true for the legacy `/watch/` paths as well as `?watch=true`.
+pub fn list_options(
+    query: Option<&str>,
+    watch_path: bool,
+    features: &FeatureGates,
+) -> Result<ListOptions> {
+    let q = Query::parse(query.unwrap_or(""));
+    let mut o = ListOptions {
+        label_selector: q.first("labelSelector").unwrap_or("").to_owned(),
+        field_selector: q.first("fieldSelector").unwrap_or("").to_owned(),
+        watch: watch_path,
+        ..ListOptions::default()
+    };
+    if let Some(v) = q.first("watch") {
+        o.watch |= parse_bool("watch", v)?;
+    }
+    if let Some(v) = q.first("allowWatchBookmarks") {
+        o.allow_watch_bookmarks = parse_bool("allowWatchBookmarks", v)?;
+    }
+    o.resource_version = q
+        .first("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let resource_version_match = q.first("resourceVersionMatch").unwrap_or("");
+    o.resource_version_match = match resource_version_match {
+        "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
+        "Exact" => Some(ResourceVersionMatch::Exact),
+        _ => None,
+    };
+    if let Some(v) = q.first("timeoutSeconds") {
+        o.timeout_seconds = Some(parse_i64("timeoutSeconds", v)?);
+    }
+    if let Some(v) = q.first("limit") {
+        o.limit = Some(parse_i64("limit", v)?).filter(|l| *l > 0);
+    }
+    o.continue_token = q
+        .first("continue")
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    if let Some(v) = q.first("sendInitialEvents") {
+        o.send_initial_events = Some(parse_bool("sendInitialEvents", v)?);
+    }
+    let causes = if o.watch {
+        watch_causes(&o, resource_version_match, features.watch_list)
+    } else {
+        list_causes(&o, resource_version_match)
+    };
+    if !causes.is_empty() {
+        return Err(invalid(causes));
+    }
+    Ok(o)
+}
+
+/// Upstream's `ValidateListOptions` for a list; `rv_match` as the client sent it.
+fn list_causes(o: &ListOptions, rv_match: &str) -> Vec<StatusCause> {
+    let mut causes = Vec::new();
+    let rv = o.resource_version.as_deref().unwrap_or("");
+    if !rv_match.is_empty() {
+        if rv.is_empty() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if o.continue_token.is_some() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if o.resource_version_match.is_none() {
+            causes.push(not_supported(rv_match, &["Exact", "NotOlderThan", ""]));
+        }
+        if o.resource_version_match == Some(ResourceVersionMatch::Exact) && rv == "0" {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if o.send_initial_events.is_some() {
+        causes.push(forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    causes
+}
+
+/// Upstream's `validateWatchOptions`: streaming lists (`sendInitialEvents`) need the
+/// WatchList feature and `resourceVersionMatch=NotOlderThan`, and a match mode is for
+/// them only. Upstream leaves `allowWatchBookmarks` to the client: without it the
+/// initial events come with no bookmark at their end.
+fn watch_causes(o: &ListOptions, rv_match: &str, watch_list: bool) -> Vec<StatusCause> {
+    let mut causes = Vec::new();
+    let not_older_than = o.resource_version_match == Some(ResourceVersionMatch::NotOlderThan);
+    if o.send_initial_events.is_some() {
+        if !not_older_than {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !watch_list {
+            causes.push(forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                ));
+        }
+    }
+    if !rv_match.is_empty() {
+        if o.send_initial_events.is_none() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if !not_older_than {
+            causes.push(not_supported(rv_match, &["NotOlderThan"]));
+        }
+        if o.continue_token.is_some() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    causes
+}
+
+/// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options);
+/// `kind` (`CreateOptions`, `UpdateOptions`, ...) names them in an Invalid error.
+pub fn write_options(query: Option<&str>, kind: &str) -> Result<WriteOptions> {
+    let q = Query::parse(query.unwrap_or(""));
+    let mut o = WriteOptions::default();
+    for v in q.all("dryRun") {
+        if v != "All" {
+            return Err(Status::invalid(
+                "meta.k8s.io",
+                kind,
+                "",
+                vec![StatusCause {
+                    reason: Some("FieldValueNotSupported".to_owned()),
+                    message: Some(format!(
+                        "Unsupported value: {v:?}: supported values: \"All\""
+                    )),
+                    field: Some("dryRun".to_owned()),
+                }],
+            )
+            .into());
+        }
+        o.dry_run = true;
+    }
+    o.field_manager = q.first("fieldManager").map(str::to_owned);
+    if let Some(v) = q.first("force") {
+        o.force = Some(parse_bool("force", v)?);
+    }
+    let errors = validate_field_manager(o.field_manager.as_deref().unwrap_or(""));
+    if !errors.is_empty() {
+        let causes = errors.iter().map(field::Error::to_cause).collect();
+        return Err(Status::invalid("meta.k8s.io", kind, "", causes).into());
+    }
+    o.field_validation = match q.first("fieldValidation").unwrap_or("") {
+        "" | "Warn" => FieldValidation::Warn,
+        "Ignore" => FieldValidation::Ignore,
+        "Strict" => FieldValidation::Strict,
+        other => {
+            return Err(bad_request(format!(
+                "fieldValidation parameter unsupported: {other}. Must be one of Ignore, Warn, Strict"
+            )));
+        }
+    };
+    Ok(o)
+}
+
+/// Upstream's `ValidateFieldManager`: at most 128 bytes, printable characters only.
+fn validate_field_manager(manager: &str) -> Vec<field::Error> {
+    use kas_apimachinery::managed_fields::FIELD_MANAGER_MAX_LENGTH;
+    let path = field::Path::new("fieldManager");
+    let mut errs = Vec::new();
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        errs.push(field::too_long(&path, FIELD_MANAGER_MAX_LENGTH as i64));
+    }
+    for (i, c) in manager.char_indices() {
+        if !kas_apimachinery::gostr::is_print(c) {
+            // Go's %#U of an unprintable rune: U+ and at least four hex digits.
+            let detail = format!("invalid character U+{:04X} (at position {i})", c as u32);
+            errs.push(field::invalid(&path, manager, &detail));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The WatchList gate on, so the streaming-list rules are exercised.
+    const ON: FeatureGates = FeatureGates { watch_list: true };
+
+    #[test]
+    fn list_options_parse() {
+        let o = list_options(
+            Some("labelSelector=a%3Db&limit=10&continue=xyz&watch=0"),
+            false,
+            &ON,
+        )
+        .unwrap();
+        assert_eq!(o.label_selector, "a=b");
+        assert_eq!(o.limit, Some(10));
+        assert_eq!(o.continue_token.as_deref(), Some("xyz"));
+        assert!(!o.watch);
+        assert!(list_options(Some("watch=1"), false, &ON).unwrap().watch);
+        assert!(list_options(None, true, &ON).unwrap().watch);
+        assert_eq!(
+            list_options(Some("limit=0"), false, &ON).unwrap().limit,
+            None
+        );
+    }
+
+    #[test]
+    fn list_options_errors_are_upstreams() {
+        let e = list_options(Some("limit=abc"), false, &ON)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(e.code, 400);
+        let e = list_options(Some("resourceVersionMatch=Exact"), false, &ON)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message.as_deref(),
+            Some(
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+            )
+        );
+        let e = list_options(
+            Some("resourceVersion=0&resourceVersionMatch=Exact"),
+            false,
+            &ON,
+        )
+        .unwrap_err()
+        .to_status();
+        assert!(e.message.unwrap().contains("\"exact\" is forbidden"));
+        assert!(
+            list_options(
+                Some("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
+                false,
+                &ON,
+            )
+            .is_ok()
+        );
+    }
+
+    fn invalid_message(query: &str, watch: bool) -> String {
+        let status = list_options(Some(query), watch, &ON)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(status.code, 422, "{query}");
+        status.message.unwrap_or_default()
+    }
+
+    #[test]
+    fn streaming_lists_need_the_watch_list_gate() {
+        let query =
+            "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+        let status = list_options(Some(query), true, &FeatureGates::default())
+            .unwrap_err()
+            .to_status();
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message.as_deref(),
+            Some(
+                "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: \
+                 sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            )
+        );
+        assert!(list_options(Some(query), true, &ON).is_ok());
+    }
+
+    #[test]
+    fn streaming_list_options_are_validated_as_upstream() {
+        let prefix = "ListOptions.meta.k8s.io \"\" is invalid: ";
+        let cases = [
+            (
+                "sendInitialEvents=true&allowWatchBookmarks=true",
+                true,
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ),
+            (
+                "resourceVersionMatch=NotOlderThan",
+                true,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ),
+            (
+                "sendInitialEvents=true&resourceVersionMatch=Exact",
+                true,
+                "[resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]",
+            ),
+            (
+                "sendInitialEvents=false&resourceVersionMatch=NotOlderThan&continue=abc",
+                true,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            ),
+            (
+                "sendInitialEvents=true",
+                false,
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+            ),
+            (
+                "resourceVersionMatch=Foo",
+                false,
+                "[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Unsupported value: \"Foo\": supported values: \"Exact\", \"NotOlderThan\", \"\"]",
+            ),
+        ];
+        for (query, watch, want) in cases {
+            assert_eq!(
+                invalid_message(query, watch),
+                format!("{prefix}{want}"),
+                "{query}"
+            );
+        }
+        let status = list_options(Some("sendInitialEvents=true"), true, &ON)
+            .unwrap_err()
+            .to_status();
+        let cause = &status.details.unwrap().causes[0];
+        assert_eq!(cause.reason.as_deref(), Some("FieldValueForbidden"));
+        assert_eq!(cause.field.as_deref(), Some("resourceVersionMatch"));
+    }
+
+    #[test]
+    fn streaming_lists_parse() {
+        let q = "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan";
+        let o = list_options(Some(q), true, &ON).unwrap();
+        assert!(o.is_list_watch());
+        assert_eq!(o.send_initial_events, Some(true));
+        // Upstream does not require bookmarks: the initial events then have no end marker.
+        let q = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=5";
+        let o = list_options(Some(q), true, &ON).unwrap();
+        assert!(!o.is_list_watch());
+        let q = "sendInitialEvents=false&resourceVersionMatch=NotOlderThan";
+        assert!(list_options(Some(q), true, &ON).is_ok());
+    }
+
+    #[test]
+    fn write_options_are_parsed() {
+        let o = write_options(
+            Some("dryRun=All&fieldValidation=Strict&fieldManager=kubectl"),
+            "CreateOptions",
+        )
+        .unwrap();
+        assert!(o.dry_run);
+        assert_eq!(o.field_validation, FieldValidation::Strict);
+        let err = |q: &str, kind: &str| write_options(Some(q), kind).unwrap_err().to_status();
+        let dry = err("dryRun=Some", "UpdateOptions");
+        assert_eq!(dry.code, 422);
+        assert_eq!(
+            dry.message.as_deref().unwrap_or(""),
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Some\": supported values: \"All\""
+        );
+        assert_eq!(err("fieldValidation=x", "CreateOptions").code, 400);
+    }
+
+    #[test]
+    fn field_managers_are_short_and_printable() {
+        let long = format!("fieldManager={}", "m".repeat(129));
+        let s = write_options(Some(&long), "PatchOptions")
+            .unwrap_err()
+            .to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+        );
+        let s = write_options(Some("fieldManager=a%09b"), "CreateOptions")
+            .unwrap_err()
+            .to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\tb\": invalid character U+0009 (at position 1)"
+        );
+        let ok = format!("fieldManager={}", "m".repeat(128));
+        assert!(write_options(Some(&ok), "CreateOptions").is_ok());
+    }
+}

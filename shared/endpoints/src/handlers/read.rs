@@ -1,0 +1,216 @@
+//! GET of one object and LIST of a collection, as JSON, YAML, protobuf, a Table or
+//! PartialObjectMetadata.
+
+use crate::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
+use crate::url::Query;
+use crate::{Body, RequestInfo};
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
+use kas_apimachinery::Status;
+use kas_apimachinery::runtime::serializer;
+use serde_json::{Value, json};
+
+use crate::handlers::selection;
+use crate::responsewriters::encode;
+use crate::responsewriters::list_stream::ListStream;
+use crate::responsewriters::partial::Partial;
+use crate::responsewriters::protobuf as proto;
+use crate::responsewriters::response;
+use crate::responsewriters::table::{self, IncludeObject};
+use kas_registry::error::Result;
+use kas_registry::rest::options::ListOptions;
+use kas_registry::store::Store;
+
+/// The negotiated answer type; `Ok(true)` in the second place for a Table.
+pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeOptions, bool)> {
+    let opts = negotiate_media(headers, query, true)?;
+    let table = opts.convert.as_ref().is_some_and(|gvk| gvk.kind == "Table");
+    Ok((opts, table))
+}
+
+/// The negotiated answer type when a Table is (`table_convertor`) or is not offered.
+/// The only other conversion served is PartialObjectMetadata, transformed by `partial`
+/// where the answer is encoded; the restrictions let nothing else through, and anything
+/// that still arrives is refused rather than ignored.
+pub fn negotiate_media(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    table_convertor: bool,
+) -> Result<MediaTypeOptions> {
+    let header = |h: http::HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
+    let restrictions = ResourceRestrictions {
+        table_convertor,
+        ..ResourceRestrictions::default()
+    };
+    let opts = negotiation::negotiate_output_media_type(
+        header(http::header::ACCEPT),
+        query,
+        header(http::header::USER_AGENT),
+        &restrictions,
+    )?;
+    match &opts.convert {
+        None => Ok(opts),
+        Some(gvk) if table_convertor && gvk.kind == "Table" => Ok(opts),
+        Some(gvk) if Partial::from_gvk(gvk).is_some() => Ok(opts),
+        Some(gvk) => Err(Status::not_acceptable(&[&format!("as={}", gvk.kind)]).into()),
+    }
+}
+
+/// A protobuf answer.
+pub fn protobuf(code: StatusCode, bytes: Bytes) -> Response<Body> {
+    let mut resp = response::json(code, bytes);
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(proto::MEDIA_TYPE),
+    );
+    resp
+}
+
+/// One object of the resource in the negotiated media type, from its JSON (with type).
+pub fn render_object(
+    d: &kas_registry::ResourceDescriptor,
+    opts: &MediaTypeOptions,
+    code: StatusCode,
+    json_bytes: Bytes,
+) -> Result<Response<Body>> {
+    if let Some(p) = Partial::from_options(opts) {
+        return Ok(encoded(
+            opts,
+            code,
+            p.object(d, opts.accepted, &json_bytes)?,
+        ));
+    }
+    if opts.accepted == MediaType::Protobuf {
+        return Ok(protobuf(code, proto::object_from_json(d, &json_bytes)?));
+    }
+    Ok(render(opts, code, json_bytes))
+}
+
+/// Bytes already in the negotiated media type: protobuf as they are, JSON through
+/// [`render`].
+fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<Body> {
+    if opts.accepted == MediaType::Protobuf {
+        return protobuf(code, bytes);
+    }
+    render(opts, code, bytes)
+}
+
+/// A list (not a Table) in the negotiated media type. JSON, pretty or not, streams from
+/// the items ([`ListStream`]); the other forms are built whole.
+pub fn render_list(
+    d: &kas_registry::ResourceDescriptor,
+    opts: &MediaTypeOptions,
+    result: kas_storage::ListResult,
+) -> Result<Response<Body>> {
+    let bytes = if let Some(p) = Partial::from_options(opts) {
+        p.list(d, opts.accepted, &result)?
+    } else if opts.accepted == MediaType::Protobuf {
+        proto::list(d, &result)?
+    } else if opts.accepted == MediaType::Json {
+        let stream = ListStream::new(d, result);
+        let stream = if opts.pretty { stream.pretty() } else { stream };
+        let length = http_body::Body::size_hint(&stream).exact();
+        let mut resp = response::json(StatusCode::OK, Bytes::new());
+        *resp.body_mut() = crate::body::boxed(stream);
+        if let Some(n) = length {
+            resp.headers_mut()
+                .insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(n));
+        }
+        return Ok(resp);
+    } else {
+        encode::list(d, &result)
+    };
+    Ok(encoded(opts, StatusCode::OK, bytes))
+}
+
+/// JSON bytes in the negotiated media type (JSON or YAML; protobuf answers are encoded
+/// from their objects by the callers).
+pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> Response<Body> {
+    if opts.accepted == MediaType::Yaml
+        && let Ok(v) = serde_json::from_slice::<Value>(&json_bytes)
+        && let Ok(yaml) = serializer::encode_yaml(&v)
+    {
+        let mut resp = response::json(code, yaml);
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/yaml"),
+        );
+        return resp;
+    }
+    if opts.pretty {
+        return response::json(code, serializer::indent_json(&json_bytes));
+    }
+    response::json(code, json_bytes)
+}
+
+pub async fn get(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Response<Body>> {
+    let (opts, as_table) = negotiate(headers, query)?;
+    let q = Query::parse(query.unwrap_or(""));
+    let rv = q
+        .first("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let obj = store.get(&info.namespace, &info.name, rv).await?;
+    if let Some(p) = Partial::from_options(&opts) {
+        let bytes = p.object(store.descriptor, opts.accepted, &obj.json)?;
+        return Ok(encoded(&opts, StatusCode::OK, bytes));
+    }
+    let bytes = if as_table {
+        let meta = json!({"resourceVersion": obj.resource_version.to_string()});
+        table::table(
+            store,
+            std::iter::once(&obj.value()?),
+            meta,
+            IncludeObject::from_query(query),
+            true,
+        )
+    } else if opts.accepted == MediaType::Protobuf {
+        return Ok(protobuf(
+            StatusCode::OK,
+            proto::stored(store.descriptor, &obj)?,
+        ));
+    } else {
+        encode::object(store.descriptor, &obj)
+    };
+    Ok(render(&opts, StatusCode::OK, bytes))
+}
+
+pub async fn list(
+    store: &Store,
+    info: &RequestInfo,
+    list_opts: &ListOptions,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Response<Body>> {
+    let (opts, as_table) = negotiate(headers, query)?;
+    let predicate = selection::predicate(store, list_opts)?;
+    let result = store.list(&info.namespace, list_opts, predicate).await?;
+    if !as_table {
+        return render_list(store.descriptor, &opts, result);
+    }
+    let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
+    if let Some(c) = &result.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = result.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    let values = result
+        .items
+        .iter()
+        .map(|o| o.value())
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = table::table(
+        store,
+        values.iter(),
+        meta,
+        IncludeObject::from_query(query),
+        true,
+    );
+    Ok(render(&opts, StatusCode::OK, bytes))
+}

@@ -1,0 +1,204 @@
+//! CREATE (POST), UPDATE (PUT) and PATCH.
+
+use crate::negotiation::{MediaTypeOptions, PatchType};
+use crate::{Body, RequestInfo};
+use http::{HeaderMap, Response, StatusCode};
+use kas_apimachinery::Status;
+use serde_json::Value;
+
+use crate::handlers::decode;
+use crate::handlers::read;
+use crate::responsewriters::encode;
+use crate::responsewriters::response;
+use kas_registry::error::Result;
+use kas_registry::rest::options::WriteOptions;
+use kas_registry::store::{Store, Written};
+
+/// The written object in the negotiated media type (upstream negotiates write answers as
+/// read answers).
+fn written(
+    store: &Store,
+    w: &Written,
+    code: StatusCode,
+    out: &MediaTypeOptions,
+) -> Result<Response<Body>> {
+    let bytes = match w {
+        Written::Stored(obj) => encode::object(store.descriptor, obj),
+        Written::DryRun(v) => encode::value(store.descriptor, v),
+    };
+    read::render_object(store.descriptor, out, code, bytes)
+}
+
+/// A write's options, and the answer's media type negotiated before anything is written:
+/// an answer the client cannot read is a 406 up front.
+pub(crate) fn options(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    kind: &str,
+) -> Result<(WriteOptions, MediaTypeOptions)> {
+    let mut opts = crate::handlers::options::write_options(query, kind)?;
+    let user_agent = headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    opts.manager =
+        kas_apimachinery::managed_fields::manager(opts.field_manager.as_deref(), user_agent);
+    let (out, _) = read::negotiate(headers, query)?;
+    Ok((opts, out))
+}
+
+pub async fn create(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let (opts, out) = options(headers, query, "CreateOptions")?;
+    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let w = store.create(&info.namespace, decoded.value, &opts).await?;
+    let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
+    response::add_warnings(&mut resp, &decoded.warnings);
+    Ok(resp)
+}
+
+pub async fn update(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let (opts, out) = options(headers, query, "UpdateOptions")?;
+    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let (w, created) = store
+        .update(&info.namespace, &info.name, decoded.value, &opts)
+        .await?;
+    let code = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut resp = written(store, &w, code, &out)?;
+    response::add_warnings(&mut resp, &decoded.warnings);
+    Ok(resp)
+}
+
+pub async fn patch(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let (mut opts, out) = options(headers, query, "PatchOptions")?;
+    let patch_type = decode::patch_type(headers, store.strategy.patch_schema().is_none())?;
+    let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
+    validate_patch_options(&opts, applying)?;
+    let patch = decode::read(body).await?;
+    if applying {
+        opts.applying = true;
+        let config = crate::handlers::apply::decode(&patch)?;
+        crate::handlers::apply::check(store.descriptor, &config)?;
+        let warnings = crate::handlers::apply::strict(&patch, &opts)?;
+        let (w, created) = if info.subresource.is_empty() {
+            store
+                .apply(&info.namespace, &info.name, config, &opts)
+                .await?
+        } else {
+            let w = store
+                .apply_subresource(
+                    &info.namespace,
+                    &info.name,
+                    &info.subresource,
+                    config,
+                    &opts,
+                )
+                .await?;
+            (w, false)
+        };
+        let code = if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        let mut resp = written(store, &w, code, &out)?;
+        response::add_warnings(&mut resp, &warnings);
+        return Ok(resp);
+    }
+    // The patch may be applied several times (conflicts); the last run's warnings stand.
+    let warnings = std::sync::Mutex::new(Vec::new());
+    let apply = |current: &Value| -> Result<Value> {
+        let patched = crate::handlers::patch::apply(store, patch_type, current, &patch)?;
+        let (patched, found) = decode::check_fields(store.descriptor, patched, &opts)?;
+        *warnings.lock().unwrap_or_else(|e| e.into_inner()) = found;
+        Ok(patched)
+    };
+    let w = if info.subresource.is_empty() {
+        store
+            .patch(&info.namespace, &info.name, &apply, &opts)
+            .await?
+    } else {
+        store
+            .patch_subresource(
+                &info.namespace,
+                &info.name,
+                &info.subresource,
+                &apply,
+                &opts,
+            )
+            .await?
+    };
+    let mut resp = written(store, &w, StatusCode::OK, &out)?;
+    response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
+    Ok(resp)
+}
+
+/// Upstream's `ValidatePatchOptions`: `force` only with an apply, which needs a
+/// `fieldManager`.
+fn validate_patch_options(opts: &WriteOptions, applying: bool) -> Result<()> {
+    use kas_apimachinery::validation::field;
+    let mut errors = Vec::new();
+    if !applying && opts.force.is_some() {
+        errors.push(field::forbidden(
+            &field::Path::new("force"),
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if applying && opts.field_manager.as_deref().unwrap_or("").is_empty() {
+        errors.push(field::required(
+            &field::Path::new("fieldManager"),
+            "is required for apply patch",
+        ));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let causes = errors.iter().map(field::Error::to_cause).collect();
+    Err(Status::invalid("meta.k8s.io", "PatchOptions", "", causes).into())
+}
+
+/// PUT of a subresource (`status`, a namespace's `finalize`).
+pub async fn update_subresource(
+    store: &Store,
+    info: &RequestInfo,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response<Body>> {
+    let (opts, out) = options(headers, query, "UpdateOptions")?;
+    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let w = store
+        .update_subresource(
+            &info.namespace,
+            &info.name,
+            &info.subresource,
+            decoded.value,
+            &opts,
+        )
+        .await?;
+    written(store, &w, StatusCode::OK, &out)
+}
+
+pub(crate) fn not_supported(info: &RequestInfo, store: &Store) -> kas_registry::Error {
+    Status::method_not_supported(store.descriptor.group, store.descriptor.plural, &info.verb).into()
+}

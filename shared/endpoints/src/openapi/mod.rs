@@ -1,0 +1,188 @@
+//! The OpenAPI documents of a role's resources, after upstream's `/openapi/v2` (Swagger
+//! 2.0, JSON or gnostic protobuf) and `/openapi/v3` (OpenAPI 3.0: an index and one
+//! document per group version and per discovery path), generated from data: the
+//! descriptors give the paths and operations, their schema messages the definitions.
+//!
+//! Built once when the role starts and kept as bytes with their hashes; requests only
+//! pick a document and answer conditional requests (`handler.rs`).
+//!
+//! kubectl reads these to decide on server-side field validation: it looks for a
+//! `fieldValidation` query parameter on the PATCH operation whose
+//! `x-kubernetes-group-version-kind` is the object's kind, in the v3 document of its group
+//! version (and in `/openapi/v2` only when v3 fails). `kubectl explain` renders the v3
+//! definitions; `kubectl apply` finds patch strategies in them.
+
+mod definitions;
+mod gnostic;
+mod handler;
+mod installer;
+mod parameters;
+mod routes;
+mod v2;
+mod v3;
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use kas_api::Message;
+
+use definitions::{Catalog, Gvk};
+use handler::Document;
+use kas_registry::descriptor::{ResourceDescriptor, Subresource};
+use routes::PathItem;
+
+/// `info.version`: upstream writes its emulation version, major and minor only.
+const INFO_VERSION: &str = "1.33";
+
+/// The documents of one role.
+pub struct OpenApi {
+    v2: Document,
+    /// The protobuf form of `v2`; it shares the JSON's ETag, as upstream's does.
+    v2_protobuf: Bytes,
+    v3_root: Bytes,
+    /// By path below `/openapi/v3/`: `api/v1`, `apis/coordination.k8s.io/v1`, `api`, ...
+    v3: BTreeMap<String, Document>,
+    built: SystemTime,
+}
+
+impl OpenApi {
+    pub fn new(resources: &[&'static ResourceDescriptor]) -> OpenApi {
+        let catalog = catalog(resources);
+        let services = web_services(resources);
+        let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        let v2 = v2::document(&all, &catalog, INFO_VERSION);
+        let v2_protobuf = gnostic::encode(&v2).into();
+        let v3: BTreeMap<String, Document> = services
+            .iter()
+            .map(|(key, items)| {
+                let doc = v3::document(items, &catalog, INFO_VERSION);
+                (key.clone(), Document::new(to_vec(&doc)))
+            })
+            .collect();
+        let root = v3::root(v3.iter().map(|(k, d)| (k.as_str(), d.etag.as_str())));
+        OpenApi {
+            v2: Document::new(to_vec(&v2)),
+            v2_protobuf,
+            v3_root: to_vec(&root).into(),
+            v3,
+            built: SystemTime::now(),
+        }
+    }
+}
+
+fn to_vec(value: &serde_json::Value) -> Vec<u8> {
+    // Serializing a Value cannot fail: its keys are strings.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// The paths of each upstream web service, by its root without the leading `/`: the
+/// group versions' resources, and the discovery documents of `/api`, `/apis` and each
+/// group.
+fn web_services(resources: &[&'static ResourceDescriptor]) -> BTreeMap<String, Vec<PathItem>> {
+    let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
+    for d in resources {
+        by_gv.entry((d.group, d.version)).or_default().push(d);
+    }
+    let mut services = BTreeMap::new();
+    let discovery = |path: String, operation, description, schema| {
+        routes::path_items(vec![routes::discovery(
+            &path,
+            operation,
+            description,
+            schema,
+        )])
+    };
+    for ((group, version), list) in &by_gv {
+        let key = routes::prefix(group, version)[1..].to_owned();
+        services.insert(key, installer::group_version(group, version, list));
+        if !group.is_empty() && !services.contains_key(&format!("apis/{group}")) {
+            let items = discovery(
+                format!("/apis/{group}/"),
+                "getAPIGroup",
+                "Describes the API group: its versions and the preferred one.",
+                kas_api::meta::v1::API_GROUP.name,
+            );
+            services.insert(format!("apis/{group}"), items);
+        }
+    }
+    if by_gv.keys().any(|(group, _)| group.is_empty()) {
+        let items = discovery(
+            "/api/".to_owned(),
+            "getAPIVersions",
+            "Lists the versions of the core API.",
+            kas_api::meta::v1::API_VERSIONS.name,
+        );
+        services.insert("api".to_owned(), items);
+    }
+    let items = discovery(
+        "/apis/".to_owned(),
+        "getAPIVersions",
+        "Lists the API groups and their versions.",
+        kas_api::meta::v1::API_GROUP_LIST.name,
+    );
+    services.insert("apis".to_owned(), items);
+    services
+}
+
+/// Every message the documents can name, and the kinds each is registered as: the
+/// descriptors' own, and upstream's registrations (kas-api's scheme) in the group versions
+/// this role knows.
+fn catalog(resources: &[&'static ResourceDescriptor]) -> Catalog {
+    use kas_api::meta::v1 as meta;
+    let mut group_versions: Vec<(&'static str, &'static str)> =
+        vec![("", "v1"), ("meta.k8s.io", "v1")];
+    let mut messages: Vec<&'static Message> = vec![
+        &meta::STATUS,
+        &meta::DELETE_OPTIONS,
+        &meta::WATCH_EVENT,
+        &meta::API_VERSIONS,
+        &meta::API_GROUP_LIST,
+        &meta::API_GROUP,
+        &meta::API_RESOURCE_LIST,
+    ];
+    let mut catalog = Catalog::default();
+    for d in resources {
+        group_versions.push((d.group, d.version));
+        let kinds = [(d.schema, d.kind), (d.list_schema, d.list_kind)];
+        for (message, kind) in kinds {
+            if let Some(m) = message {
+                let (group, version) = (d.group, d.version);
+                catalog.register(
+                    m,
+                    Gvk {
+                        group,
+                        version,
+                        kind,
+                    },
+                );
+            }
+        }
+        if d.subresources.contains(&Subresource::Scale) {
+            group_versions.push(("autoscaling", "v1"));
+            messages.push(&kas_api::autoscaling::v1::SCALE);
+        }
+    }
+    for m in messages {
+        catalog.add(m);
+        for &(group, version) in &group_versions {
+            let kind = m.short_name();
+            let registered = kas_api::kind(group, version, kind);
+            if registered.is_some_and(|r| std::ptr::eq(r, m)) {
+                catalog.register(
+                    m,
+                    Gvk {
+                        group,
+                        version,
+                        kind,
+                    },
+                );
+            }
+        }
+    }
+    catalog
+}
+
+#[cfg(test)]
+mod tests;
