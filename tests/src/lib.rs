@@ -87,7 +87,7 @@ impl TestCluster {
 }
 
 /// Upstream's 404 for a path nobody serves, byte for byte.
-pub const NOT_FOUND_BODY: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"details\":{},\"code\":404}\n";
+pub const NOT_FOUND_BODY: &str = "404 page not found\n";
 
 /// The value of one sample of a Prometheus text exposition, all of whose labels match.
 pub fn metric_value(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {

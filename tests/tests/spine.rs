@@ -52,7 +52,9 @@ async fn a_path_nobody_serves_gets_the_404_extensions_wrote_through_both_hops() 
             .unwrap();
         assert_eq!(a.status, 404, "{proto:?}: {}", a.text());
         assert_eq!(a.text(), NOT_FOUND_BODY, "{proto:?}");
-        assert_eq!(a.headers["content-type"], "application/json");
+        // Go's http.NotFound, upstream's not-found handler at the end of the chain.
+        assert_eq!(a.headers["content-type"], "text/plain; charset=utf-8");
+        assert_eq!(a.headers["x-content-type-options"], "nosniff");
     }
 
     let out = c.kubectl(&["get", "--raw", NOWHERE]);

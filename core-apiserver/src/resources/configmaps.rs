@@ -31,7 +31,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "configmaps",
     schema: Some(&kas_api::core::v1::CONFIG_MAP),
     list_schema: Some(&kas_api::core::v1::CONFIG_MAP_LIST),
-    scale: None,
 };
 
 /// Upstream's `MaxSecretSize`, which also bounds a ConfigMap.

@@ -32,7 +32,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "leases",
     schema: Some(&kas_api::coordination::v1::LEASE),
     list_schema: Some(&kas_api::coordination::v1::LEASE_LIST),
-    scale: None,
 };
 
 /// Upstream `validLeaseStrategies`.

@@ -36,7 +36,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         Verb::Update,
         Verb::Watch,
     ],
-    subresources: &[Subresource::Status, Subresource::Finalize],
+    subresources: &[Subresource::STATUS, Subresource::FINALIZE],
     table_columns: &[TableColumn {
         name: "Status",
         type_: "string",
@@ -48,7 +48,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "namespaces",
     schema: Some(&kas_api::core::v1::NAMESPACE),
     list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
-    scale: None,
 };
 
 /// Upstream `FinalizerKubernetes`.

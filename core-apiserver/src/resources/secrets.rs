@@ -52,7 +52,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "secrets",
     schema: Some(&kas_api::core::v1::SECRET),
     list_schema: Some(&kas_api::core::v1::SECRET_LIST),
-    scale: None,
 };
 
 /// Upstream `MaxSecretSize`.

@@ -30,7 +30,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "serviceaccounts",
     schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT),
     list_schema: Some(&kas_api::core::v1::SERVICE_ACCOUNT_LIST),
-    scale: None,
 };
 
 /// `ServiceAccount{}.SwaggerDoc()["secrets"]` (k8s.io/api v0.33).

@@ -168,6 +168,69 @@ impl Status {
         self
     }
 
+    /// Upstream `NewGenericServerResponse(code, "", GroupResource{}, "", serverMessage, 0,
+    /// false)`, which kube-apiserver's go-restful `serviceErrorHandler` writes for a route
+    /// that does not match (404, 405, 406, 415): a message by code, `details: {}`.
+    pub fn generic_server_response(code: u16, server_message: &str) -> Status {
+        use StatusReason as R;
+        let (reason, message) = match code {
+            409 => (R::Conflict, "the server reported a conflict".to_owned()),
+            404 => (
+                R::NotFound,
+                "the server could not find the requested resource".to_owned(),
+            ),
+            400 => (
+                R::BadRequest,
+                "the server rejected our request for an unknown reason".to_owned(),
+            ),
+            401 => (
+                R::Unauthorized,
+                "the server has asked for the client to provide credentials".to_owned(),
+            ),
+            403 => (R::Forbidden, server_message.to_owned()),
+            406 if server_message.is_empty() || server_message == "unknown" => (
+                R::NotAcceptable,
+                "the server was unable to respond with a content type that the client supports"
+                    .to_owned(),
+            ),
+            406 => (R::NotAcceptable, server_message.to_owned()),
+            415 => (R::UnsupportedMediaType, server_message.to_owned()),
+            405 => (
+                R::MethodNotAllowed,
+                "the server does not allow this method on the requested resource".to_owned(),
+            ),
+            422 => (
+                R::Invalid,
+                "the server rejected our request due to an error in our request".to_owned(),
+            ),
+            503 => (
+                R::ServiceUnavailable,
+                "the server is currently unable to handle the request".to_owned(),
+            ),
+            504 => (
+                R::Timeout,
+                "the server was unable to return a response in the time allotted, but may still be processing the request".to_owned(),
+            ),
+            429 => (
+                R::TooManyRequests,
+                "the server has received too many requests and has asked us to try again later"
+                    .to_owned(),
+            ),
+            c if c >= 500 => (
+                R::InternalError,
+                format!(
+                    "an error on the server ({}) has prevented the request from succeeding",
+                    quote(server_message)
+                ),
+            ),
+            c => (
+                R::Unknown,
+                format!("the server responded with the status code {c} but did not return more information"),
+            ),
+        };
+        Status::failure(code, reason, message).with_details(StatusDetails::default())
+    }
+
     /// 404 for a path nobody serves: "the server could not find the requested resource",
     /// `details: {}` exactly as upstream writes it (its not-found handler goes through
     /// `NewGenericServerResponse(404, ...)`, which always sets details).

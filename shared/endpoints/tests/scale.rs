@@ -1,6 +1,6 @@
 //! The `scale` subresource through `ApiService` over a real etcd: GET, PUT (stale
 //! resourceVersion, invalid replicas), PATCH of every type, dry runs, field validation
-//! and the answer's media types, for a test resource declared with `Subresource::Scale`.
+//! and the answer's media types, for a test resource declared with `Subresource::scale`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -31,17 +31,16 @@ static WIDGETS: ResourceDescriptor = ResourceDescriptor {
     categories: &[],
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
-    subresources: &[Subresource::Scale],
+    subresources: &[Subresource::scale(ScaleSpec {
+        spec_replicas: ".spec.replicas",
+        status_replicas: ".status.replicas",
+        label_selector: Some(ScaleSelector::LabelSelector(".spec.selector")),
+    })],
     table_columns: &[],
     table_name_and_age: true,
     storage_resource: "widgets",
     schema: None,
     list_schema: None,
-    scale: Some(ScaleSpec {
-        spec_replicas: ".spec.replicas",
-        status_replicas: ".status.replicas",
-        label_selector: Some(ScaleSelector::LabelSelector(".spec.selector")),
-    }),
 };
 
 /// Like a deployment's: the generation counts spec changes, so a scale write shows that

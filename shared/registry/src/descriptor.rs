@@ -49,16 +49,79 @@ pub enum Scope {
     Cluster,
 }
 
-/// A subresource served by the generic store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Subresource {
-    /// `/status`: get, update and patch of `.status` only.
+/// A subresource: one entry that routing, legacy and aggregated discovery, and the OpenAPI
+/// documents all read, so adding one to a resource touches nothing else.
+#[derive(Clone, Copy, Debug)]
+pub struct Subresource {
+    /// The path segment after the object's name (`status`, `scale`, `finalize`).
+    pub name: &'static str,
+    /// The verbs its routes serve, as discovery lists them.
+    pub verbs: &'static [Verb],
+    /// The kind it reads and writes when that is not the parent's (`Scale`).
+    pub kind: Option<SubresourceKind>,
+    /// What serves it.
+    pub handler: SubresourceHandler,
+}
+
+/// The group, version and kind of a subresource that has its own (upstream's
+/// `GroupVersionKindProvider`), with its schema.
+#[derive(Clone, Copy, Debug)]
+pub struct SubresourceKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub schema: &'static Message,
+}
+
+/// The generic subresources the store and the handlers serve.
+#[derive(Clone, Copy, Debug)]
+pub enum SubresourceHandler {
+    /// `.status`: get, update, patch and apply of the object, of which only `.status` is
+    /// written (upstream's `StatusREST`).
     Status,
-    /// `/scale`: autoscaling/v1 Scale view of replicas.
-    Scale,
-    /// `/finalize`: a namespace's `spec.finalizers`, update only (the strategy's
-    /// `subresource_update`).
-    Finalize,
+    /// An autoscaling/v1 `Scale` view of the replica count (upstream's `ScaleREST`); the
+    /// spec says where the count and the selector live.
+    Scale(ScaleSpec),
+    /// An update whose effect the strategy defines (`Strategy::subresource_update`): a
+    /// namespace's `finalize`.
+    StrategyUpdate,
+}
+
+impl Subresource {
+    /// `status`: get, patch, update.
+    pub const STATUS: Subresource = Subresource {
+        name: "status",
+        verbs: &[Verb::Get, Verb::Patch, Verb::Update],
+        kind: None,
+        handler: SubresourceHandler::Status,
+    };
+
+    /// A namespace's `finalize`: update only.
+    pub const FINALIZE: Subresource = Subresource {
+        name: "finalize",
+        verbs: &[Verb::Update],
+        kind: None,
+        handler: SubresourceHandler::StrategyUpdate,
+    };
+
+    /// `scale`: get, patch, update of an autoscaling/v1 Scale.
+    pub const fn scale(spec: ScaleSpec) -> Subresource {
+        Subresource {
+            name: "scale",
+            verbs: &[Verb::Get, Verb::Patch, Verb::Update],
+            kind: Some(SubresourceKind {
+                group: "autoscaling",
+                version: "v1",
+                kind: "Scale",
+                schema: &kas_api::autoscaling::v1::SCALE,
+            }),
+            handler: SubresourceHandler::Scale(spec),
+        }
+    }
+
+    pub fn allows(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
 }
 
 /// Where an object keeps what its `/scale` subresource shows, after upstream's
@@ -110,6 +173,7 @@ pub struct ResourceDescriptor {
     pub categories: &'static [&'static str],
     pub scope: Scope,
     pub verbs: &'static [Verb],
+    /// Its subresources; see [`Subresource`].
     pub subresources: &'static [Subresource],
     /// Columns after the Name column (or, without `table_name_and_age`, the whole row).
     pub table_columns: &'static [TableColumn],
@@ -122,8 +186,6 @@ pub struct ResourceDescriptor {
     /// for test descriptors.
     pub schema: Option<&'static Message>,
     pub list_schema: Option<&'static Message>,
-    /// Set exactly when `subresources` has `Scale`.
-    pub scale: Option<ScaleSpec>,
 }
 
 impl ResourceDescriptor {
@@ -143,6 +205,11 @@ impl ResourceDescriptor {
 
     pub fn allows(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
+    }
+
+    /// The subresource named `name`, if the resource has it.
+    pub fn subresource(&self, name: &str) -> Option<&'static Subresource> {
+        self.subresources.iter().find(|s| s.name == name)
     }
 
     /// The group, version and kind its objects are stored as: its own, except for
@@ -207,7 +274,6 @@ pub mod fixtures {
             storage_resource: plural,
             schema: Some(schema),
             list_schema: Some(list_schema),
-            scale: None,
         }
     }
 

@@ -19,7 +19,8 @@ pub mod strategy;
 pub mod validation;
 
 pub use descriptor::{
-    ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, TableColumn, Verb,
+    ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, SubresourceHandler,
+    SubresourceKind, TableColumn, Verb,
 };
 pub use error::{Error, Result};
 pub use strategy::Strategy;

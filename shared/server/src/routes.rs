@@ -115,10 +115,15 @@ fn metrics(registry: &prometheus::Registry) -> Response<Body> {
     resp
 }
 
-/// The end of every delegation chain: upstream's 404 for a path nobody serves.
+/// The end of every delegation chain: upstream's not-found handler, Go's `http.NotFound`
+/// (plain text `404 page not found`), for a path no role serves. Paths under a group
+/// version a role serves get that role's JSON `Status` 404 instead (its router).
 pub fn not_found() -> Handler {
     Handler::new(tower::service_fn(|_req: Request<Body>| async {
-        Ok::<_, Infallible>(write_status(&Status::not_found_path()))
+        Ok::<_, Infallible>(kas_endpoints::responsewriters::http_error(
+            http::StatusCode::NOT_FOUND,
+            "404 page not found",
+        ))
     }))
 }
 

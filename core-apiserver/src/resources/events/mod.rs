@@ -102,7 +102,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "events",
     schema: Some(&kas_api::core::v1::EVENT),
     list_schema: Some(&kas_api::core::v1::EVENT_LIST),
-    scale: None,
 };
 
 /// The core/v1 Event strategy. Both event APIs write with the same TTL.

@@ -31,7 +31,6 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "events",
     schema: Some(&kas_api::events::v1::EVENT),
     list_schema: Some(&kas_api::events::v1::EVENT_LIST),
-    scale: None,
 };
 
 /// Upstream's field label conversion for this group: each label it takes, and the

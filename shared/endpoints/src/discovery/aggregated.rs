@@ -10,7 +10,7 @@ use crate::negotiation::parse_accept;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use kas_registry::{ResourceDescriptor, Subresource};
+use kas_registry::ResourceDescriptor;
 
 const GROUP: &str = "apidiscovery.k8s.io";
 const KIND: &str = "APIGroupDiscoveryList";
@@ -70,7 +70,7 @@ fn resource(d: &ResourceDescriptor) -> Value {
         "responseKind": gvk(d.group, d.version, d.kind),
         "scope": if d.namespaced() { "Namespaced" } else { "Cluster" },
         "singularResource": d.singular,
-        "verbs": d.verbs.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        "verbs": super::verb_names(d.verbs),
     });
     if !d.short_names.is_empty() {
         r["shortNames"] = json!(d.short_names);
@@ -81,22 +81,13 @@ fn resource(d: &ResourceDescriptor) -> Value {
     let subresources: Vec<Value> = d
         .subresources
         .iter()
-        .map(|s| match s {
-            Subresource::Status => json!({
-                "subresource": "status",
-                "responseKind": gvk(d.group, d.version, d.kind),
-                "verbs": ["get", "patch", "update"],
-            }),
-            Subresource::Finalize => json!({
-                "subresource": "finalize",
-                "responseKind": gvk(d.group, d.version, d.kind),
-                "verbs": ["update"],
-            }),
-            Subresource::Scale => json!({
-                "subresource": "scale",
-                "responseKind": gvk("autoscaling", "v1", "Scale"),
-                "verbs": ["get", "patch", "update"],
-            }),
+        .map(|s| {
+            let (group, version, kind) = super::sub_kind(d, s);
+            json!({
+                "subresource": s.name,
+                "responseKind": gvk(group.unwrap_or(d.group), version.unwrap_or(d.version), kind),
+                "verbs": super::verb_names(s.verbs),
+            })
         })
         .collect();
     if !subresources.is_empty() {

@@ -27,7 +27,7 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
         "singularName": d.singular,
         "namespaced": d.namespaced(),
         "kind": d.kind,
-        "verbs": d.verbs.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        "verbs": verb_names(d.verbs),
     });
     if !d.short_names.is_empty() {
         main["shortNames"] = json!(d.short_names);
@@ -39,31 +39,39 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
     main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
     let mut out = vec![main];
     for sub in d.subresources {
-        let (suffix, kind, group, version, verbs) = match sub {
-            Subresource::Status => ("status", d.kind, None, None, vec!["get", "patch", "update"]),
-            Subresource::Finalize => ("finalize", d.kind, None, None, vec!["update"]),
-            Subresource::Scale => (
-                "scale",
-                "Scale",
-                Some("autoscaling"),
-                Some("v1"),
-                vec!["get", "patch", "update"],
-            ),
-        };
+        let (group, version, kind) = sub_kind(d, sub);
         let mut entry = json!({
-            "name": format!("{}/{suffix}", d.plural),
+            "name": format!("{}/{}", d.plural, sub.name),
             "singularName": "",
             "namespaced": d.namespaced(),
             "kind": kind,
-            "verbs": verbs,
+            "verbs": verb_names(sub.verbs),
         });
-        if let (Some(g), Some(v)) = (group, version) {
+        if let Some((g, v)) = group.zip(version) {
             entry["group"] = json!(g);
             entry["version"] = json!(v);
         }
         out.push(entry);
     }
     out
+}
+
+/// A subresource's group and version when it has a kind of its own, and its kind.
+pub(crate) fn sub_kind(
+    d: &ResourceDescriptor,
+    sub: &Subresource,
+) -> (Option<&'static str>, Option<&'static str>, &'static str) {
+    match &sub.kind {
+        Some(k) => (Some(k.group), Some(k.version), k.kind),
+        None => (None, None, d.kind),
+    }
+}
+
+/// Verbs as discovery lists them: sorted, as upstream sorts them.
+pub(crate) fn verb_names(verbs: &[kas_registry::Verb]) -> Vec<&'static str> {
+    let mut verbs = verbs.to_vec();
+    verbs.sort();
+    verbs.iter().map(|v| v.as_str()).collect()
 }
 
 /// `/api/v1` or `/apis/<group>/<version>`: the resources of one group version, sorted by

@@ -1,7 +1,8 @@
 //! DELETE of one object and DELETECOLLECTION.
 
+use crate::Body;
+use crate::handlers::RequestScope;
 use crate::negotiation::{MediaType, MediaTypeOptions};
-use crate::{Body, RequestInfo};
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use kas_storage::Preconditions;
@@ -75,13 +76,8 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
     )
 }
 
-pub async fn delete(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (out, _) = read::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     match store
@@ -104,13 +100,8 @@ pub async fn delete(
 
 /// Deletes every object the selectors match, one by one, and answers with the list of
 /// what was deleted, as upstream's `DeleteCollection`.
-pub async fn delete_collection(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     // Not a watch: no feature gate applies.
     let list_opts = crate::handlers::options::list_options(query, false, &Default::default())?;
     if list_opts.watch {

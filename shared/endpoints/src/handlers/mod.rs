@@ -13,75 +13,84 @@ pub mod selection;
 pub mod watch;
 pub mod write;
 
-use http::{Request, Response};
-use kas_registry::Result;
-use kas_registry::features::FeatureGates;
+use std::sync::Arc;
 
+use http::{HeaderMap, Request, Response};
+use kas_registry::features::FeatureGates;
+use kas_registry::store::Store;
+use kas_registry::{Result, SubresourceHandler, Verb};
+
+use crate::installer::Resource;
+use crate::installer::actions::Action;
+use crate::installer::router::Matched;
 use crate::{Body, RequestInfo};
 
+/// What a handler works with, per request (after upstream's `RequestScope`): the resource
+/// and its store, the route it was reached by, what the request is about, its query and
+/// headers, and the feature gates. Handlers read the namespace and name from the
+/// `RequestInfo`, as upstream's context-based naming does.
+pub struct RequestScope<'a> {
+    pub resource: &'a Arc<Resource>,
+    pub action: Action,
+    pub subresource: Option<&'static kas_registry::Subresource>,
+    pub info: &'a RequestInfo,
+    pub query: Option<&'a str>,
+    pub headers: &'a HeaderMap,
+    pub features: &'a FeatureGates,
+}
+
+impl RequestScope<'_> {
+    pub fn store(&self) -> &Store {
+        &self.resource.store
+    }
+}
+
+/// Serves a request the router matched to one of a resource's routes.
 pub(crate) async fn serve(
-    resource: &std::sync::Arc<crate::installer::Resource>,
+    matched: Matched,
     info: &RequestInfo,
     features: &FeatureGates,
     req: Request<Body>,
 ) -> Result<Response<Body>> {
-    use kas_registry::Verb;
-    let store = &resource.store;
     let (parts, body) = req.into_parts();
-    let query = parts.uri.query();
-    let verb = match info.verb.as_str() {
-        "get" => Verb::Get,
-        "list" => Verb::List,
-        "watch" => Verb::Watch,
-        "create" => Verb::Create,
-        "update" => Verb::Update,
-        "patch" => Verb::Patch,
-        "delete" => Verb::Delete,
-        "deletecollection" => Verb::DeleteCollection,
-        _ => return Err(write::not_supported(info, store)),
+    let scope = RequestScope {
+        resource: &matched.resource,
+        action: matched.action,
+        subresource: matched.subresource,
+        info,
+        query: parts.uri.query(),
+        headers: &parts.headers,
+        features,
     };
-    if info.subresource == "scale" && scale::serves(store.descriptor) {
-        return scale::serve(store, info, verb, query, &parts.headers, body).await;
-    }
-    if !info.subresource.is_empty() {
-        return match verb {
-            Verb::Update => {
-                write::update_subresource(store, info, query, &parts.headers, body).await
-            }
-            Verb::Get if info.subresource == "status" => {
-                read::get(store, info, query, &parts.headers).await
-            }
-            Verb::Patch
-                if info.subresource == "status"
-                    && store
-                        .descriptor
-                        .subresources
-                        .contains(&kas_registry::Subresource::Status) =>
-            {
-                write::patch(store, info, query, &parts.headers, body).await
-            }
-            _ => Err(write::not_supported(info, store)),
-        };
-    }
-    if !store.descriptor.allows(verb) {
-        return Err(write::not_supported(info, store));
-    }
-    match verb {
-        Verb::Get => read::get(store, info, query, &parts.headers).await,
-        Verb::List | Verb::Watch => {
-            let opts = options::list_options(query, verb == Verb::Watch, features)?;
-            if opts.watch {
-                watch::watch(resource, info, &opts, query, &parts.headers).await
-            } else {
-                read::list(store, info, &opts, query, &parts.headers).await
-            }
+    match (matched.subresource.map(|s| s.handler), matched.action) {
+        (Some(SubresourceHandler::Scale(spec)), action) => {
+            scale::serve(&scope, &spec, action, body).await
         }
-        Verb::Create => write::create(store, info, query, &parts.headers, body).await,
-        Verb::Update => write::update(store, info, query, &parts.headers, body).await,
-        Verb::Patch => write::patch(store, info, query, &parts.headers, body).await,
-        Verb::Delete => delete::delete(store, info, query, &parts.headers, body).await,
-        Verb::DeleteCollection => {
-            delete::delete_collection(store, info, query, &parts.headers, body).await
+        (_, Action::Get) => read::get(&scope).await,
+        (_, Action::List) => list_or_watch(&scope, false).await,
+        (_, Action::Watch | Action::WatchList) => list_or_watch(&scope, true).await,
+        (None, Action::Post) => write::create(&scope, body).await,
+        (None, Action::Put) => write::update(&scope, body).await,
+        (Some(_), Action::Put) => write::update_subresource(&scope, body).await,
+        (_, Action::Patch) => write::patch(&scope, body).await,
+        (None, Action::Delete) => delete::delete(&scope, body).await,
+        (None, Action::DeleteCollection) => delete::delete_collection(&scope, body).await,
+        (Some(_), Action::Post | Action::Delete | Action::DeleteCollection) => {
+            Err(write::not_supported(&scope))
         }
     }
+}
+
+/// LIST, which `?watch=true` turns into a watch, and the deprecated `/watch/` routes.
+async fn list_or_watch(scope: &RequestScope<'_>, watch_path: bool) -> Result<Response<Body>> {
+    let opts = options::list_options(scope.query, watch_path, scope.features)?;
+    if !opts.watch {
+        return read::list(scope, &opts).await;
+    }
+    // A resource without watch has no watch route; `?watch=true` on its list is upstream's
+    // MethodNotSupported.
+    if !scope.store().descriptor.allows(Verb::Watch) {
+        return Err(write::not_supported(scope));
+    }
+    watch::watch(scope, &opts).await
 }

@@ -1,9 +1,10 @@
 //! GET of one object and LIST of a collection, as JSON, YAML, protobuf, a Table or
 //! PartialObjectMetadata.
 
+use crate::Body;
+use crate::handlers::RequestScope;
 use crate::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
 use crate::url::Query;
-use crate::{Body, RequestInfo};
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
@@ -19,7 +20,6 @@ use crate::responsewriters::response;
 use crate::responsewriters::table::{self, IncludeObject};
 use kas_registry::error::Result;
 use kas_registry::rest::options::ListOptions;
-use kas_registry::store::Store;
 
 /// The negotiated answer type; `Ok(true)` in the second place for a Table.
 pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeOptions, bool)> {
@@ -143,12 +143,8 @@ pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> R
     response::json(code, json_bytes)
 }
 
-pub async fn get(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-) -> Result<Response<Body>> {
+pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, as_table) = negotiate(headers, query)?;
     let q = Query::parse(query.unwrap_or(""));
     let rv = q
@@ -180,13 +176,8 @@ pub async fn get(
     Ok(render(&opts, StatusCode::OK, bytes))
 }
 
-pub async fn list(
-    store: &Store,
-    info: &RequestInfo,
-    list_opts: &ListOptions,
-    query: Option<&str>,
-    headers: &HeaderMap,
-) -> Result<Response<Body>> {
+pub async fn list(scope: &RequestScope<'_>, list_opts: &ListOptions) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, as_table) = negotiate(headers, query)?;
     let predicate = selection::predicate(store, list_opts)?;
     let result = store.list(&info.namespace, list_opts, predicate).await?;

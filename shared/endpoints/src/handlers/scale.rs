@@ -20,9 +20,11 @@ use kas_apimachinery::validation::meta::{name_is_dns_subdomain, validate_nonnega
 use kas_apimachinery::{Status, labels, protobuf};
 use serde_json::{Map, Value, json};
 
+use crate::handlers::RequestScope;
 use crate::handlers::decode;
 use crate::handlers::read;
 use crate::handlers::write;
+use crate::installer::actions::Action;
 use crate::responsewriters::encode;
 use crate::responsewriters::response;
 use crate::responsewriters::table::{self, IncludeObject};
@@ -32,7 +34,7 @@ use kas_registry::rest::object_meta;
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::{Store, Written};
 use kas_registry::strategy::FieldErrors;
-use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
+use kas_registry::{ResourceDescriptor, Scope};
 
 /// The Scale kind as the shared codecs see it: decoding, unknown-field checks, negotiation
 /// and protobuf take a descriptor for the kind and its schema.
@@ -53,7 +55,6 @@ static SCALE_KIND: ResourceDescriptor = ResourceDescriptor {
     storage_resource: "",
     schema: Some(&SCALE),
     list_schema: None,
-    scale: None,
 };
 
 /// Upstream's stand-in for the replicas of a custom resource that has none: a patch that
@@ -63,35 +64,20 @@ const MISSING_REPLICAS: i64 = i32::MIN as i64;
 /// A change of the Scale: the client's body (PUT) or its patch applied to the current one.
 type Change<'a> = dyn Fn(Value) -> Result<Value> + Send + Sync + 'a;
 
-/// Whether the resource serves `/scale`: declared, and told where its replicas live.
-pub(crate) fn serves(d: &ResourceDescriptor) -> bool {
-    scale_spec(d).is_some()
-}
-
-fn scale_spec(d: &ResourceDescriptor) -> Option<&ScaleSpec> {
-    d.scale
-        .as_ref()
-        .filter(|_| d.subresources.contains(&Subresource::Scale))
-}
-
-/// GET, PUT and PATCH of `<name>/scale`; any other verb is 405, as upstream's `ScaleREST`
-/// implements only those.
+/// GET, PUT and PATCH of `<name>/scale` (the routes of the subresource table's `scale`
+/// entry, upstream's `ScaleREST`).
 pub(crate) async fn serve(
-    store: &Store,
-    info: &RequestInfo,
-    verb: Verb,
-    query: Option<&str>,
-    headers: &HeaderMap,
+    scope: &RequestScope<'_>,
+    spec: &ScaleSpec,
+    action: Action,
     body: Body,
 ) -> Result<Response<Body>> {
-    let Some(spec) = scale_spec(store.descriptor) else {
-        return Err(write::not_supported(info, store));
-    };
-    match verb {
-        Verb::Get => get(store, spec, info, query, headers).await,
-        Verb::Update => update(store, spec, info, query, headers, body).await,
-        Verb::Patch => patch(store, spec, info, query, headers, body).await,
-        _ => Err(write::not_supported(info, store)),
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
+    match action {
+        Action::Get => get(store, spec, info, query, headers).await,
+        Action::Put => update(store, spec, info, query, headers, body).await,
+        Action::Patch => patch(store, spec, info, query, headers, body).await,
+        _ => Err(write::not_supported(scope)),
     }
 }
 

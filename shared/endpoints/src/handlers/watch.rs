@@ -7,10 +7,11 @@ mod list;
 
 pub use frames::FrameMemo;
 
+use crate::handlers::RequestScope;
 use std::time::Duration;
 
 use crate::negotiation::MediaType;
-use crate::{Body, RequestInfo, body};
+use crate::{Body, body};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{Response, StatusCode};
@@ -31,13 +32,8 @@ use kas_registry::store::Store;
 /// between it and twice it.
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 
-pub async fn watch(
-    resource: &std::sync::Arc<crate::installer::Resource>,
-    info: &RequestInfo,
-    opts: &ListOptions,
-    query: Option<&str>,
-    headers: &http::HeaderMap,
-) -> Result<Response<Body>> {
+pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Response<Body>> {
+    let (resource, info, query, headers) = (scope.resource, scope.info, scope.query, scope.headers);
     let store = &resource.store;
     let (out, as_table) = if opts.is_list_watch() {
         (list::negotiate(headers, query)?, false)

@@ -1,7 +1,8 @@
 //! CREATE (POST), UPDATE (PUT) and PATCH.
 
+use crate::Body;
+use crate::handlers::RequestScope;
 use crate::negotiation::{MediaTypeOptions, PatchType};
-use crate::{Body, RequestInfo};
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use serde_json::Value;
@@ -46,13 +47,8 @@ pub(crate) fn options(
     Ok((opts, out))
 }
 
-pub async fn create(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, out) = options(headers, query, "CreateOptions")?;
     let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
@@ -61,13 +57,8 @@ pub async fn create(
     Ok(resp)
 }
 
-pub async fn update(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, out) = options(headers, query, "UpdateOptions")?;
     let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
     let (w, created) = store
@@ -83,13 +74,8 @@ pub async fn update(
     Ok(resp)
 }
 
-pub async fn patch(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (mut opts, out) = options(headers, query, "PatchOptions")?;
     let patch_type = decode::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
@@ -178,13 +164,8 @@ fn validate_patch_options(opts: &WriteOptions, applying: bool) -> Result<()> {
 }
 
 /// PUT of a subresource (`status`, a namespace's `finalize`).
-pub async fn update_subresource(
-    store: &Store,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+pub async fn update_subresource(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, out) = options(headers, query, "UpdateOptions")?;
     let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
     let w = store
@@ -199,6 +180,9 @@ pub async fn update_subresource(
     written(store, &w, StatusCode::OK, &out)
 }
 
-pub(crate) fn not_supported(info: &RequestInfo, store: &Store) -> kas_registry::Error {
-    Status::method_not_supported(store.descriptor.group, store.descriptor.plural, &info.verb).into()
+/// Upstream's `NewMethodNotSupported` for a verb the route exists for but the resource
+/// does not serve (`?watch=true` on a resource without watch).
+pub(crate) fn not_supported(scope: &RequestScope<'_>) -> kas_registry::Error {
+    let d = scope.store().descriptor;
+    Status::method_not_supported(d.group, d.plural, &scope.info.verb).into()
 }

@@ -5,42 +5,26 @@
 
 use kas_apimachinery::schema::Message;
 
+use crate::installer::actions::{self, Action};
 use crate::openapi::definitions::{self, Gvk};
 use crate::openapi::parameters::{self, Param};
 use crate::openapi::routes::{
-    self, ANY, Body, MEDIA_TYPES, Method, Operation, PATCH_TYPES, PathItem, Response,
-    STREAM_MEDIA_TYPES, accepted, created, ok, with_unauthorized,
+    self, Body, Method, Operation, PathItem, Response, accepted, created, ok, with_unauthorized,
 };
 use kas_registry::descriptor::{ResourceDescriptor, Scope, Subresource, Verb};
 
-/// Upstream's route actions, in the order it registers them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Action {
-    List,
-    Post,
-    DeleteCollection,
-    WatchList,
-    Get,
-    Put,
-    Patch,
-    Delete,
-    Watch,
-}
-
-impl Action {
-    /// The verb the operation name starts with, its HTTP method and `x-kubernetes-action`.
-    fn names(self) -> (&'static str, Method, &'static str) {
-        match self {
-            Action::List => ("list", Method::Get, "list"),
-            Action::Post => ("create", Method::Post, "post"),
-            Action::DeleteCollection => ("deletecollection", Method::Delete, "deletecollection"),
-            Action::WatchList => ("watch", Method::Get, "watchlist"),
-            Action::Get => ("read", Method::Get, "get"),
-            Action::Put => ("replace", Method::Put, "put"),
-            Action::Patch => ("patch", Method::Patch, "patch"),
-            Action::Delete => ("delete", Method::Delete, "delete"),
-            Action::Watch => ("watch", Method::Get, "watch"),
-        }
+/// The verb the operation name starts with, its method and `x-kubernetes-action`.
+fn names(action: Action) -> (&'static str, Method, &'static str) {
+    match action {
+        Action::List => ("list", Method::Get, "list"),
+        Action::Post => ("create", Method::Post, "post"),
+        Action::DeleteCollection => ("deletecollection", Method::Delete, "deletecollection"),
+        Action::WatchList => ("watch", Method::Get, "watchlist"),
+        Action::Get => ("read", Method::Get, "get"),
+        Action::Put => ("replace", Method::Put, "put"),
+        Action::Patch => ("patch", Method::Patch, "patch"),
+        Action::Delete => ("delete", Method::Delete, "delete"),
+        Action::Watch => ("watch", Method::Get, "watch"),
     }
 }
 
@@ -78,20 +62,16 @@ impl<'a> Resource<'a> {
         }
     }
 
-    fn sub(d: &'a ResourceDescriptor, sub: Subresource) -> Resource<'a> {
+    fn sub(d: &'a ResourceDescriptor, sub: &'static Subresource) -> Resource<'a> {
         let mut r = Resource::main(d);
-        match sub {
-            Subresource::Status => r.subresource = "status",
-            Subresource::Finalize => r.subresource = "finalize",
-            Subresource::Scale => {
-                r.subresource = "scale";
-                r.object = kas_api::autoscaling::v1::SCALE.name;
-                r.gvk = Gvk {
-                    group: "autoscaling",
-                    version: "v1",
-                    kind: "Scale",
-                };
-            }
+        r.subresource = sub.name;
+        if let Some(k) = &sub.kind {
+            r.object = k.schema.name;
+            r.gvk = Gvk {
+                group: k.group,
+                version: k.version,
+                kind: k.kind,
+            };
         }
         r
     }
@@ -99,26 +79,15 @@ impl<'a> Resource<'a> {
     fn namespaced(&self) -> bool {
         self.descriptor.scope == Scope::Namespaced
     }
-
-    fn allows(&self, verb: Verb) -> bool {
-        if self.subresource.is_empty() {
-            self.descriptor.allows(verb)
-        } else if self.subresource == "finalize" {
-            verb == Verb::Update
-        } else {
-            // Upstream's status and scale subresources: get, update and patch.
-            matches!(verb, Verb::Get | Verb::Update | Verb::Patch)
-        }
-    }
 }
 
 /// Every route of one group version: its discovery document and its resources'.
 pub fn group_version(
     group: &str,
     version: &str,
-    resources: &[&ResourceDescriptor],
+    resources: &[&'static ResourceDescriptor],
 ) -> Vec<PathItem> {
-    let prefix = routes::prefix(group, version);
+    let prefix = crate::installer::actions::prefix(group, version);
     let mut all = vec![routes::discovery(
         &format!("{prefix}/"),
         "getAPIResources",
@@ -126,9 +95,14 @@ pub fn group_version(
         "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
     )];
     for d in resources {
-        all.extend(resource_routes(&Resource::main(d), &prefix));
-        for sub in d.subresources {
-            all.extend(resource_routes(&Resource::sub(d, *sub), &prefix));
+        for route in actions::routes(d) {
+            let r = match route.subresource {
+                None => Resource::main(d),
+                Some(sub) => Resource::sub(d, sub),
+            };
+            let layout = layout(&r, &route, &prefix);
+            let op = operation(&r, &layout);
+            all.push((layout.path, op));
         }
     }
     routes::path_items(all)
@@ -142,86 +116,23 @@ struct Layout {
     all_namespaces: bool,
 }
 
-/// Upstream's action list for a resource: the collection, the item, the deprecated watch
-/// paths, and for namespaced resources the list across all namespaces.
-fn layouts(r: &Resource<'_>, prefix: &str) -> Vec<Layout> {
-    let d = r.descriptor;
-    let scope = if r.namespaced() {
-        "namespaces/{namespace}/"
-    } else {
-        ""
-    };
-    let collection = format!("{scope}{}", d.plural);
-    let mut item = format!("{collection}/{{name}}");
-    if !r.subresource.is_empty() {
-        item = format!("{item}/{}", r.subresource);
-    }
-    let mut scope_params = Vec::new();
-    if r.namespaced() {
-        scope_params.push(parameters::namespace());
-    }
-    let mut item_params = scope_params.clone();
-    // Upstream names the kind the route is registered for: Scale for scale, else the
-    // resource's own.
-    item_params.push(parameters::name(r.gvk.kind));
-    let watch_list = r.allows(Verb::Watch) && r.allows(Verb::List);
-    let at = |action, path: &str, params: &Vec<Param>, all_namespaces| Layout {
-        action,
-        path: format!("{prefix}/{path}"),
-        params: params.clone(),
-        all_namespaces,
-    };
-    let mut out = Vec::new();
-    let subresource = !r.subresource.is_empty();
-    let candidates = [
-        (Action::List, Verb::List, false),
-        (Action::Post, Verb::Create, false),
-        (Action::DeleteCollection, Verb::DeleteCollection, false),
-        (Action::WatchList, Verb::Watch, false),
-        (Action::Get, Verb::Get, true),
-        (Action::Put, Verb::Update, true),
-        (Action::Patch, Verb::Patch, true),
-        (Action::Delete, Verb::Delete, true),
-        (Action::Watch, Verb::Watch, true),
-    ];
-    for (action, verb, on_item) in candidates {
-        let allowed = match action {
-            Action::WatchList => watch_list,
-            _ => r.allows(verb),
-        };
-        if !allowed || (subresource && !on_item) {
-            continue;
-        }
-        let watch = matches!(action, Action::Watch | Action::WatchList);
-        let path = match (on_item, watch) {
-            (true, false) => item.clone(),
-            (true, true) => format!("watch/{item}"),
-            (false, false) => collection.clone(),
-            (false, true) => format!("watch/{collection}"),
-        };
-        let params = if on_item { &item_params } else { &scope_params };
-        out.push(at(action, &path, params, false));
-    }
-    if r.namespaced() && !subresource {
-        if r.allows(Verb::List) {
-            out.push(at(Action::List, d.plural, &Vec::new(), true));
-        }
-        if watch_list {
-            let path = format!("watch/{}", d.plural);
-            out.push(at(Action::WatchList, &path, &Vec::new(), true));
+/// A route with its full path and its path parameters: the namespace, and the name, whose
+/// description names the kind the route is registered for (Scale for scale).
+fn layout(r: &Resource<'_>, route: &actions::Route, prefix: &str) -> Layout {
+    let mut params = Vec::new();
+    for segment in route.segments() {
+        match segment {
+            "{namespace}" => params.push(parameters::namespace()),
+            "{name}" => params.push(parameters::name(r.gvk.kind)),
+            _ => {}
         }
     }
-    out
-}
-
-fn resource_routes(r: &Resource<'_>, prefix: &str) -> Vec<(String, Operation)> {
-    layouts(r, prefix)
-        .into_iter()
-        .map(|l| {
-            let op = operation(r, &l);
-            (l.path, op)
-        })
-        .collect()
+    Layout {
+        action: route.action,
+        path: format!("{prefix}/{}", route.path),
+        params,
+        all_namespaces: route.all_namespaces,
+    }
 }
 
 fn title(s: &str) -> String {
@@ -234,7 +145,7 @@ fn title(s: &str) -> String {
 
 /// The name upstream gives the route before the group and version are spliced in.
 fn operation_name(r: &Resource<'_>, layout: &Layout) -> String {
-    let (verb, ..) = layout.action.names();
+    let (verb, ..) = names(layout.action);
     let namespaced = if r.namespaced() && !layout.all_namespaces {
         "Namespaced"
     } else {
@@ -258,11 +169,12 @@ fn operation_name(r: &Resource<'_>, layout: &Layout) -> String {
 }
 
 fn operation(r: &Resource<'_>, layout: &Layout) -> Operation {
-    let (_, method, action) = layout.action.names();
+    let (_, method, action) = names(layout.action);
     let (id, tag) = routes::operation_id_and_tag(&operation_name(r, layout), &layout.path);
     let mut params = layout.params.clone();
     params.extend(parameters::pretty());
     let shape = shape(r, layout.action);
+    let (consumes, produces) = (layout.action.consumes(), layout.action.produces());
     params.extend(shape.params);
     Operation {
         method,
@@ -273,8 +185,8 @@ fn operation(r: &Resource<'_>, layout: &Layout) -> Operation {
         gvk: Some(r.gvk),
         params,
         body: shape.body,
-        consumes: shape.consumes,
-        produces: shape.produces,
+        consumes,
+        produces,
         responses: with_unauthorized(shape.responses),
     }
 }
@@ -283,48 +195,32 @@ fn operation(r: &Resource<'_>, layout: &Layout) -> Operation {
 struct Shape {
     params: Vec<Param>,
     body: Option<Body>,
-    consumes: &'static [&'static str],
-    produces: &'static [&'static str],
     responses: Vec<Response>,
 }
 
 fn shape(r: &Resource<'_>, action: Action) -> Shape {
     let body = |schema, required| Some(Body { schema, required });
-    let (params, body, consumes, produces, responses) = match action {
-        Action::Get => (Vec::new(), None, ANY, MEDIA_TYPES, vec![ok(r.object)]),
-        Action::List => (
-            parameters::list_options(&[]),
-            None,
-            ANY,
-            STREAM_MEDIA_TYPES,
-            vec![ok(r.list)],
-        ),
+    let (params, body, responses) = match action {
+        Action::Get => (Vec::new(), None, vec![ok(r.object)]),
+        Action::List => (parameters::list_options(&[]), None, vec![ok(r.list)]),
         Action::Put => (
             parameters::write_options(),
             body(r.object, true),
-            ANY,
-            MEDIA_TYPES,
             vec![ok(r.object), created(r.object)],
         ),
         Action::Patch => (
             parameters::patch_options(),
             body(definitions::PATCH, true),
-            PATCH_TYPES,
-            MEDIA_TYPES,
             vec![ok(r.object), created(r.object)],
         ),
         Action::Post => (
             parameters::write_options(),
             body(r.object, true),
-            ANY,
-            MEDIA_TYPES,
             vec![ok(r.object), created(r.object), accepted(r.object)],
         ),
         Action::Delete => (
             parameters::delete_options(),
             body(routes::DELETE_OPTIONS, false),
-            ANY,
-            MEDIA_TYPES,
             vec![ok(routes::STATUS), accepted(routes::STATUS)],
         ),
         Action::DeleteCollection => {
@@ -333,24 +229,18 @@ fn shape(r: &Resource<'_>, action: Action) -> Shape {
             (
                 params,
                 body(routes::DELETE_OPTIONS, false),
-                ANY,
-                MEDIA_TYPES,
                 vec![ok(routes::STATUS)],
             )
         }
         Action::Watch | Action::WatchList => (
             parameters::list_options(&[]),
             None,
-            ANY,
-            STREAM_MEDIA_TYPES,
             vec![ok(routes::WATCH_EVENT)],
         ),
     };
     Shape {
         params,
         body,
-        consumes,
-        produces,
         responses,
     }
 }
@@ -367,7 +257,9 @@ fn description(r: &Resource<'_>, action: Action) -> String {
         Action::Patch => format!("{} with the given name.", of("Partially updates")),
         Action::Delete => format!("{} with the given name.", of("Deletes")),
         Action::Post => format!("Creates a {kind}."),
-        Action::List if r.allows(Verb::Watch) => format!("Lists or watches {kind} objects."),
+        Action::List if r.descriptor.allows(Verb::Watch) => {
+            format!("Lists or watches {kind} objects.")
+        }
         Action::List => format!("Lists {kind} objects."),
         Action::DeleteCollection => format!("Deletes every {kind} the selectors match."),
         Action::Watch => format!(
@@ -407,13 +299,12 @@ mod tests {
             Verb::Update,
             Verb::Watch,
         ],
-        subresources: &[Subresource::Status],
+        subresources: &[Subresource::STATUS],
         table_columns: &[],
         table_name_and_age: true,
         storage_resource: "namespaces",
         schema: Some(&kas_api::core::v1::NAMESPACE),
         list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
-        scale: None,
     };
 
     fn ids(items: &[PathItem]) -> Vec<(String, &'static str, String)> {

@@ -29,7 +29,7 @@ use kas_api::Message;
 
 use definitions::{Catalog, Gvk};
 use handler::Document;
-use kas_registry::descriptor::{ResourceDescriptor, Subresource};
+use kas_registry::descriptor::ResourceDescriptor;
 use routes::PathItem;
 
 /// `info.version`: upstream writes its emulation version, major and minor only.
@@ -95,7 +95,7 @@ fn web_services(resources: &[&'static ResourceDescriptor]) -> BTreeMap<String, V
         )])
     };
     for ((group, version), list) in &by_gv {
-        let key = routes::prefix(group, version)[1..].to_owned();
+        let key = crate::installer::actions::prefix(group, version)[1..].to_owned();
         services.insert(key, installer::group_version(group, version, list));
         if !group.is_empty() && !services.contains_key(&format!("apis/{group}")) {
             let items = discovery(
@@ -159,9 +159,9 @@ fn catalog(resources: &[&'static ResourceDescriptor]) -> Catalog {
                 );
             }
         }
-        if d.subresources.contains(&Subresource::Scale) {
-            group_versions.push(("autoscaling", "v1"));
-            messages.push(&kas_api::autoscaling::v1::SCALE);
+        for k in d.subresources.iter().filter_map(|s| s.kind.as_ref()) {
+            group_versions.push((k.group, k.version));
+            messages.push(k.schema);
         }
     }
     for m in messages {

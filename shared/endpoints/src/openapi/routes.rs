@@ -3,32 +3,9 @@
 //! themselves: paths, methods, operation ids, parameters, bodies, media types and
 //! responses. Both documents render these; nothing here knows a dialect.
 
+use crate::installer::actions::MEDIA_TYPES;
 use crate::openapi::definitions::Gvk;
 use crate::openapi::parameters::Param;
-
-/// What every answer can be encoded as (upstream's serializers; CBOR is off in 1.33).
-pub const MEDIA_TYPES: &[&str] = &[
-    "application/json",
-    "application/yaml",
-    "application/vnd.kubernetes.protobuf",
-];
-/// The above plus the watch stream framings, for lists and watches.
-pub(super) const STREAM_MEDIA_TYPES: &[&str] = &[
-    "application/json",
-    "application/yaml",
-    "application/vnd.kubernetes.protobuf",
-    "application/json;stream=watch",
-    "application/vnd.kubernetes.protobuf;stream=watch",
-];
-/// Request bodies: upstream accepts any Content-Type at the route and negotiates later.
-pub(super) const ANY: &[&str] = &["*/*"];
-/// The patch types of built-in resources.
-pub(super) const PATCH_TYPES: &[&str] = &[
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-];
 
 pub const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
 pub const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
@@ -115,15 +92,6 @@ impl PathItem {
             v.insert(op.method.as_str().into(), operation(op));
         }
         serde_json::Value::Object(v)
-    }
-}
-
-/// The prefix of a group version's paths: `/api/v1` or `/apis/<group>/<version>`.
-pub fn prefix(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        format!("/api/{version}")
-    } else {
-        format!("/apis/{group}/{version}")
     }
 }
 

@@ -28,7 +28,6 @@ const fn descriptor(
         storage_resource: plural,
         schema: Some(schema),
         list_schema: Some(list_schema),
-        scale: None,
     }
 }
 

@@ -63,11 +63,10 @@ impl Store {
         sent: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
         opts: &WriteOptions,
     ) -> Result<Written> {
-        let declared_status = subresource == "status"
-            && self
-                .descriptor
-                .subresources
-                .contains(&crate::Subresource::Status);
+        let declared_status = self
+            .descriptor
+            .subresource(subresource)
+            .is_some_and(|s| matches!(s.handler, crate::SubresourceHandler::Status));
         let merge = |current: &Value, obj: &Value, client_rv: &str| -> Result<Value> {
             let merged = if declared_status {
                 let mut merged = current.clone();

@@ -3,19 +3,25 @@
 //! resource requests to their handlers, serves discovery and the OpenAPI documents for its
 //! groups, and hands everything else to the next role.
 
+pub mod actions;
+pub mod router;
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::{Body, RequestInfo};
+use crate::responsewriters::response;
+use crate::{Body, RequestInfo, RequestInfoFactory};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use http::{Method, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
+use router::Selected;
 use tower::{Service, ServiceExt};
 
 use crate::discovery::{self, aggregated as aggregated_discovery};
 use crate::openapi::OpenApi;
+use kas_registry::ResourceDescriptor;
 use kas_registry::error::Result;
 use kas_registry::features::FeatureGates;
 use kas_registry::store::Store;
@@ -27,9 +33,9 @@ pub struct Resource {
     pub(crate) watch_frames: crate::handlers::watch::FrameMemo,
 }
 
-/// The stores of one role and its discovery documents.
+/// The stores of one role, laid out as routes, and its discovery documents.
 pub struct ApiGroups {
-    stores: HashMap<(String, String, String), Arc<Resource>>,
+    router: router::Router,
     /// `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`: built once.
     documents: HashMap<String, Bytes>,
     serves_legacy: bool,
@@ -42,31 +48,22 @@ pub struct ApiGroups {
 
 impl ApiGroups {
     pub fn new(stores: Vec<Store>) -> ApiGroups {
-        let mut by_gv: std::collections::BTreeMap<
-            (&str, &str),
-            Vec<&'static kas_registry::ResourceDescriptor>,
-        > = Default::default();
-        for s in &stores {
-            by_gv
-                .entry((s.descriptor.group, s.descriptor.version))
-                .or_default()
-                .push(s.descriptor);
+        let descriptors: Vec<_> = stores.iter().map(|s| s.descriptor).collect();
+        let mut by_gv: std::collections::BTreeMap<(&str, &str), Vec<&'static ResourceDescriptor>> =
+            Default::default();
+        for d in &descriptors {
+            by_gv.entry((d.group, d.version)).or_default().push(*d);
         }
         let mut documents = HashMap::new();
         let to_bytes =
             |v: serde_json::Value| Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
         for ((group, version), resources) in &by_gv {
-            let path = if group.is_empty() {
-                format!("/api/{version}")
-            } else {
-                format!("/apis/{group}/{version}")
-            };
             documents.insert(
-                path,
+                crate::installer::actions::prefix(group, version),
                 to_bytes(discovery::api_resource_list(group, version, resources)),
             );
         }
-        let groups = discovery::groups(stores.iter().map(|s| s.descriptor));
+        let groups = discovery::groups(descriptors.iter().copied());
         for (group, versions) in &groups {
             documents.insert(
                 format!("/apis/{group}"),
@@ -77,8 +74,7 @@ impl ApiGroups {
             "/apis".to_owned(),
             to_bytes(discovery::api_group_list(&groups)),
         );
-        let serves_legacy = stores.iter().any(|s| s.descriptor.group.is_empty());
-        let descriptors: Vec<_> = stores.iter().map(|s| s.descriptor).collect();
+        let serves_legacy = descriptors.iter().any(|d| d.group.is_empty());
         let openapi = (!descriptors.is_empty()).then(|| OpenApi::new(&descriptors));
         let mut aggregated = HashMap::new();
         for legacy in [true, false] {
@@ -90,25 +86,17 @@ impl ApiGroups {
                 aggregated.insert((legacy, v), doc);
             }
         }
-        let stores = stores
+        let resources: Vec<Arc<Resource>> = stores
             .into_iter()
-            .map(|s| {
-                let d = s.descriptor;
-                (
-                    (
-                        d.group.to_owned(),
-                        d.version.to_owned(),
-                        d.plural.to_owned(),
-                    ),
-                    Arc::new(Resource {
-                        store: s,
-                        watch_frames: Default::default(),
-                    }),
-                )
+            .map(|store| {
+                Arc::new(Resource {
+                    store,
+                    watch_frames: Default::default(),
+                })
             })
             .collect();
         ApiGroups {
-            stores,
+            router: router::Router::new(&resources),
             documents,
             serves_legacy,
             openapi,
@@ -123,12 +111,40 @@ impl ApiGroups {
         self
     }
 
-    fn resource(&self, info: &RequestInfo) -> Option<&Arc<Resource>> {
-        self.stores.get(&(
-            info.api_group.clone(),
-            info.api_version.clone(),
-            info.resource.clone(),
-        ))
+    /// `/apis` and `/apis/<group>` (with or without a trailing slash): upstream's aggregator
+    /// serves them for any method (`apisHandler`, `apiGroupHandler`).
+    fn group_document(&self, path: &str, headers: &http::HeaderMap) -> Option<Response<Body>> {
+        let path = match path.strip_suffix('/') {
+            Some(p) if p.starts_with("/apis") => p,
+            _ => path,
+        };
+        if path != "/apis" && !(path.starts_with("/apis/") && path.matches('/').count() == 2) {
+            return None;
+        }
+        if let Some(resp) = aggregated(self, path, headers) {
+            return Some(resp);
+        }
+        let doc = self.documents.get(path)?;
+        Some(response::json(StatusCode::OK, doc.clone()))
+    }
+
+    /// The discovery document of a web service's root.
+    fn discovery_document(&self, root: &str, headers: &http::HeaderMap) -> Response<Body> {
+        if let Some(resp) = aggregated(self, root, headers) {
+            return resp;
+        }
+        if root == "/api" {
+            let host = headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("");
+            let doc = serde_json::to_vec(&discovery::api_versions(host)).unwrap_or_default();
+            return response::json(StatusCode::OK, doc.into());
+        }
+        match self.documents.get(root) {
+            Some(doc) => response::json(StatusCode::OK, doc.clone()),
+            None => crate::write_status(&kas_apimachinery::Status::not_found_path()),
+        }
     }
 }
 
@@ -166,49 +182,37 @@ where
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let groups = self.groups.clone();
+        // Any method, as upstream's handlers do not look at it.
+        if let Some(resp) = groups.openapi.as_ref().and_then(|o| o.serve(&req)) {
+            return Box::pin(std::future::ready(Ok(resp)));
+        }
         let info = req
             .extensions()
             .get::<RequestInfo>()
             .cloned()
-            .unwrap_or_default();
-        if info.is_resource_request {
-            if let Some(resource) = groups.resource(&info).cloned() {
-                return Box::pin(async move {
-                    Ok(
-                        crate::handlers::serve(&resource, &info, &groups.features, req)
-                            .await
-                            .unwrap_or_else(|e| crate::responsewriters::response::error(&e)),
-                    )
-                });
-            }
-        } else if let Some(resp) = groups.openapi.as_ref().and_then(|o| o.serve(&req)) {
-            // Any method, as upstream's handlers do not look at it.
+            .unwrap_or_else(|| {
+                RequestInfoFactory::default().new_request_info(req.method(), req.uri())
+            });
+        if let Some(resp) = groups.group_document(&info.path, req.headers()) {
             return Box::pin(std::future::ready(Ok(resp)));
-        } else if *req.method() == Method::GET {
-            let path = req.uri().path().trim_end_matches('/');
-            if let Some(resp) = aggregated(&groups, path, req.headers()) {
-                return Box::pin(std::future::ready(Ok(resp)));
-            }
-            if let Some(doc) = groups.documents.get(path) {
-                return Box::pin(std::future::ready(Ok(
-                    crate::responsewriters::response::json(StatusCode::OK, doc.clone()),
-                )));
-            }
-            if path == "/api" && groups.serves_legacy {
-                let host = req
-                    .headers()
-                    .get(http::header::HOST)
-                    .and_then(|h| h.to_str().ok())
-                    .or_else(|| req.uri().authority().map(|a| a.as_str()))
-                    .unwrap_or("")
-                    .to_owned();
-                let doc = serde_json::to_vec(&discovery::api_versions(&host)).unwrap_or_default();
-                return Box::pin(std::future::ready(Ok(
-                    crate::responsewriters::response::json(StatusCode::OK, doc.into()),
-                )));
-            }
         }
-        Box::pin(self.next.clone().oneshot(req))
+        let selected = groups
+            .router
+            .select(req.method(), &info.path, req.headers());
+        match selected {
+            None => Box::pin(self.next.clone().oneshot(req)),
+            Some(Err(e)) => Box::pin(std::future::ready(Ok(response::error(&e)))),
+            Some(Ok(Selected::Discovery(root))) => Box::pin(std::future::ready(Ok(
+                groups.discovery_document(&root, req.headers())
+            ))),
+            Some(Ok(Selected::Resource(matched))) => Box::pin(async move {
+                Ok(
+                    crate::handlers::serve(matched, &info, &groups.features, req)
+                        .await
+                        .unwrap_or_else(|e| response::error(&e)),
+                )
+            }),
+        }
     }
 }
 
@@ -222,7 +226,7 @@ fn aggregated(groups: &ApiGroups, path: &str, headers: &http::HeaderMap) -> Opti
     let accept = headers.get(http::header::ACCEPT)?.to_str().ok()?;
     let version = aggregated_discovery::negotiate(accept)?;
     let doc = groups.aggregated.get(&(legacy, version))?;
-    let mut resp = crate::responsewriters::response::json(StatusCode::OK, doc.clone());
+    let mut resp = response::json(StatusCode::OK, doc.clone());
     let content_type = http::HeaderValue::from_str(&version.content_type()).ok()?;
     resp.headers_mut()
         .insert(http::header::CONTENT_TYPE, content_type);
