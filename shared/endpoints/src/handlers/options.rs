@@ -11,6 +11,7 @@ use kas_registry::rest::options::{
 };
 use kas_registry::{Error, Result};
 
+use crate::responsewriters::table::IncludeObject;
 use crate::url::Query;
 
 fn bad_request(message: String) -> Error {
@@ -59,6 +60,24 @@ fn not_supported(value: &str, supported: &[&str]) -> StatusCause {
             supported.join(", ")
         )),
         field: Some("resourceVersionMatch".to_owned()),
+    }
+}
+
+/// `GetOptions`: the `resourceVersion` a GET reads at; empty is unset.
+pub fn get_options(query: Option<&str>) -> Option<String> {
+    Query::parse(query.unwrap_or(""))
+        .first("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+/// `TableOptions`: what each row of a Table answer carries of its object (`includeObject`,
+/// metadata by default).
+pub fn include_object(query: Option<&str>) -> IncludeObject {
+    match Query::parse(query.unwrap_or("")).first("includeObject") {
+        Some("None") => IncludeObject::None,
+        Some("Object") => IncludeObject::Object,
+        _ => IncludeObject::Metadata,
     }
 }
 

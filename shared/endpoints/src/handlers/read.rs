@@ -4,7 +4,6 @@
 use crate::Body;
 use crate::handlers::RequestScope;
 use crate::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
-use crate::url::Query;
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
@@ -17,7 +16,7 @@ use crate::responsewriters::list_stream::ListStream;
 use crate::responsewriters::partial::Partial;
 use crate::responsewriters::protobuf as proto;
 use crate::responsewriters::response;
-use crate::responsewriters::table::{self, IncludeObject};
+use crate::responsewriters::table::{self};
 use kas_registry::error::Result;
 use kas_registry::rest::options::ListOptions;
 
@@ -146,11 +145,7 @@ pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> R
 pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (opts, as_table) = negotiate(headers, query)?;
-    let q = Query::parse(query.unwrap_or(""));
-    let rv = q
-        .first("resourceVersion")
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned);
+    let rv = crate::handlers::options::get_options(query);
     let obj = store.get(&info.namespace, &info.name, rv).await?;
     if let Some(p) = Partial::from_options(&opts) {
         let bytes = p.object(store.descriptor, opts.accepted, &obj.json)?;
@@ -162,7 +157,7 @@ pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
             store,
             std::iter::once(&obj.value()?),
             meta,
-            IncludeObject::from_query(query),
+            crate::handlers::options::include_object(query),
             true,
         )
     } else if opts.accepted == MediaType::Protobuf {
@@ -200,7 +195,7 @@ pub async fn list(scope: &RequestScope<'_>, list_opts: &ListOptions) -> Result<R
         store,
         values.iter(),
         meta,
-        IncludeObject::from_query(query),
+        crate::handlers::options::include_object(query),
         true,
     );
     Ok(render(&opts, StatusCode::OK, bytes))

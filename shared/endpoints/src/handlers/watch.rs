@@ -42,7 +42,7 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     };
     let protobuf = out.accepted == MediaType::Protobuf;
     let as_partial = Partial::from_options(&out);
-    let include = crate::responsewriters::table::IncludeObject::from_query(query);
+    let include = crate::handlers::options::include_object(query);
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
     let events = store.watch(&info.namespace, name, opts, predicate).await?;

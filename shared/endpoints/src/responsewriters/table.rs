@@ -5,7 +5,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::url::Query;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -20,16 +19,6 @@ pub enum IncludeObject {
     None,
     Metadata,
     Object,
-}
-
-impl IncludeObject {
-    pub fn from_query(query: Option<&str>) -> IncludeObject {
-        match Query::parse(query.unwrap_or("")).first("includeObject") {
-            Some("None") => IncludeObject::None,
-            Some("Object") => IncludeObject::Object,
-            _ => IncludeObject::Metadata,
-        }
-    }
 }
 
 fn columns(store: &Store) -> Vec<Value> {

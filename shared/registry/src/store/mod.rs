@@ -23,6 +23,7 @@ use crate::{ResourceDescriptor, Strategy};
 
 mod apply;
 mod field_manager;
+pub mod scale;
 mod subresource;
 
 /// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
