@@ -256,11 +256,11 @@ mod tests {
                 "stubborn.log",
             ),
         ];
-        // Let the stubborn one install its trap before it is asked to stop.
+        // Let both start (the stubborn one installs its trap first) before they are asked
+        // to stop: on a loaded machine a child may not have run its first line yet.
         let deadline = Instant::now() + Duration::from_secs(5);
-        while !log_tail(&dir.path().join("stubborn.log"), 1).contains("started")
-            && Instant::now() < deadline
-        {
+        let started = |log: &str| log_tail(&dir.path().join(log), 1).contains("started");
+        while !(started("stubborn.log") && started("polite.log")) && Instant::now() < deadline {
             thread::sleep(POLL);
         }
         let stopped = stop_all(&mut procs, Duration::from_millis(500));

@@ -3,13 +3,13 @@
 use crate::Body;
 use crate::handlers::RequestScope;
 use crate::negotiation::{MediaType, MediaTypeOptions};
+use crate::responsewriters::negotiated;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use kas_storage::Preconditions;
 use serde_json::{Value, json};
 
 use crate::handlers::decode;
-use crate::handlers::read;
 use crate::handlers::selection;
 use crate::responsewriters::encode;
 use crate::responsewriters::response;
@@ -68,7 +68,7 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
             "Status",
         )
         .unwrap_or_default();
-        return read::protobuf(StatusCode::OK, bytes.into());
+        return negotiated::protobuf(StatusCode::OK, bytes.into());
     }
     response::json(
         StatusCode::OK,
@@ -78,7 +78,7 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
 
 pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (out, _) = read::negotiate(headers, query)?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     match store
         .delete(&info.namespace, &info.name, &pre, &opts)
@@ -89,7 +89,7 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
             Ok(success(store, &info.name, uid, &out))
         }
-        Deleted::Pending(obj) => read::render_object(
+        Deleted::Pending(obj) => negotiated::render_object(
             store.descriptor,
             &out,
             StatusCode::OK,
@@ -107,7 +107,7 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
     if list_opts.watch {
         return Err(Status::bad_request("watch is not supported for deletecollection").into());
     }
-    let (out, _) = read::negotiate(headers, query)?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     let predicate = selection::predicate(store, &list_opts)?;
     let mut all = list_opts.clone();
@@ -131,5 +131,5 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
         continue_token: None,
         remaining_item_count: None,
     };
-    read::render_list(store.descriptor, &out, result)
+    negotiated::render_list(store.descriptor, &out, result)
 }

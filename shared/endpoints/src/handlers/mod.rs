@@ -5,9 +5,9 @@
 pub mod apply;
 pub mod decode;
 pub mod delete;
+pub mod get;
 pub mod options;
 pub mod patch;
-pub mod read;
 pub mod scale;
 pub mod selection;
 pub mod watch;
@@ -20,8 +20,8 @@ use kas_registry::features::FeatureGates;
 use kas_registry::store::Store;
 use kas_registry::{Result, SubresourceHandler, Verb};
 
-use crate::installer::Resource;
 use crate::installer::actions::Action;
+use crate::installer::resource::Resource;
 use crate::installer::router::Matched;
 use crate::{Body, RequestInfo};
 
@@ -66,7 +66,7 @@ pub(crate) async fn serve(
         (Some(SubresourceHandler::Scale(spec)), action) => {
             scale::serve(&scope, &spec, action, body).await
         }
-        (_, Action::Get) => read::get(&scope).await,
+        (_, Action::Get) => get::get(&scope).await,
         (_, Action::List) => list_or_watch(&scope, false).await,
         (_, Action::Watch | Action::WatchList) => list_or_watch(&scope, true).await,
         (None, Action::Post) => write::create(&scope, body).await,
@@ -85,7 +85,7 @@ pub(crate) async fn serve(
 async fn list_or_watch(scope: &RequestScope<'_>, watch_path: bool) -> Result<Response<Body>> {
     let opts = options::list_options(scope.query, watch_path, scope.features)?;
     if !opts.watch {
-        return read::list(scope, &opts).await;
+        return get::list(scope, &opts).await;
     }
     // A resource without watch has no watch route; `?watch=true` on its list is upstream's
     // MethodNotSupported.

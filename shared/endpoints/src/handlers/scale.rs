@@ -4,6 +4,7 @@
 //! itself and its write-back are the store's (`kas_registry::store::scale`, upstream's
 //! `ScaleREST`).
 
+use crate::responsewriters::negotiated;
 use std::sync::Mutex;
 
 use crate::negotiation::MediaTypeOptions;
@@ -18,7 +19,6 @@ use serde_json::{Value, json};
 
 use crate::handlers::RequestScope;
 use crate::handlers::decode;
-use crate::handlers::read;
 use crate::handlers::write;
 use crate::installer::actions::Action;
 use crate::responsewriters::encode;
@@ -75,7 +75,7 @@ async fn get(
     query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Response<Body>> {
-    let (out, as_table) = read::negotiate(headers, query)?;
+    let (out, as_table) = negotiated::negotiate(headers, query)?;
     let rv = crate::handlers::options::get_options(query);
     let (scale, resource_version) = store
         .get_scale(spec, &info.namespace, &info.name, rv)
@@ -86,7 +86,7 @@ async fn get(
             crate::handlers::options::include_object(query),
             resource_version,
         );
-        return Ok(read::render(&out, StatusCode::OK, bytes));
+        return Ok(negotiated::render(&out, StatusCode::OK, bytes));
     }
     render(&out, &scale)
 }
@@ -185,7 +185,7 @@ fn check_name(scale: &Value, url_name: &str) -> Result<()> {
 }
 
 fn render(out: &MediaTypeOptions, scale: &Value) -> Result<Response<Body>> {
-    read::render_object(
+    negotiated::render_object(
         &SCALE_KIND,
         out,
         StatusCode::OK,

@@ -1,11 +1,5 @@
-//! WATCH: the storage's events as JSON lines, each object's cached bytes spliced, with
-//! bookmarks when asked and upstream's timeout. Streaming lists (`sendInitialEvents`) end
-//! their initial events with the annotated bookmark of [`list`].
-
-mod frames;
-mod list;
-
-pub use frames::FrameMemo;
+//! WATCH: the storage's events streamed in the negotiated form (see
+//! `responsewriters::watch`), with bookmarks when asked and upstream's timeout.
 
 use crate::handlers::RequestScope;
 use std::time::Duration;
@@ -17,16 +11,13 @@ use futures_util::StreamExt;
 use http::{Response, StatusCode};
 use http_body::Frame;
 use http_body_util::StreamBody;
-use kas_apimachinery::{Status, StatusReason};
-use kas_storage::{REQUEST_WATCH_PROGRESS_DISABLED, WatchEvent};
 
 use crate::handlers::selection;
-use crate::responsewriters::encode;
 use crate::responsewriters::partial::{self, Partial};
 use crate::responsewriters::protobuf as proto;
+use crate::responsewriters::watch;
 use kas_registry::error::Result;
 use kas_registry::rest::options::ListOptions;
-use kas_registry::store::Store;
 
 /// Upstream's `--min-request-timeout` default; a watch without `timeoutSeconds` lasts
 /// between it and twice it.
@@ -36,9 +27,9 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     let (resource, info, query, headers) = (scope.resource, scope.info, scope.query, scope.headers);
     let store = &resource.store;
     let (out, as_table) = if opts.is_list_watch() {
-        (list::negotiate(headers, query)?, false)
+        (watch::initial_events::negotiate(headers, query)?, false)
     } else {
-        crate::handlers::read::negotiate(headers, query)?
+        crate::responsewriters::negotiated::negotiate(headers, query)?
     };
     let protobuf = out.accepted == MediaType::Protobuf;
     let as_partial = Partial::from_options(&out);
@@ -80,7 +71,13 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
         let resource = resource.clone();
         let frames = events
             .filter_map(move |event| {
-                std::future::ready(protobuf_frame(&resource, event, bookmarks, as_partial))
+                std::future::ready(watch::protobuf_frame(
+                    &resource.store,
+                    &resource.watch_frames,
+                    event,
+                    bookmarks,
+                    as_partial,
+                ))
             })
             .take_until(tokio_sleep(timeout))
             .map(|frame: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(frame)));
@@ -93,7 +90,13 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     }
     let lines = events
         .filter_map(move |event| {
-            std::future::ready(json_line(&store, event, bookmarks, as_partial, &mut render))
+            std::future::ready(watch::json_line(
+                &store,
+                event,
+                bookmarks,
+                as_partial,
+                &mut render,
+            ))
         })
         .take_until(tokio_sleep(timeout))
         .map(|line: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(line)));
@@ -104,81 +107,6 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
         http::HeaderValue::from_static("application/json"),
     );
     Ok(resp)
-}
-
-/// One event as a JSON line, its object rendered by `render`.
-fn json_line(
-    store: &Store,
-    event: WatchEvent,
-    bookmarks: bool,
-    target: Option<Partial>,
-    render: &mut impl FnMut(&kas_storage::ObjectRef) -> Bytes,
-) -> Option<Bytes> {
-    let d = store.descriptor;
-    match event {
-        WatchEvent::Added(o) => Some(encode::watch_event("ADDED", &render(&o))),
-        WatchEvent::Modified(o) => Some(encode::watch_event("MODIFIED", &render(&o))),
-        WatchEvent::Deleted(o) => Some(encode::watch_event("DELETED", &render(&o))),
-        WatchEvent::Bookmark(rv) => bookmarks.then(|| partial::bookmark(d, target, rv)),
-        WatchEvent::InitialEventsEnd(rv) => bookmarks.then(|| {
-            list::bookmark_json(d, target, rv)
-                .unwrap_or_else(|e| encode::watch_event("ERROR", &e.to_status().to_json()))
-        }),
-        WatchEvent::Error(e) => Some(encode::watch_event(
-            "ERROR",
-            &error_status(store, e).to_json(),
-        )),
-    }
-}
-
-/// One event as a length-prefixed protobuf `WatchEvent` around the enveloped object.
-fn protobuf_frame(
-    resource: &crate::installer::Resource,
-    event: WatchEvent,
-    bookmarks: bool,
-    target: Option<Partial>,
-) -> Option<Bytes> {
-    let store = &resource.store;
-    let d = store.descriptor;
-    let object =
-        |kind: &'static str, o: &kas_storage::ObjectRef| {
-            resource.watch_frames.get_or_encode(o, kind, target, || {
-                match partial::watch_object_protobuf(d, target, o) {
-                    Ok(bytes) => proto::watch_event(kind, &bytes),
-                    Err(e) => proto::watch_event("ERROR", &proto::status(&e.to_status())),
-                }
-            })
-        };
-    match event {
-        WatchEvent::Added(o) => Some(object("ADDED", &o)),
-        WatchEvent::Modified(o) => Some(object("MODIFIED", &o)),
-        WatchEvent::Deleted(o) => Some(object("DELETED", &o)),
-        WatchEvent::Bookmark(rv) if bookmarks => partial::bookmark_protobuf(d, target, rv).ok(),
-        WatchEvent::Bookmark(_) => None,
-        WatchEvent::InitialEventsEnd(rv) if bookmarks => Some(
-            list::bookmark_protobuf(d, target, rv)
-                .unwrap_or_else(|e| proto::watch_event("ERROR", &proto::status(&e.to_status()))),
-        ),
-        WatchEvent::InitialEventsEnd(_) => None,
-        WatchEvent::Error(e) => Some(proto::watch_event(
-            "ERROR",
-            &proto::status(&error_status(store, e)),
-        )),
-    }
-}
-
-/// A watch's ERROR event. Upstream's cacher refuses a streaming list it cannot serve with
-/// a bare internal error, not wrapped as "Internal error occurred".
-fn error_status(store: &Store, e: kas_storage::Error) -> Status {
-    match e {
-        kas_storage::Error::Internal {
-            message,
-            source: None,
-        } if message == REQUEST_WATCH_PROGRESS_DISABLED => {
-            Status::failure(500, StatusReason::InternalError, message)
-        }
-        e => store.storage_error(e, "").to_status(),
-    }
 }
 
 fn tokio_sleep(d: Duration) -> impl std::future::Future<Output = ()> {

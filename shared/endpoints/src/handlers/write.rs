@@ -3,12 +3,12 @@
 use crate::Body;
 use crate::handlers::RequestScope;
 use crate::negotiation::{MediaTypeOptions, PatchType};
+use crate::responsewriters::negotiated;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use serde_json::Value;
 
 use crate::handlers::decode;
-use crate::handlers::read;
 use crate::responsewriters::encode;
 use crate::responsewriters::response;
 use kas_registry::error::Result;
@@ -27,7 +27,7 @@ fn written(
         Written::Stored(obj) => encode::object(store.descriptor, obj),
         Written::DryRun(v) => encode::value(store.descriptor, v),
     };
-    read::render_object(store.descriptor, out, code, bytes)
+    negotiated::render_object(store.descriptor, out, code, bytes)
 }
 
 /// A write's options, and the answer's media type negotiated before anything is written:
@@ -43,7 +43,7 @@ pub(crate) fn options(
         .and_then(|v| v.to_str().ok());
     opts.manager =
         kas_apimachinery::managed_fields::manager(opts.field_manager.as_deref(), user_agent);
-    let (out, _) = read::negotiate(headers, query)?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
     Ok((opts, out))
 }
 

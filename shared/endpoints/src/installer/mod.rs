@@ -4,7 +4,10 @@
 //! groups, and hands everything else to the next role.
 
 pub mod actions;
+pub mod resource;
 pub mod router;
+
+pub use resource::Resource;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -25,13 +28,6 @@ use kas_registry::ResourceDescriptor;
 use kas_registry::error::Result;
 use kas_registry::features::FeatureGates;
 use kas_registry::store::Store;
-
-/// One installed resource: its store, and what its handlers share across requests.
-pub struct Resource {
-    pub store: Store,
-    /// Protobuf watch frames shared by this resource's watchers.
-    pub(crate) watch_frames: crate::handlers::watch::FrameMemo,
-}
 
 /// The stores of one role, laid out as routes, and its discovery documents.
 pub struct ApiGroups {

@@ -18,8 +18,8 @@ use kas_apimachinery::Status;
 use kas_registry::Result;
 use kas_registry::Subresource;
 
-use super::Resource;
 use super::actions::{self, Action, Route};
+use super::resource::Resource;
 
 /// One route of a group version with its template split into segments.
 struct Compiled {

@@ -4,10 +4,12 @@
 
 pub mod encode;
 pub mod list_stream;
+pub mod negotiated;
 pub mod partial;
 pub mod protobuf;
 pub mod response;
 pub mod table;
+pub mod watch;
 
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};

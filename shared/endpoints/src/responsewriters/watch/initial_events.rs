@@ -25,8 +25,8 @@ const PARTIAL_LIST_KIND: &str = "PartialObjectMetadataList";
 
 /// Upstream's `watchListEndpointRestrictions`: a streaming list is never a Table, so
 /// `as=Table` is not acceptable (a client's fallback media type is taken instead).
-pub(super) fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<MediaTypeOptions> {
-    crate::handlers::read::negotiate_media(headers, query, false)
+pub(crate) fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<MediaTypeOptions> {
+    crate::responsewriters::negotiated::negotiate_media(headers, query, false)
 }
 
 /// The bookmark's `metadata` for protobuf, with the blueprint already encoded.
@@ -41,7 +41,7 @@ fn metadata(resource_version: u64, blueprint: &[u8]) -> Value {
 }
 
 /// The JSON event line.
-pub(super) fn bookmark_json(
+pub(crate) fn bookmark_json(
     d: &ResourceDescriptor,
     partial: Option<Partial>,
     resource_version: u64,
@@ -73,7 +73,7 @@ pub(super) fn bookmark_json(
 }
 
 /// The protobuf frame.
-pub(super) fn bookmark_protobuf(
+pub(crate) fn bookmark_protobuf(
     d: &ResourceDescriptor,
     partial: Option<Partial>,
     resource_version: u64,

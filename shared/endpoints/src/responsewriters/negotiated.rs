@@ -1,24 +1,22 @@
-//! GET of one object and LIST of a collection, as JSON, YAML, protobuf, a Table or
-//! PartialObjectMetadata.
+//! Answers in the negotiated form, after upstream's `WriteObjectNegotiated` and
+//! `transformResponseObject`: the media type an `Accept` header (or `?pretty`, or a human
+//! user agent) asks for, and an object or list as JSON (compact or indented, lists
+//! streamed), YAML, protobuf, a Table or PartialObjectMetadata.
 
-use crate::Body;
-use crate::handlers::RequestScope;
-use crate::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use kas_apimachinery::runtime::serializer;
-use serde_json::{Value, json};
+use kas_registry::error::Result;
+use serde_json::Value;
 
-use crate::handlers::selection;
+use crate::Body;
+use crate::negotiation::{self, MediaType, MediaTypeOptions, ResourceRestrictions};
 use crate::responsewriters::encode;
 use crate::responsewriters::list_stream::ListStream;
 use crate::responsewriters::partial::Partial;
 use crate::responsewriters::protobuf as proto;
 use crate::responsewriters::response;
-use crate::responsewriters::table::{self};
-use kas_registry::error::Result;
-use kas_registry::rest::options::ListOptions;
 
 /// The negotiated answer type; `Ok(true)` in the second place for a Table.
 pub fn negotiate(headers: &HeaderMap, query: Option<&str>) -> Result<(MediaTypeOptions, bool)> {
@@ -87,7 +85,7 @@ pub fn render_object(
 
 /// Bytes already in the negotiated media type: protobuf as they are, JSON through
 /// [`render`].
-fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<Body> {
+pub fn encoded(opts: &MediaTypeOptions, code: StatusCode, bytes: Bytes) -> Response<Body> {
     if opts.accepted == MediaType::Protobuf {
         return protobuf(code, bytes);
     }
@@ -140,63 +138,4 @@ pub fn render(opts: &MediaTypeOptions, code: StatusCode, json_bytes: Bytes) -> R
         return response::json(code, serializer::indent_json(&json_bytes));
     }
     response::json(code, json_bytes)
-}
-
-pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
-    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (opts, as_table) = negotiate(headers, query)?;
-    let rv = crate::handlers::options::get_options(query);
-    let obj = store.get(&info.namespace, &info.name, rv).await?;
-    if let Some(p) = Partial::from_options(&opts) {
-        let bytes = p.object(store.descriptor, opts.accepted, &obj.json)?;
-        return Ok(encoded(&opts, StatusCode::OK, bytes));
-    }
-    let bytes = if as_table {
-        let meta = json!({"resourceVersion": obj.resource_version.to_string()});
-        table::table(
-            store,
-            std::iter::once(&obj.value()?),
-            meta,
-            crate::handlers::options::include_object(query),
-            true,
-        )
-    } else if opts.accepted == MediaType::Protobuf {
-        return Ok(protobuf(
-            StatusCode::OK,
-            proto::stored(store.descriptor, &obj)?,
-        ));
-    } else {
-        encode::object(store.descriptor, &obj)
-    };
-    Ok(render(&opts, StatusCode::OK, bytes))
-}
-
-pub async fn list(scope: &RequestScope<'_>, list_opts: &ListOptions) -> Result<Response<Body>> {
-    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (opts, as_table) = negotiate(headers, query)?;
-    let predicate = selection::predicate(store, list_opts)?;
-    let result = store.list(&info.namespace, list_opts, predicate).await?;
-    if !as_table {
-        return render_list(store.descriptor, &opts, result);
-    }
-    let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
-    if let Some(c) = &result.continue_token {
-        meta["continue"] = json!(c);
-    }
-    if let Some(n) = result.remaining_item_count {
-        meta["remainingItemCount"] = json!(n);
-    }
-    let values = result
-        .items
-        .iter()
-        .map(|o| o.value())
-        .collect::<Result<Vec<_>, _>>()?;
-    let bytes = table::table(
-        store,
-        values.iter(),
-        meta,
-        crate::handlers::options::include_object(query),
-        true,
-    );
-    Ok(render(&opts, StatusCode::OK, bytes))
 }
