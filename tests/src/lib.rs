@@ -60,6 +60,26 @@ pub fn start_cluster(tweak: impl FnOnce(&mut ClusterSpec)) -> TestCluster {
 }
 
 impl TestCluster {
+    /// One admin request through the aggregator over HTTP/2: `path` with its query, the
+    /// extra `headers`, and `body`.
+    pub async fn send(
+        &self,
+        method: http::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> client::Answer {
+        let url = format!("{}{path}", self.url(Role::Aggregator, 0));
+        let bearer = self.bearer();
+        let mut all = vec![("authorization", bearer.as_str())];
+        all.extend_from_slice(headers);
+        let tls = self.admin_tls(client::Proto::H2);
+        let body = bytes::Bytes::from(body.to_owned());
+        client::request_with_body(&url, method, &all, body, &tls, client::Proto::H2)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
     /// What an admin client uses: the cluster CA, HTTP/2 or HTTP/1.1.
     pub fn admin_tls(&self, proto: client::Proto) -> client::Tls {
         client::Tls::new(&self.pki().ca.cert, None, proto).expect("tls")

@@ -4,41 +4,9 @@
 //! body type the route does not consume is a 415; an `Accept` the route cannot produce is a
 //! 406. Each is upstream's `NewGenericServerResponse`: go-restful's text, `details: {}`.
 
-use bytes::Bytes;
 use http::Method;
-use kas_e2e::client::{Answer, Proto, request_with_body};
-use kas_e2e::{NOT_FOUND_BODY, Role, TestCluster, start_cluster};
+use kas_e2e::{NOT_FOUND_BODY, start_cluster};
 use serde_json::{Value, json};
-
-struct Client<'a> {
-    c: &'a TestCluster,
-    bearer: String,
-}
-
-impl Client<'_> {
-    async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &str,
-    ) -> Answer {
-        let url = format!("{}{path}", self.c.url(Role::Aggregator, 0));
-        let mut all = vec![("authorization", self.bearer.as_str())];
-        all.extend_from_slice(headers);
-        let tls = self.c.admin_tls(Proto::H2);
-        request_with_body(
-            &url,
-            method,
-            &all,
-            Bytes::from(body.to_owned()),
-            &tls,
-            Proto::H2,
-        )
-        .await
-        .unwrap()
-    }
-}
 
 fn generic(code: u16, reason: &str, message: &str) -> Value {
     json!({
@@ -72,10 +40,7 @@ fn not_allowed() -> Value {
 #[tokio::test]
 async fn paths_and_methods_follow_upstreams_routes() {
     let c = start_cluster(|_| {});
-    let client = Client {
-        c: &c,
-        bearer: c.bearer(),
-    };
+    let client = &c;
     let json_body = [("content-type", "application/json")];
     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"}}"#;
     let a = client
@@ -191,10 +156,7 @@ async fn paths_and_methods_follow_upstreams_routes() {
 #[tokio::test]
 async fn media_types_the_route_cannot_take_or_give_are_406_and_415() {
     let c = start_cluster(|_| {});
-    let client = Client {
-        c: &c,
-        bearer: c.bearer(),
-    };
+    let client = &c;
     let representations = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
     let item = "/api/v1/namespaces/default";
     for accept in ["text/html", "application/*", "text/plain, image/png"] {

@@ -99,12 +99,13 @@ impl kas_registry::Strategy for Strategy {
                         .to_cause(),
                 );
             }
+            // Upstream's ValidateConfigMap reports the key on `data`.
             if data.iter().any(|(k, _)| k == key) {
                 errs.push(
                     field::invalid(
-                        &Path::new("binaryData").key(key),
+                        &Path::new("data").key(key),
                         key.as_str(),
-                        "duplicate of key present in data",
+                        "duplicate of key present in binaryData",
                     )
                     .to_cause(),
                 );
@@ -179,6 +180,19 @@ mod tests {
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field.as_deref(), Some("data[bad key]"));
         assert!(is_config_map_key("..a").contains(&"must not start with '..'".to_owned()));
+    }
+
+    #[test]
+    fn a_key_in_both_maps_is_reported_on_data() {
+        let mut obj = cm(json!({"a": "x"}));
+        obj["binaryData"] = json!({"a": "eA=="});
+        let errs = Strategy.validate(&obj);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field.as_deref(), Some("data[a]"));
+        assert_eq!(
+            errs[0].message.as_deref(),
+            Some("Invalid value: \"a\": duplicate of key present in binaryData")
+        );
     }
 
     #[test]

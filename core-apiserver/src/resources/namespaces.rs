@@ -222,6 +222,11 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream registers a field label conversion function for this kind.
+    fn field_label_conversion(&self) -> bool {
+        true
+    }
+
     /// Upstream's v1 field label conversion allows only these two.
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
         let phase = obj
@@ -243,6 +248,12 @@ impl kas_registry::Strategy for Strategy {
 
     fn prepare_for_deletion(&self, obj: &mut Value) {
         object_mut(obj, "status").insert("phase".into(), json!("Terminating"));
+    }
+
+    /// Upstream's namespace `REST.Delete`: preconditions checked as storage checks them,
+    /// and only the deletionTimestamp and the phase set.
+    fn custom_delete(&self) -> bool {
+        true
     }
 
     /// `finalize` changes `spec.finalizers` only.

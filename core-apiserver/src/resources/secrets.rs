@@ -387,6 +387,11 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream registers a field label conversion function for this kind.
+    fn field_label_conversion(&self) -> bool {
+        true
+    }
+
     /// Upstream's v1 field labels: `type` besides name and namespace.
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
         let mut set = kas_registry::meta::default_field_set(obj);

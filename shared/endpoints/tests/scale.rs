@@ -378,7 +378,7 @@ async fn put_decodes_as_other_writes() {
     assert_eq!(strict.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         strict.message(),
-        "strict decoding error: unknown field \"spec.bogus\""
+        "Scale in version \"v1\" cannot be handled as a Scale: strict decoding error: unknown field \"spec.bogus\""
     );
     let warned = env.call(Method::PUT, SCALE, None, &unknown).await;
     assert_eq!(warned.status, StatusCode::OK, "{}", warned.message());

@@ -109,6 +109,16 @@ pub trait Strategy: Send + Sync {
         crate::meta::default_field_set(obj)
     }
 
+    /// Whether upstream registers a field label conversion function for this kind
+    /// (`AddFieldLabelConversionFunc`: Pods, Nodes, Secrets, Namespaces, Events, ...). A
+    /// field selector on a field `field_set` lacks is then refused with that function's
+    /// `field label not supported: <field>`; without one, upstream's
+    /// `DefaultMetaV1FieldSelectorConversion` refuses anything but `metadata.name` and
+    /// `metadata.namespace` with its own message.
+    fn field_label_conversion(&self) -> bool {
+        false
+    }
+
     /// Whether something besides `metadata.finalizers` keeps the object while it is being
     /// deleted (a namespace's `spec.finalizers`).
     fn holds_deletion(&self, _obj: &Value) -> bool {
@@ -117,6 +127,15 @@ pub trait Strategy: Send + Sync {
 
     /// Marks an object whose deletion is pending (a namespace turns Terminating).
     fn prepare_for_deletion(&self, _obj: &mut Value) {}
+
+    /// Whether deletion is the resource's own rather than the generic store's, as upstream's
+    /// namespaces' `REST.Delete`: the request's preconditions are checked as storage checks
+    /// them (`Precondition failed: UID in precondition: ...`) instead of by `BeforeDelete`,
+    /// and marking the object for deletion sets its deletionTimestamp only, without the
+    /// grace period and generation bump of `markAsDeleting`.
+    fn custom_delete(&self) -> bool {
+        false
+    }
 
     /// A custom update subresource (a namespace's `finalize`): the stored object with what
     /// the subresource may change taken from `new`; `None` when there is no such

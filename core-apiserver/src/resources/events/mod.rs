@@ -173,6 +173,11 @@ impl kas_registry::Strategy for Strategy {
         self.ttl_seconds
     }
 
+    /// Upstream registers a field label conversion function for this kind.
+    fn field_label_conversion(&self) -> bool {
+        true
+    }
+
     /// Upstream `EventToSelectableFields`, whose keys are also core/v1's field labels.
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
         selectable_fields(obj)

@@ -88,6 +88,11 @@ impl kas_registry::Strategy for Strategy {
         kas_registry::Strategy::ttl_seconds(&self.core)
     }
 
+    /// Upstream registers a field label conversion function for this kind.
+    fn field_label_conversion(&self) -> bool {
+        true
+    }
+
     /// This group's field labels over the internal selectable fields of the stored event.
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
         let internal = selectable_fields(obj);

@@ -29,16 +29,26 @@ pub async fn read(body: Body) -> Result<Bytes> {
     Ok(request_body::read_body(body, request_body::DEFAULT_MAX_REQUEST_BODY_BYTES).await?)
 }
 
-/// Upstream's create/update decoding: a malformed body is a 400 naming the kind the
-/// endpoint expects; duplicate fields are an error under Strict, warnings under Warn.
-pub async fn decode(
-    d: &ResourceDescriptor,
-    headers: &HeaderMap,
-    body: Body,
-    opts: &WriteOptions,
-) -> Result<Decoded> {
+/// A write's body: its media type (negotiated from its Content-Type; 415 when none
+/// decodes it) and its bytes (read with the 3 MiB limit).
+pub struct Input {
+    pub media: MediaType,
+    pub bytes: Bytes,
+}
+
+/// Reads a create's or update's body in upstream's order: the input serializer first,
+/// then the bytes.
+pub async fn read_input(headers: &HeaderMap, body: Body) -> Result<Input> {
     let media = negotiation::negotiate_input_media_type(content_type(headers), false)?;
     let bytes = read(body).await?;
+    Ok(Input { media, bytes })
+}
+
+/// Upstream's create/update decoding: a malformed body is a 400 naming the kind the
+/// endpoint expects; unknown and duplicate fields are, under Strict, that 400 with a
+/// strict decoding error (`transformDecodeError`), and warnings under Warn.
+pub fn decode(d: &ResourceDescriptor, input: &Input, opts: &WriteOptions) -> Result<Decoded> {
+    let (media, bytes) = (input.media, &input.bytes[..]);
     if media == MediaType::Protobuf {
         // Protobuf has no unknown or repeated fields to report: the decoder skips unknown
         // tags, as upstream's does.
@@ -46,41 +56,42 @@ pub async fn decode(
             Status::unsupported_media_type(&["application/json", "application/yaml"])
         })?;
         return Ok(Decoded {
-            value: crate::responsewriters::protobuf::decode_body(&bytes, schema)?,
+            value: crate::responsewriters::protobuf::decode_body(bytes, schema)?,
             warnings: Vec::new(),
         });
     }
     let decoded = match media {
-        MediaType::Yaml => serializer::decode_yaml(&bytes),
-        _ => serializer::decode_json(&bytes),
+        MediaType::Yaml => serializer::decode_yaml(bytes),
+        _ => serializer::decode_json(bytes),
     };
     let decoded =
-        decoded.map_err(|e| serializer::transform_decode_error(d.kind, None, &e, &bytes))?;
+        decoded.map_err(|e| serializer::transform_decode_error(d.kind, None, &e, bytes))?;
     // Decoding into the Go type: a value that does not fit it (a list for a map, a
     // number for a string, a bad time or base64) is a 400 naming the body's kind, or the
     // endpoint's when the body names none.
+    // The kind and version the decoder saw: the body's, else the endpoint's.
+    let mut gvk = decoded.gvk.clone();
+    if gvk.kind.is_empty() {
+        gvk.kind = d.kind.to_owned();
+    }
+    if gvk.version.is_empty() {
+        gvk.version = d.version.to_owned();
+    }
+    let failed =
+        |err: DecodeError| serializer::transform_decode_error(d.kind, Some(&gvk), &err, bytes);
     if let Some(schema) = d.schema
         && let Err(e) = fits_go_type(&decoded.object, schema)
     {
-        let mut gvk = decoded.gvk.clone();
-        if gvk.kind.is_empty() {
-            gvk.kind = d.kind.to_owned();
-        }
-        if gvk.version.is_empty() {
-            gvk.version = d.version.to_owned();
-        }
-        let err = DecodeError::Type(e);
-        return Err(serializer::transform_decode_error(d.kind, Some(&gvk), &err, &bytes).into());
+        return Err(failed(DecodeError::Type(e)).into());
     }
     let mut value = decoded.object;
     let warnings = match opts.field_validation {
         FieldValidation::Ignore => Vec::new(),
-        FieldValidation::Warn => strict_findings(d, media, &bytes, &value),
+        FieldValidation::Warn => strict_findings(d, media, bytes, &value),
         FieldValidation::Strict => {
-            let findings = strict_findings(d, media, &bytes, &value);
+            let findings = strict_findings(d, media, bytes, &value);
             if !findings.is_empty() {
-                let err = DecodeError::Strict(findings);
-                return Err(Status::bad_request(&err.to_string()).into());
+                return Err(failed(DecodeError::Strict(findings)).into());
             }
             Vec::new()
         }
@@ -103,14 +114,10 @@ pub fn check_fields(
     let Some(schema) = d.schema else {
         return Ok((value, Vec::new()));
     };
-    // Upstream decodes the patched object into its Go type; what does not fit is a 422
-    // on the patch.
+    // Upstream decodes the patched object into its Go type; what does not fit, and under
+    // Strict what is unknown, is a 422 on the patch with the patched document as value.
     if let Err(e) = fits_go_type(&value, schema) {
-        use kas_apimachinery::validation::field;
-        let json = kas_apimachinery::json::to_vec(&value).unwrap_or_default();
-        let json = String::from_utf8_lossy(&json).into_owned();
-        let cause = field::invalid(&field::Path::new("patch"), json, &e).to_cause();
-        return Err(Status::invalid("", "", "", vec![cause]).into());
+        return Err(invalid_patch(&value, &e));
     }
     let findings = || {
         let json = serde_json::to_vec(&value).unwrap_or_default();
@@ -122,14 +129,26 @@ pub fn check_fields(
         FieldValidation::Strict => {
             let found = findings();
             if !found.is_empty() {
-                let err = DecodeError::Strict(found);
-                return Err(Status::bad_request(&err.to_string()).into());
+                return Err(invalid_patch(
+                    &value,
+                    &DecodeError::Strict(found).to_string(),
+                ));
             }
             Vec::new()
         }
     };
     as_go_types(&mut value, schema);
     Ok((value, warnings))
+}
+
+/// Upstream's patcher when the patched document does not decode: a 422 on `patch`, its
+/// value the document, its detail the decoding error.
+fn invalid_patch(value: &Value, err: &str) -> kas_registry::Error {
+    use kas_apimachinery::validation::field;
+    let json = kas_apimachinery::json::to_vec(value).unwrap_or_default();
+    let json = String::from_utf8_lossy(&json).into_owned();
+    let cause = field::invalid(&field::Path::new("patch"), json, err).to_cause();
+    Status::invalid("", "", "", vec![cause]).into()
 }
 
 /// Whether `value` decodes into upstream's Go type: the protobuf encoder walks it as that

@@ -17,32 +17,19 @@ use kas_registry::error::Result;
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::{Deleted, Store};
 
-/// `DeleteOptions` from the body (optional) and the query.
+/// `DeleteOptions`: from the body when there is one, else from the query.
 async fn delete_options(
     query: Option<&str>,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(Preconditions, WriteOptions)> {
-    let mut opts = crate::handlers::options::write_options(query, "DeleteOptions")?;
     let bytes = decode::read(body).await?;
-    let mut pre = Preconditions::default();
-    if !bytes.is_empty() {
-        let v = decode::decode_options(headers, &bytes)?;
-        if let Some(p) = v.get("preconditions") {
-            pre.uid = p.get("uid").and_then(Value::as_str).map(str::to_owned);
-            pre.resource_version = p
-                .get("resourceVersion")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-        }
-        if v.get("dryRun")
-            .and_then(Value::as_array)
-            .is_some_and(|d| d.iter().any(|x| x == "All"))
-        {
-            opts.dry_run = true;
-        }
-    }
-    Ok((pre, opts))
+    let body = if bytes.is_empty() {
+        None
+    } else {
+        Some(decode::decode_options(headers, &bytes)?)
+    };
+    crate::handlers::options::delete_options(query, body.as_ref())
 }
 
 fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions) -> Response<Body> {
@@ -98,8 +85,9 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     }
 }
 
-/// Deletes every object the selectors match, one by one, and answers with the list of
-/// what was deleted, as upstream's `DeleteCollection`.
+/// DELETECOLLECTION: every object the options select is deleted (see
+/// `Store::delete_collection`), and the answer is the list as it was listed, as
+/// upstream's `DeleteCollection` answers.
 pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     // Not a watch: no feature gate applies.
@@ -110,26 +98,8 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
     let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, opts) = delete_options(query, headers, body).await?;
     let predicate = selection::predicate(store, &list_opts)?;
-    let mut all = list_opts.clone();
-    all.limit = None;
-    all.continue_token = None;
-    let listed = store.list(&info.namespace, &all, predicate).await?;
-    let mut deleted = Vec::with_capacity(listed.items.len());
-    for item in &listed.items {
-        let value = item.value()?;
-        let ns = kas_registry::meta::namespace(&value).to_owned();
-        let name = kas_registry::meta::name(&value).to_owned();
-        match store.delete(&ns, &name, &pre, &opts).await {
-            Ok(Deleted::Gone(o)) | Ok(Deleted::Pending(o)) => deleted.push(o),
-            Err(e) if e.to_status().code == 404 => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let result = kas_storage::ListResult {
-        items: deleted,
-        resource_version: listed.resource_version,
-        continue_token: None,
-        remaining_item_count: None,
-    };
-    negotiated::render_list(store.descriptor, &out, result)
+    let listed = store
+        .delete_collection(&info.namespace, &list_opts, predicate, &pre, &opts)
+        .await?;
+    negotiated::render_list(store.descriptor, &out, listed)
 }

@@ -212,49 +212,143 @@ fn watch_causes(o: &ListOptions, rv_match: &str, watch_list: bool) -> Vec<Status
     causes
 }
 
-/// `dryRun`, `fieldManager`, `fieldValidation` (upstream's create/update/patch options);
-/// `kind` (`CreateOptions`, `UpdateOptions`, ...) names them in an Invalid error.
-pub fn write_options(query: Option<&str>, kind: &str) -> Result<WriteOptions> {
+/// `CreateOptions`, validated as upstream's `ValidateCreateOptions`.
+pub fn create_options(query: Option<&str>) -> Result<WriteOptions> {
+    write_options(
+        &Query::parse(query.unwrap_or("")),
+        "CreateOptions",
+        Vec::new(),
+    )
+}
+
+/// `UpdateOptions`, validated as upstream's `ValidateUpdateOptions`.
+pub fn update_options(query: Option<&str>) -> Result<WriteOptions> {
+    write_options(
+        &Query::parse(query.unwrap_or("")),
+        "UpdateOptions",
+        Vec::new(),
+    )
+}
+
+/// `PatchOptions`, validated as upstream's `ValidatePatchOptions`: `force` only with an
+/// apply, which needs a `fieldManager`; then what create and update check.
+pub fn patch_options(query: Option<&str>, applying: bool) -> Result<WriteOptions> {
     let q = Query::parse(query.unwrap_or(""));
-    let mut o = WriteOptions::default();
-    for v in q.all("dryRun") {
-        if v != "All" {
-            return Err(Status::invalid(
-                "meta.k8s.io",
-                kind,
-                "",
-                vec![StatusCause {
-                    reason: Some("FieldValueNotSupported".to_owned()),
-                    message: Some(format!(
-                        "Unsupported value: {v:?}: supported values: \"All\""
-                    )),
-                    field: Some("dryRun".to_owned()),
-                }],
-            )
-            .into());
-        }
-        o.dry_run = true;
+    let mut first = Vec::new();
+    if !applying && q.first("force").is_some() {
+        first.push(field::forbidden(
+            &field::Path::new("force"),
+            "may not be specified for non-apply patch",
+        ));
     }
-    o.field_manager = q.first("fieldManager").map(str::to_owned);
+    if applying && q.first("fieldManager").unwrap_or("").is_empty() {
+        first.push(field::required(
+            &field::Path::new("fieldManager"),
+            "is required for apply patch",
+        ));
+    }
+    let mut o = write_options(&q, "PatchOptions", first)?;
     if let Some(v) = q.first("force") {
         o.force = Some(parse_bool("force", v)?);
     }
-    let errors = validate_field_manager(o.field_manager.as_deref().unwrap_or(""));
+    Ok(o)
+}
+
+/// `DeleteOptions` as upstream's delete handlers read them: from the body when it has one
+/// (the query is then not read), else from the query; validated as
+/// `ValidateDeleteOptions` checks what this server uses (`dryRun`). Preconditions come
+/// from the body only.
+pub fn delete_options(
+    query: Option<&str>,
+    body: Option<&serde_json::Value>,
+) -> Result<(kas_storage::Preconditions, WriteOptions)> {
+    let mut pre = kas_storage::Preconditions::default();
+    let dry_run: Vec<String> = match body {
+        Some(v) => {
+            if let Some(p) = v.get("preconditions") {
+                let s = |k: &str| {
+                    p.get(k)
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                };
+                pre.uid = s("uid");
+                pre.resource_version = s("resourceVersion");
+            }
+            v.get("dryRun")
+                .and_then(serde_json::Value::as_array)
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|x| x.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+        None => Query::parse(query.unwrap_or(""))
+            .all("dryRun")
+            .map(str::to_owned)
+            .collect(),
+    };
+    let errors = validate_dry_run(&dry_run);
     if !errors.is_empty() {
         let causes = errors.iter().map(field::Error::to_cause).collect();
-        return Err(Status::invalid("meta.k8s.io", kind, "", causes).into());
+        return Err(Status::invalid("meta.k8s.io", "DeleteOptions", "", causes).into());
     }
-    o.field_validation = match q.first("fieldValidation").unwrap_or("") {
+    let opts = WriteOptions {
+        dry_run: !dry_run.is_empty(),
+        ..WriteOptions::default()
+    };
+    Ok((pre, opts))
+}
+
+/// The options every write shares (`dryRun`, `fieldManager`, `fieldValidation`), with
+/// upstream's checks in its order after the verb's own (`first`), all in one Invalid
+/// naming `kind` (`CreateOptions`, ...).
+fn write_options(q: &Query, kind: &str, first: Vec<field::Error>) -> Result<WriteOptions> {
+    let dry_run: Vec<String> = q.all("dryRun").map(str::to_owned).collect();
+    let field_manager = q.first("fieldManager").map(str::to_owned);
+    let field_validation = q.first("fieldValidation").unwrap_or("");
+    let mut errors = first;
+    errors.extend(validate_field_manager(
+        field_manager.as_deref().unwrap_or(""),
+    ));
+    errors.extend(validate_dry_run(&dry_run));
+    let field_validation = match field_validation {
         "" | "Warn" => FieldValidation::Warn,
         "Ignore" => FieldValidation::Ignore,
         "Strict" => FieldValidation::Strict,
         other => {
-            return Err(bad_request(format!(
-                "fieldValidation parameter unsupported: {other}. Must be one of Ignore, Warn, Strict"
-            )));
+            // Upstream's `ValidateFieldValidation`: the allowed values, sorted.
+            errors.push(field::not_supported(
+                &field::Path::new("fieldValidation"),
+                other,
+                &["", "Ignore", "Strict", "Warn"],
+            ));
+            FieldValidation::Warn
         }
     };
-    Ok(o)
+    if !errors.is_empty() {
+        let causes = errors.iter().map(field::Error::to_cause).collect();
+        return Err(Status::invalid("meta.k8s.io", kind, "", causes).into());
+    }
+    Ok(WriteOptions {
+        dry_run: !dry_run.is_empty(),
+        field_manager,
+        field_validation,
+        ..WriteOptions::default()
+    })
+}
+
+/// Upstream's `ValidateDryRun`: every value `All`; the error shows the whole list as Go's
+/// `%#v` of a `[]string`.
+fn validate_dry_run(dry_run: &[String]) -> Vec<field::Error> {
+    if dry_run.iter().all(|v| v == "All") {
+        return Vec::new();
+    }
+    vec![field::not_supported(
+        &field::Path::new("dryRun"),
+        field::BadValue::Strings(Some(dry_run.to_vec())),
+        &["All"],
+    )]
 }
 
 /// Upstream's `ValidateFieldManager`: at most 128 bytes, printable characters only.
@@ -428,34 +522,92 @@ mod tests {
 
     #[test]
     fn write_options_are_parsed() {
-        let o = write_options(
-            Some("dryRun=All&fieldValidation=Strict&fieldManager=kubectl"),
-            "CreateOptions",
-        )
+        let o = create_options(Some(
+            "dryRun=All&fieldValidation=Strict&fieldManager=kubectl",
+        ))
         .unwrap();
         assert!(o.dry_run);
         assert_eq!(o.field_validation, FieldValidation::Strict);
-        let err = |q: &str, kind: &str| write_options(Some(q), kind).unwrap_err().to_status();
-        let dry = err("dryRun=Some", "UpdateOptions");
+        assert_eq!(o.field_manager.as_deref(), Some("kubectl"));
+        let dry = update_options(Some("dryRun=Some")).unwrap_err().to_status();
         assert_eq!(dry.code, 422);
+        // The whole list, as Go's %#v of a []string.
         assert_eq!(
             dry.message.as_deref().unwrap_or(""),
-            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Some\": supported values: \"All\""
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
         );
-        assert_eq!(err("fieldValidation=x", "CreateOptions").code, 400);
+        let fv = create_options(Some("fieldValidation=Sometimes"))
+            .unwrap_err()
+            .to_status();
+        assert_eq!(fv.code, 422);
+        assert_eq!(
+            fv.message.as_deref().unwrap_or(""),
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Sometimes\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+        );
+        assert_eq!(
+            fv.details.unwrap().causes[0].reason.as_deref(),
+            Some("FieldValueNotSupported")
+        );
+    }
+
+    #[test]
+    fn every_option_error_is_reported_in_upstreams_order() {
+        let long = "m".repeat(129);
+        let s = create_options(Some(&format!(
+            "fieldValidation=x&dryRun=All&dryRun=No&fieldManager={long}"
+        )))
+        .unwrap_err()
+        .to_status();
+        let fields: Vec<_> = s
+            .details
+            .unwrap()
+            .causes
+            .iter()
+            .map(|c| c.field.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(fields, ["fieldManager", "dryRun", "fieldValidation"]);
+        let s = patch_options(Some("force=true&dryRun=x"), false)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "PatchOptions.meta.k8s.io \"\" is invalid: [force: Forbidden: may not be specified for non-apply patch, dryRun: Unsupported value: []string{\"x\"}: supported values: \"All\"]"
+        );
+        let s = patch_options(None, true).unwrap_err().to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+        );
+        let o = patch_options(Some("force=true&fieldManager=me"), true).unwrap();
+        assert_eq!(o.force, Some(true));
+    }
+
+    #[test]
+    fn delete_options_come_from_the_body_when_it_has_one() {
+        let body = serde_json::json!({"dryRun": ["All"], "preconditions": {"uid": "u"}});
+        let (pre, o) = delete_options(Some("dryRun=Nope"), Some(&body)).unwrap();
+        assert!(o.dry_run);
+        assert_eq!(pre.uid.as_deref(), Some("u"));
+        let (_, o) = delete_options(Some("dryRun=All&fieldValidation=x"), None).unwrap();
+        assert!(o.dry_run);
+        let s = delete_options(Some("dryRun=Some"), None)
+            .unwrap_err()
+            .to_status();
+        assert_eq!(
+            s.message.as_deref().unwrap_or(""),
+            "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
+        );
     }
 
     #[test]
     fn field_managers_are_short_and_printable() {
         let long = format!("fieldManager={}", "m".repeat(129));
-        let s = write_options(Some(&long), "PatchOptions")
-            .unwrap_err()
-            .to_status();
+        let s = patch_options(Some(&long), false).unwrap_err().to_status();
         assert_eq!(
             s.message.as_deref().unwrap_or(""),
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
         );
-        let s = write_options(Some("fieldManager=a%09b"), "CreateOptions")
+        let s = create_options(Some("fieldManager=a%09b"))
             .unwrap_err()
             .to_status();
         assert_eq!(
@@ -463,6 +615,6 @@ mod tests {
             "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\tb\": invalid character U+0009 (at position 1)"
         );
         let ok = format!("fieldManager={}", "m".repeat(128));
-        assert!(write_options(Some(&ok), "CreateOptions").is_ok());
+        assert!(create_options(Some(&ok)).is_ok());
     }
 }

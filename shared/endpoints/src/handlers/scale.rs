@@ -99,8 +99,10 @@ async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = write::options(headers, query, "UpdateOptions")?;
-    let decoded = decode::decode(&SCALE_KIND, headers, body, &opts).await?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
+    let input = decode::read_input(headers, body).await?;
+    let opts = write::with_manager(crate::handlers::options::update_options(query)?, headers);
+    let decoded = decode::decode(&SCALE_KIND, &input, &opts)?;
     let mut sent = decoded.value;
     object_meta::check_type(&mut sent, &SCALE_KIND)?;
     decodes(&sent).map_err(|e| {
@@ -127,12 +129,20 @@ async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response<Body>> {
-    let (opts, out) = write::options(headers, query, "PatchOptions")?;
     // Strategic merge is served where the parent serves it (built-ins, not custom
     // resources), with the Scale's own patch metadata.
     let schema = store.strategy.patch_schema().map(|_| &SCALE);
     let patch_type = decode::patch_type(headers, schema.is_none())?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;
+    let applying = matches!(
+        patch_type,
+        crate::negotiation::PatchType::ApplyYaml | crate::negotiation::PatchType::ApplyCbor
+    );
+    let opts = write::with_manager(
+        crate::handlers::options::patch_options(query, applying)?,
+        headers,
+    );
     // The patch may be applied several times (conflicts); the last run's warnings stand.
     let warnings = Mutex::new(Vec::new());
     let change = |old: Value| -> Result<Value> {

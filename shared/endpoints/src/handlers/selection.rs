@@ -28,16 +28,22 @@ pub fn predicate(store: &Store, opts: &ListOptions) -> Result<Predicate> {
         return Ok(Predicate::everything());
     }
     if let Some(field) = &field {
-        // Refuse fields the resource cannot select on, as upstream's conversion funcs do.
+        // Refuse fields the resource cannot select on, as upstream's field label
+        // conversion (the kind's own function, or the default one) does.
         let known = store.strategy.field_set(&serde_json::json!({}));
         for requirement in field.requirements() {
-            if !known.contains_key(&requirement.field) {
-                return Err(Status::bad_request(&format!(
-                    "field label not supported: {}",
-                    requirement.field
-                ))
-                .into());
+            if known.contains_key(&requirement.field) {
+                continue;
             }
+            let message = if store.strategy.field_label_conversion() {
+                format!("field label not supported: {}", requirement.field)
+            } else {
+                format!(
+                    "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                    kas_apimachinery::gostr::quote(&requirement.field)
+                )
+            };
+            return Err(Status::bad_request(&message).into());
         }
     }
     Ok(Predicate::new(store.attrs(), move |attrs| {

@@ -8,7 +8,7 @@ use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
 use serde_json::Value;
 
-use crate::handlers::decode;
+use crate::handlers::{decode, options};
 use crate::responsewriters::encode;
 use crate::responsewriters::response;
 use kas_registry::error::Result;
@@ -30,27 +30,34 @@ fn written(
     negotiated::render_object(store.descriptor, out, code, bytes)
 }
 
-/// A write's options, and the answer's media type negotiated before anything is written:
-/// an answer the client cannot read is a 406 up front.
-pub(crate) fn options(
-    headers: &HeaderMap,
-    query: Option<&str>,
-    kind: &str,
-) -> Result<(WriteOptions, MediaTypeOptions)> {
-    let mut opts = crate::handlers::options::write_options(query, kind)?;
+/// Who writes, for `metadata.managedFields`: `fieldManager`, else the User-Agent's prefix.
+pub(crate) fn with_manager(mut opts: WriteOptions, headers: &HeaderMap) -> WriteOptions {
     let user_agent = headers
         .get(http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok());
     opts.manager =
         kas_apimachinery::managed_fields::manager(opts.field_manager.as_deref(), user_agent);
-    let (out, _) = negotiated::negotiate(headers, query)?;
-    Ok((opts, out))
+    opts
+}
+
+/// A create's or update's answer type, body and options, in upstream's order: an answer
+/// the client cannot read is a 406 before anything else, then the body's type (415) and
+/// size (413), then the options (400, 422).
+pub(crate) async fn prepare(
+    scope: &RequestScope<'_>,
+    body: Body,
+    parse: fn(Option<&str>) -> Result<WriteOptions>,
+) -> Result<(MediaTypeOptions, decode::Input, WriteOptions)> {
+    let (out, _) = negotiated::negotiate(scope.headers, scope.query)?;
+    let input = decode::read_input(scope.headers, body).await?;
+    let opts = with_manager(parse(scope.query)?, scope.headers);
+    Ok((out, input, opts))
 }
 
 pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
-    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (opts, out) = options(headers, query, "CreateOptions")?;
-    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let (store, info) = (scope.store(), scope.info);
+    let (out, input, opts) = prepare(scope, body, options::create_options).await?;
+    let decoded = decode::decode(store.descriptor, &input, &opts)?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
     response::add_warnings(&mut resp, &decoded.warnings);
@@ -58,9 +65,9 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
 }
 
 pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
-    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (opts, out) = options(headers, query, "UpdateOptions")?;
-    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let (store, info) = (scope.store(), scope.info);
+    let (out, input, opts) = prepare(scope, body, options::update_options).await?;
+    let decoded = decode::decode(store.descriptor, &input, &opts)?;
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
         .await?;
@@ -76,11 +83,13 @@ pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
 
 pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (mut opts, out) = options(headers, query, "PatchOptions")?;
+    // Upstream's order: the patch type (415), the answer type (406), the body (413), the
+    // options (400, 422).
     let patch_type = decode::patch_type(headers, store.strategy.patch_schema().is_none())?;
     let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
-    validate_patch_options(&opts, applying)?;
+    let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;
+    let mut opts = with_manager(options::patch_options(query, applying)?, headers);
     if applying {
         opts.applying = true;
         let config = crate::handlers::apply::decode(&patch)?;
@@ -139,35 +148,11 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     Ok(resp)
 }
 
-/// Upstream's `ValidatePatchOptions`: `force` only with an apply, which needs a
-/// `fieldManager`.
-fn validate_patch_options(opts: &WriteOptions, applying: bool) -> Result<()> {
-    use kas_apimachinery::validation::field;
-    let mut errors = Vec::new();
-    if !applying && opts.force.is_some() {
-        errors.push(field::forbidden(
-            &field::Path::new("force"),
-            "may not be specified for non-apply patch",
-        ));
-    }
-    if applying && opts.field_manager.as_deref().unwrap_or("").is_empty() {
-        errors.push(field::required(
-            &field::Path::new("fieldManager"),
-            "is required for apply patch",
-        ));
-    }
-    if errors.is_empty() {
-        return Ok(());
-    }
-    let causes = errors.iter().map(field::Error::to_cause).collect();
-    Err(Status::invalid("meta.k8s.io", "PatchOptions", "", causes).into())
-}
-
 /// PUT of a subresource (`status`, a namespace's `finalize`).
 pub async fn update_subresource(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
-    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
-    let (opts, out) = options(headers, query, "UpdateOptions")?;
-    let decoded = decode::decode(store.descriptor, headers, body, &opts).await?;
+    let (store, info) = (scope.store(), scope.info);
+    let (out, input, opts) = prepare(scope, body, options::update_options).await?;
+    let decoded = decode::decode(store.descriptor, &input, &opts)?;
     let w = store
         .update_subresource(
             &info.namespace,

@@ -20,8 +20,10 @@ use crate::rest::object_meta;
 use crate::rest::options::{ListOptions, WriteOptions};
 use crate::strategy::Conversion;
 use crate::{ResourceDescriptor, Strategy};
+use delete::delete_instead;
 
 mod apply;
+mod delete;
 mod field_manager;
 pub mod scale;
 mod subresource;
@@ -394,29 +396,21 @@ impl Store {
             return Ok((Written::DryRun(self.served_value(new)), false));
         }
         let created = AtomicBool::new(false);
-        let released = AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             created.store(current.is_none(), Ordering::Relaxed);
             let new = self
                 .prepare_update(obj.clone(), current, &client_rv, opts)
                 .map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
-            released.store(
-                new.as_ref().is_some_and(|n| self.released(n)),
-                Ordering::Relaxed,
-            );
-            Ok(new)
+            delete_instead(self, current, new)
         };
-        let result = self
-            .guaranteed_update(
-                &self.key(namespace, name),
-                self.strategy.allow_create_on_update(),
-                &try_update,
-            )
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
-        if released.load(Ordering::Relaxed) {
-            self.finish_deletion(namespace, name).await?;
-        }
+        let key = self.key(namespace, name);
+        let written = self
+            .guaranteed_update(&key, self.strategy.allow_create_on_update(), &try_update)
+            .await;
+        let result = match self.deleted_instead(&key, name, written).await? {
+            Ok(stored) => stored,
+            Err(answer) => return Ok((Written::Stored(answer), false)),
+        };
         let created = created.load(Ordering::Relaxed);
         Ok((Written::Stored(self.served(result)?), created))
     }
@@ -437,7 +431,6 @@ impl Store {
             let new = at_revision(new, stored.resource_version);
             return Ok(Written::DryRun(self.served_value(new)));
         }
-        let released = AtomicBool::new(false);
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             let Some(current) = current else {
                 return Err(kas_storage::Error::NotFound {
@@ -445,20 +438,14 @@ impl Store {
                 });
             };
             let new = attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
-            released.store(
-                new.as_ref().is_some_and(|n| self.released(n)),
-                Ordering::Relaxed,
-            );
-            Ok(new)
+            delete_instead(self, Some(current), new)
         };
-        let result = self
-            .guaranteed_update(&self.key(namespace, name), false, &try_update)
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
-        if released.load(Ordering::Relaxed) {
-            self.finish_deletion(namespace, name).await?;
+        let key = self.key(namespace, name);
+        let written = self.guaranteed_update(&key, false, &try_update).await;
+        match self.deleted_instead(&key, name, written).await? {
+            Ok(stored) => Ok(Written::Stored(self.served(stored)?)),
+            Err(answer) => Ok(Written::Stored(answer)),
         }
-        Ok(Written::Stored(self.served(result)?))
     }
 
     /// PATCH: `apply` turns the current object into the new one inside the
@@ -479,6 +466,10 @@ impl Store {
                 None => apply(current)?,
             };
             object_meta::check_type(&mut patched, self.descriptor)?;
+            // Upstream decodes the patched object into the internal version, which
+            // defaults and converts it (a Secret's stringData joins data) before the field
+            // manager and the update rules see it.
+            self.strategy.default(&mut patched);
             let patched = self.to_stored(patched);
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
             self.prepare_update(patched, Some(current), &client_rv, opts)
@@ -543,102 +534,6 @@ impl Store {
         }
         crate::meta::strip_type_meta(&mut new);
         Ok(Some(self.go_encoded(new)))
-    }
-
-    /// Delete with preconditions. An object with finalizers is marked for deletion
-    /// (deletionTimestamp) instead of removed, as upstream's graceful deletion does.
-    pub async fn delete(
-        &self,
-        namespace: &str,
-        name: &str,
-        preconditions: &Preconditions,
-        opts: &WriteOptions,
-    ) -> Result<Deleted> {
-        self.admission
-            .admit(&Attributes {
-                operation: Operation::Delete,
-                descriptor: self.descriptor,
-                namespace,
-                name,
-                object: None,
-            })
-            .await?;
-        let key = self.key(namespace, name);
-        let current = self.get_stored(namespace, name, None).await?;
-        let current_value = current.value()?;
-        preconditions
-            .check(&key, &current_value)
-            .map_err(|e| self.storage_error(e, name))?;
-        let has_finalizers = current_value
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty())
-            || self.strategy.holds_deletion(&current_value);
-        if has_finalizers {
-            if opts.dry_run {
-                return Ok(Deleted::Pending(self.served(current)?));
-            }
-            let now = crate::meta::rfc3339(std::time::SystemTime::now());
-            let strategy = self.strategy.clone();
-            let mark = move |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-                let Some(cur) = cur else { return Ok(None) };
-                let mut v = cur.clone();
-                let meta = crate::meta::metadata_mut(&mut v);
-                if meta.contains_key("deletionTimestamp") {
-                    return Ok(None);
-                }
-                meta.insert("deletionTimestamp".into(), Value::String(now.clone()));
-                meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-                meta.remove("resourceVersion");
-                strategy.prepare_for_deletion(&mut v);
-                Ok(Some(v))
-            };
-            let marked = self
-                .storage
-                .guaranteed_update(&key, preconditions, false, &mark, Some(current), None)
-                .await
-                .map_err(|e| self.storage_error(e, name))?;
-            return Ok(Deleted::Pending(self.served(marked)?));
-        }
-        if opts.dry_run {
-            return Ok(Deleted::Gone(self.served(current)?));
-        }
-        let gone = self
-            .storage
-            .delete(&key, preconditions, &|_| Ok(()), Some(current))
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
-        Ok(Deleted::Gone(self.served(gone)?))
-    }
-
-    /// Whether a state about to be written completes a pending deletion: marked with a
-    /// deletionTimestamp and held by no finalizer any more (upstream's
-    /// `deleteWithoutFinalizers` on update). Judged on the value the write produces, so no
-    /// write decodes what it stored.
-    fn released(&self, obj: &Value) -> bool {
-        obj.pointer("/metadata/deletionTimestamp").is_some()
-            && obj
-                .pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_none_or(|f| f.is_empty())
-            && !self.strategy.holds_deletion(obj)
-    }
-
-    /// Removes an object a write released (see [`Store::released`]).
-    async fn finish_deletion(&self, namespace: &str, name: &str) -> Result<()> {
-        match self
-            .storage
-            .delete(
-                &self.key(namespace, name),
-                &Preconditions::default(),
-                &|_| Ok(()),
-                None,
-            )
-            .await
-        {
-            Ok(_) | Err(kas_storage::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(self.storage_error(e, name)),
-        }
     }
 }
 
