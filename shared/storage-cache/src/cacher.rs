@@ -15,8 +15,9 @@ use kas_storage::{
     parse_resource_version,
 };
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::cache_watcher::{WatchRequest, Watchers};
 use crate::progress::ProgressRequester;
@@ -24,6 +25,10 @@ use crate::watch_cache::{Capacity, StoreElement, WatchCache, key_matches};
 
 /// Objects per page of the (re-)list that fills the cache.
 const LIST_PAGE_SIZE: i64 = 10_000;
+
+/// Watchers whose bookmarks fall due within this of each other get them together
+/// (upstream's one-second `watcherBookmarkTimeBuckets`).
+const BOOKMARK_RESOLUTION: Duration = Duration::from_secs(1);
 
 /// How a [`Cacher`] is sized and timed; the defaults are upstream's.
 #[derive(Clone)]
@@ -43,7 +48,8 @@ pub struct CacherConfig {
     pub event_fresh_duration: Duration,
     /// Events queued per watcher; a watcher with a full queue is terminated.
     pub watcher_buffer: usize,
-    /// How often watchers that allow bookmarks get one (upstream: about every minute).
+    /// How often watchers that allow bookmarks get one (upstream's `bookmarkFrequency`, a
+    /// minute); a watch with a deadline also gets one 2 s before it.
     pub bookmark_interval: Duration,
     /// How long a read waits for the cache to catch up (upstream's 3 s) before it goes to
     /// the storage instead.
@@ -92,6 +98,8 @@ struct Inner {
     progress: watch::Sender<Option<u64>>,
     /// Asks the storage's watch for progress while reads wait for the cache.
     progress_requester: Arc<ProgressRequester>,
+    /// Wakes the bookmark task when a watcher's bookmark is due before the others'.
+    bookmark_wake: Arc<Notify>,
 }
 
 /// Where a watch served from the cache starts.
@@ -131,14 +139,22 @@ impl Cacher {
             max: config.max_capacity.max(config.initial_capacity),
             fresh: config.event_fresh_duration,
         };
+        let bookmark_wake = Arc::new(Notify::new());
+        let watchers = Watchers::new(
+            Instant::now(),
+            config.bookmark_interval,
+            config.bookmark_interval.min(BOOKMARK_RESOLUTION),
+            Arc::clone(&bookmark_wake),
+        );
         let inner = Arc::new(Inner {
             storage,
             shared: Mutex::new(Shared {
                 cache: WatchCache::new(limits),
-                watchers: Watchers::default(),
+                watchers,
             }),
             progress: watch::Sender::new(None),
             progress_requester: ProgressRequester::new(),
+            bookmark_wake,
             config,
         });
         let reflector = tokio::spawn(Arc::clone(&inner).run_reflector());
@@ -311,6 +327,7 @@ impl Inner {
             recursive: opts.recursive,
             predicate: opts.predicate.clone(),
             bookmarks: opts.progress_notify,
+            deadline: opts.deadline,
         };
         // Under the lock, so that nothing is dispatched between the start and the watcher.
         let mut shared = self.lock();
@@ -334,7 +351,9 @@ impl Inner {
             Begin::Now => Vec::new(),
         };
         let buffer = self.config.watcher_buffer;
-        shared.watchers.add(request, initial, buffer)
+        shared
+            .watchers
+            .add(request, initial, buffer, Instant::now())
     }
 
     /// Upstream's cacher `Watch` with `sendInitialEvents` set (KEP 3157, streaming lists).
@@ -486,19 +505,25 @@ impl Inner {
         StoreElement { object, attrs }
     }
 
+    /// Sleeps until the earliest bookmark is due (or one is scheduled before it), then
+    /// sends every due one: one wake-up per bucket of due watchers, none while no watcher
+    /// waits, and nothing per event.
     async fn run_bookmarks(self: Arc<Self>) {
-        let mut ticks = tokio::time::interval(self.config.bookmark_interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
         loop {
-            ticks.tick().await;
-            if self.progress.borrow().is_none() {
-                continue; // (re-)listing: no progress to report
+            let due = self.lock().watchers.next_bookmark_due();
+            let Some(due) = due else {
+                self.bookmark_wake.notified().await;
+                continue;
+            };
+            tokio::select! {
+                () = tokio::time::sleep_until(due) => {}
+                () = self.bookmark_wake.notified() => continue,
             }
-            // Read under the lock, so that no event newer than the bookmark was sent.
+            // At the cache's revision, read under the lock: every watcher has been given
+            // every event up to it, and none after.
             let mut shared = self.lock();
             let revision = shared.cache.resource_version();
-            shared.watchers.bookmark(revision);
+            shared.watchers.send_due_bookmarks(Instant::now(), revision);
         }
     }
 }

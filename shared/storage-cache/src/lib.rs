@@ -9,10 +9,13 @@
 //! (`sendInitialEvents`) are served once the cache has caught up to the storage's current
 //! revision, asking the storage's watch for progress while they wait, where the storage
 //! answers such requests reliably. Writes, exact and paged reads go to the wrapped storage.
+//! Watchers that allow bookmarks get one a minute after the last and 2 s before their
+//! deadline (upstream's `nextBookmarkTime`), on a schedule apart from event dispatch.
 //!
 //! It depends only on the `Storage` trait: it must not depend on etcd, the registry or
 //! any HTTP type.
 
+mod bookmarks;
 mod cache_watcher;
 mod cacher;
 mod progress;

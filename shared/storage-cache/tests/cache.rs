@@ -227,6 +227,37 @@ async fn bookmarks_when_asked() {
     assert!(quiet.is_err(), "no bookmarks unless asked: {quiet:?}");
 }
 
+/// Upstream's cacher sends a watch that allows bookmarks one 2 s before its deadline when
+/// that comes before the next periodic one (a minute here), and none after.
+#[tokio::test]
+async fn a_bookmark_comes_before_the_deadline() {
+    let env = start(|_| {}).await;
+    let a = put(&env.cacher, "a", 1).await;
+    let started = tokio::time::Instant::now();
+    let deadline = started + Duration::from_secs(3);
+    let mut opts = from(Some(a.resource_version));
+    opts.progress_notify = true;
+    opts.deadline = Some(deadline);
+    let mut w = env.cacher.watch("/configmaps", &opts).await.unwrap();
+    let mut plain = from(Some(a.resource_version));
+    plain.deadline = Some(deadline);
+    let mut plain = env.cacher.watch("/configmaps", &plain).await.unwrap();
+    match next(&mut w).await {
+        WatchEvent::Bookmark(rv) => assert!(rv >= a.resource_version),
+        e => panic!("expected a bookmark, got {e:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let after = deadline + Duration::from_millis(500);
+    let more = tokio::time::timeout_at(after, w.next()).await;
+    assert!(more.is_err(), "one bookmark: {more:?}");
+    let none = tokio::time::timeout_at(after, plain.next()).await;
+    assert!(none.is_err(), "none unless asked: {none:?}");
+}
+
 #[tokio::test]
 async fn reads_newer_than_storage_fail_and_other_keys_go_through() {
     let env = start(|_| {}).await;

@@ -187,6 +187,11 @@ pub struct WatchOptions {
     /// (etcd's `RequestProgress`); honoured only where
     /// [`crate::Storage::request_watch_progress_supported`] says so.
     pub progress_requests: Option<WatchProgressRequester>,
+    /// When the server will end the watch (upstream's request context deadline: its
+    /// `timeoutSeconds`, or the default drawn from `--min-request-timeout`). A watch cache
+    /// sends a watch that allows bookmarks one shortly before it, as upstream's cacher
+    /// does, so that the client resumes from a recent resourceVersion. `None`: no deadline.
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 #[cfg(test)]

@@ -36,15 +36,19 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     let include = crate::handlers::options::include_object(query);
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
-    let events = store.watch(&info.namespace, name, opts, predicate).await?;
-    let events = events.take(partial::watch_event_limit(as_partial));
-    let timeout = match opts.timeout_seconds {
-        Some(s) if s > 0 => Duration::from_secs(s as u64),
-        _ => {
-            let jitter = uuid::Uuid::new_v4().as_u128() % 1800;
-            MIN_REQUEST_TIMEOUT + Duration::from_secs(jitter as u64)
-        }
+    let timeout = watch_timeout(opts.timeout_seconds);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let events = store
+        .watch(&info.namespace, name, opts, predicate, deadline)
+        .await?;
+    // A timeout that has already expired (a negative timeoutSeconds) sends nothing:
+    // upstream's timer fires before the first event.
+    let limit = if timeout.is_zero() {
+        0
+    } else {
+        partial::watch_event_limit(as_partial)
     };
+    let events = events.take(limit);
     let descriptor = store.descriptor;
     let store = store.clone();
     let bookmarks = opts.allow_watch_bookmarks;
@@ -79,7 +83,7 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
                     as_partial,
                 ))
             })
-            .take_until(tokio_sleep(timeout))
+            .take_until(tokio::time::sleep_until(deadline))
             .map(|frame: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(frame)));
         let mut resp = Response::new(body::boxed(StreamBody::new(frames)));
         resp.headers_mut().insert(
@@ -98,7 +102,7 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
                 &mut render,
             ))
         })
-        .take_until(tokio_sleep(timeout))
+        .take_until(tokio::time::sleep_until(deadline))
         .map(|line: Bytes| Ok::<_, std::convert::Infallible>(Frame::data(line)));
     let mut resp = Response::new(body::boxed(StreamBody::new(lines)));
     *resp.status_mut() = StatusCode::OK;
@@ -109,6 +113,14 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     Ok(resp)
 }
 
-fn tokio_sleep(d: Duration) -> impl std::future::Future<Output = ()> {
-    tokio::time::sleep(d)
+/// Upstream's `ListResource`: `timeoutSeconds` as given, a negative one already expired
+/// (zero here); unset or 0, between `--min-request-timeout` and twice it.
+fn watch_timeout(timeout_seconds: Option<i64>) -> Duration {
+    match timeout_seconds {
+        None | Some(0) => {
+            let jitter = uuid::Uuid::new_v4().as_u128() % 1800;
+            MIN_REQUEST_TIMEOUT + Duration::from_secs(jitter as u64)
+        }
+        Some(s) => Duration::from_secs(s.max(0).unsigned_abs()),
+    }
 }

@@ -327,12 +327,15 @@ impl Store {
         Ok(result)
     }
 
+    /// WATCH; `deadline` is when the server ends it, before which the watch cache sends
+    /// a watch that allows bookmarks its last one.
     pub async fn watch(
         &self,
         namespace: &str,
         name: Option<&str>,
         opts: &ListOptions,
         predicate: Predicate,
+        deadline: tokio::time::Instant,
     ) -> Result<WatchStream> {
         let (key, recursive) = match name {
             Some(name) => (self.key(namespace, name), false),
@@ -344,6 +347,7 @@ impl Store {
             predicate,
             progress_notify: opts.allow_watch_bookmarks,
             send_initial_events: opts.send_initial_events,
+            deadline: Some(deadline),
             ..Default::default()
         };
         let events = self
