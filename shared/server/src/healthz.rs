@@ -128,8 +128,10 @@ impl Health {
     }
 
     async fn serve_one(&self, endpoint: Endpoint, name: &str) -> Response<Body> {
+        // Upstream registers one path per check; any other falls through to its mux's
+        // not-found handler, Go's `http.NotFound`.
         let Some(check) = self.checks(endpoint).iter().find(|c| c.name() == name) else {
-            return kas_endpoints::write_status(&kas_apimachinery::Status::not_found_path());
+            return http_error(StatusCode::NOT_FOUND, "404 page not found");
         };
         match check.check().await {
             Ok(()) => ok("ok".to_owned()),
@@ -337,12 +339,22 @@ mod tests {
             body_text(h.serve(Endpoint::Readyz, Some("ping"), None).await).await,
             (200, "ok".into())
         );
-        assert_eq!(
-            body_text(h.serve(Endpoint::Readyz, Some("nope"), None).await)
-                .await
-                .0,
-            404
-        );
+        // `shutdown` is a readyz check only: elsewhere it is as unknown as any other name.
+        for (endpoint, name) in [
+            (Endpoint::Readyz, "nope"),
+            (Endpoint::Livez, "shutdown"),
+            (Endpoint::Healthz, "ping/extra"),
+        ] {
+            let resp = h.serve(endpoint, Some(name), None).await;
+            let headers = resp.headers().clone();
+            assert_eq!(
+                body_text(resp).await,
+                (404, "404 page not found\n".into()),
+                "{endpoint:?}/{name}"
+            );
+            assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+            assert_eq!(headers["x-content-type-options"], "nosniff");
+        }
     }
 
     #[tokio::test]
