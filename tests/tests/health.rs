@@ -54,7 +54,12 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
             "{role}"
         );
 
-        for path in ["/healthz/nope", "/livez/etcd", "/readyz/nope", "/livez/ping/x"] {
+        for path in [
+            "/healthz/nope",
+            "/livez/etcd",
+            "/readyz/nope",
+            "/livez/ping/x",
+        ] {
             let a = get(format!("{base}{path}")).await;
             assert_eq!(
                 (a.status.as_u16(), a.text().as_str()),
