@@ -72,23 +72,18 @@ async fn headers_over_the_limit_get_gos_431() {
     let bearer = c.bearer();
     let tls = c.admin_tls(Proto::H1);
     // HTTP/1.1: Go's plain-text 431, and the connection closes. Far over the limit hyper
-    // stops reading first and answers 431 without a body.
-    for (size, text) in [
-        ((1 << 20) + 5000, "431 Request Header Fields Too Large"),
-        (1_400_000, ""),
-    ] {
+    // may stop reading first (its buffer limit is ours plus 64 KiB, give or take a read)
+    // and answer 431 without a body.
+    for size in [(1 << 20) + 5000, 1_400_000] {
         let big = "x".repeat(size);
         let headers = [("authorization", bearer.as_str()), ("x-big", big.as_str())];
         let a = request(&url(&c), Method::GET, &headers, &tls, Proto::H1)
             .await
             .unwrap();
-        assert_eq!(
-            (a.status.as_u16(), a.text().as_str()),
-            (431, text),
-            "{size}"
-        );
+        assert_eq!(a.status, 431, "{size}");
         assert_eq!(a.headers["connection"], "close", "{size}");
-        if !text.is_empty() {
+        if size < 1_100_000 || !a.body.is_empty() {
+            assert_eq!(a.text(), "431 Request Header Fields Too Large", "{size}");
             assert_eq!(a.headers["content-type"], "text/plain; charset=utf-8");
         }
     }
