@@ -7,8 +7,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use kas_delegate::DelegationOptions;
+use kas_server::healthz::named_check;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
+use kas_storage_etcd::EtcdOptions;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -21,6 +23,8 @@ struct Options {
     #[command(flatten)]
     common: CommonOptions,
     #[command(flatten)]
+    etcd: EtcdOptions,
+    #[command(flatten)]
     delegation: DelegationOptions,
 }
 
@@ -31,11 +35,18 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
+    // The aggregator stores nothing; it reports etcd's health as upstream's does.
+    let etcd = options.etcd.health_check();
     let role = Role {
         component: "aggregator",
         anonymous_by_default: true,
+        readyz_checks: etcd
+            .map(|etcd| named_check(etcd.name(), move || etcd.check()))
+            .into_iter()
+            .collect(),
     };
-    let errors = options.delegation.validate(true);
+    let mut errors = options.delegation.validate(true);
+    errors.extend(options.etcd.validate(false));
     let delegation = options.delegation;
     kas_server::run::main(role, options.common, errors, move |_| async move {
         delegation

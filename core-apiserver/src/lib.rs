@@ -5,7 +5,7 @@ pub mod options;
 pub mod resources;
 
 use kas_endpoints::installer::{ApiGroups, ApiService};
-use kas_server::options::EtcdOptions;
+use kas_storage_etcd::EtcdOptions;
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to
 /// extensions-apiserver). Starts the etcd compactor, which lives as long as the process.
@@ -14,22 +14,15 @@ pub async fn api_service<S>(
     resource_options: &resources::ResourceOptions,
     next: S,
 ) -> Result<ApiService<S>, String> {
-    if etcd.etcd_servers.is_empty() {
-        return Err("--etcd-servers must be specified".to_owned());
-    }
-    let options = kas_storage_etcd::EtcdOptions {
-        servers: etcd.etcd_servers.clone(),
-        prefix: etcd.etcd_prefix.clone(),
-        compaction_interval: etcd.etcd_compaction_interval.0,
-    };
-    let client = options
+    let client = etcd
         .connect()
         .await
         .map_err(|e| format!("connecting to etcd: {e}"))?;
     // With a zero interval it never ticks, and the caches hear of no compaction.
-    let compactor = kas_storage_etcd::Compactor::start(client.clone(), options.compaction_interval);
+    let compactor =
+        kas_storage_etcd::Compactor::start(client.clone(), etcd.etcd_compaction_interval);
     let etcd: std::sync::Arc<dyn kas_storage::Storage> =
-        std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &options.prefix));
+        std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
     let stores = resources::stores(resource_options, &etcd, &mut |d, get_attrs| {

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use core_apiserver::options::CoreOptions;
 use kas_delegate::DelegationOptions;
+use kas_server::healthz::named_check;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
+use kas_storage_etcd::EtcdOptions;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -19,6 +21,8 @@ use kas_server::run::Role;
 struct Options {
     #[command(flatten)]
     common: CommonOptions,
+    #[command(flatten)]
+    etcd: EtcdOptions,
     #[command(flatten)]
     delegation: DelegationOptions,
     #[command(flatten)]
@@ -32,16 +36,23 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
+    let etcd_check = options.etcd.health_check();
     let role = Role {
         component: "core-apiserver",
         anonymous_by_default: false,
+        readyz_checks: etcd_check
+            .map(|etcd| named_check(etcd.name(), move || etcd.check()))
+            .into_iter()
+            .collect(),
     };
-    let errors = options.delegation.validate(true);
+    let mut errors = options.delegation.validate(true);
+    errors.extend(options.etcd.validate(true));
     let delegation = options.delegation;
+    let etcd = options.etcd;
     let resources = options.core.resources();
-    kas_server::run::main(role, options.common, errors, move |common| async move {
+    kas_server::run::main(role, options.common, errors, move |_| async move {
         let next = delegation.build().map_err(|e| e.to_string())?;
-        let api = core_apiserver::api_service(&common.etcd, &resources, next).await?;
+        let api = core_apiserver::api_service(&etcd, &resources, next).await?;
         Ok(kas_server::Handler::new(api))
     })
 }

@@ -23,6 +23,12 @@ const STREAMS_PER_CONNECTION: usize = 200;
 /// Flow-control windows the delegate grants its peer (see `connect`).
 const STREAM_WINDOW: u32 = 4 << 20;
 const CONNECTION_WINDOW: u32 = 1 << 30;
+/// The response header list accepted from a peer: Go's http2.Transport default. Upstream
+/// delegates in process, so no hop of its own limits an answer's headers; the client's
+/// transport does, and this is at least as large as a Go client's. (hyper's 16 KiB would
+/// refuse a peer's answer with many Warning headers, and h2 ends the whole connection
+/// over four times the limit.)
+const MAX_RESPONSE_HEADER_LIST_SIZE: u32 = 10 << 20;
 
 pub(crate) struct Endpoint {
     /// The URL as configured (or the resolved address, for a DNS name).
@@ -127,6 +133,7 @@ impl Endpoint {
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
             .max_frame_size(256 * 1024)
+            .max_header_list_size(MAX_RESPONSE_HEADER_LIST_SIZE)
             .keep_alive_interval(Duration::from_secs(10))
             .keep_alive_timeout(Duration::from_secs(5))
             .keep_alive_while_idle(true);

@@ -134,6 +134,16 @@ async fn answer(
             );
         return Response::new(body::boxed(StreamBody::new(stream)));
     }
+    if req.uri().path() == "/warnings" {
+        // 300 Warning headers of 500 bytes: an answer's headers may be large.
+        let mut resp = Response::new(body::empty());
+        let warning = format!("299 - \"{}\"", "w".repeat(490));
+        for _ in 0..300 {
+            resp.headers_mut()
+                .append("warning", warning.parse().unwrap());
+        }
+        return resp;
+    }
     let mut text = format!("{} {}\n", req.method(), req.uri().path());
     for (k, v) in req.headers() {
         text.push_str(&format!("{k}: {}\n", v.to_str().unwrap_or("?")));
@@ -187,6 +197,16 @@ async fn response_bodies_stream_frame_by_frame() {
         .unwrap()
         .unwrap();
     assert_eq!(second.into_data().unwrap(), "second\n");
+}
+
+#[tokio::test]
+async fn large_answer_headers_cross_the_hop() {
+    let pki = Pki::new();
+    let (port, _server) = upstream(&pki, None).await;
+    let delegate = pki.delegate(&[format!("https://127.0.0.1:{port}")]);
+    let resp = delegate.oneshot(get("/warnings")).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers().get_all("warning").iter().count(), 300);
 }
 
 #[tokio::test]

@@ -2,12 +2,13 @@
 //! `/<endpoint>/<check>`, writing exactly what upstream's healthz handlers write.
 
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use http::{Response, StatusCode};
+use kas_endpoints::responsewriters::http_error;
 use kas_endpoints::{Body, body};
 
 /// One named check, after upstream's `healthz.HealthChecker`.
@@ -19,6 +20,34 @@ pub trait HealthCheck: Send + Sync {
 }
 
 pub type DynHealthCheck = Arc<dyn HealthCheck>;
+
+/// A check from its name and a function, after upstream's `healthz.NamedCheck`: how a
+/// crate that does not know this trait (kas-storage-etcd's `etcd` check) is registered.
+pub fn named_check<F, Fut>(name: &'static str, check: F) -> DynHealthCheck
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    Arc::new(NamedCheck { name, check })
+}
+
+struct NamedCheck<F> {
+    name: &'static str,
+    check: F,
+}
+
+impl<F, Fut> HealthCheck for NamedCheck<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin((self.check)())
+    }
+}
 
 /// The checks of the three health endpoints.
 #[derive(Clone, Default)]
@@ -63,10 +92,9 @@ impl Health {
         self.readyz.push(check);
     }
 
-    /// A check for /readyz (and /healthz, as upstream's readyz checks also gate healthz
-    /// except for shutdown, which is readyz only).
-    pub fn add_readyz(&mut self, check: impl HealthCheck + 'static) {
-        self.readyz.push(Arc::new(check));
+    /// A check for /readyz only (upstream's `AddReadyzChecks`).
+    pub fn add_readyz(&mut self, check: DynHealthCheck) {
+        self.readyz.push(check);
     }
 
     pub fn checks(&self, endpoint: Endpoint) -> &[DynHealthCheck] {
@@ -100,14 +128,16 @@ impl Health {
     }
 
     async fn serve_one(&self, endpoint: Endpoint, name: &str) -> Response<Body> {
+        // Upstream registers one path per check; any other falls through to its mux's
+        // not-found handler, Go's `http.NotFound`.
         let Some(check) = self.checks(endpoint).iter().find(|c| c.name() == name) else {
-            return kas_endpoints::write_status(&kas_apimachinery::Status::not_found_path());
+            return http_error(StatusCode::NOT_FOUND, "404 page not found");
         };
         match check.check().await {
-            Ok(()) => text(StatusCode::OK, "ok".to_owned()),
-            Err(reason) => text(
+            Ok(()) => ok("ok".to_owned()),
+            Err(reason) => http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("internal server error: {reason}\n"),
+                &format!("internal server error: {reason}"),
             ),
         }
     }
@@ -153,22 +183,22 @@ impl Health {
         let name = endpoint.name();
         if !failed.is_empty() {
             tracing::info!(endpoint = name, failed = %failed.join("; "), "health check failed");
-            return text(
+            return http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("{out}{name} check failed\n"),
+                &format!("{out}{name} check failed"),
             );
         }
         if !verbose {
-            return text(StatusCode::OK, "ok".to_owned());
+            return ok("ok".to_owned());
         }
         let _ = writeln!(out, "{name} check passed");
-        text(StatusCode::OK, out)
+        ok(out)
     }
 }
 
-fn text(code: StatusCode, body_text: String) -> Response<Body> {
+/// A passing answer, with the headers upstream's healthz handlers set.
+fn ok(body_text: String) -> Response<Body> {
     let mut resp = Response::new(body::full(body_text));
-    *resp.status_mut() = code;
     let headers = resp.headers_mut();
     headers.insert(
         http::header::CONTENT_TYPE,
@@ -213,54 +243,6 @@ impl HealthCheck for ShutdownCheck {
     }
 }
 
-/// `etcd`: the etcd cluster answers a read within two seconds.
-pub struct EtcdCheck {
-    endpoints: Vec<String>,
-    client: tokio::sync::Mutex<Option<etcd_client::Client>>,
-}
-
-impl EtcdCheck {
-    pub fn new(endpoints: Vec<String>) -> Self {
-        EtcdCheck {
-            endpoints,
-            client: tokio::sync::Mutex::new(None),
-        }
-    }
-
-    async fn probe(&self) -> Result<(), String> {
-        let mut guard = self.client.lock().await;
-        if guard.is_none() {
-            let options =
-                etcd_client::ConnectOptions::new().with_connect_timeout(Duration::from_secs(2));
-            let client = etcd_client::Client::connect(&self.endpoints, Some(options))
-                .await
-                .map_err(|e| e.to_string())?;
-            *guard = Some(client);
-        }
-        let Some(client) = guard.as_mut() else {
-            return Err("no etcd client".to_owned());
-        };
-        // Upstream reads the key "health"; any answer, even an empty one, proves a quorum.
-        match tokio::time::timeout(Duration::from_secs(2), client.get("health", None)).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => {
-                *guard = None;
-                Err(e.to_string())
-            }
-            Err(_) => Err("etcd did not answer within 2s".to_owned()),
-        }
-    }
-}
-
-impl HealthCheck for EtcdCheck {
-    fn name(&self) -> &str {
-        "etcd"
-    }
-    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(self.probe())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,7 +267,7 @@ mod tests {
     fn health() -> (Health, ShutdownCheck) {
         let mut h = Health::new();
         let shutdown = ShutdownCheck::default();
-        h.add_readyz(shutdown.clone());
+        h.add_readyz(Arc::new(shutdown.clone()));
         (h, shutdown)
     }
 
@@ -332,7 +314,7 @@ mod tests {
     #[tokio::test]
     async fn exclude_skips_and_warns_about_unknown_names() {
         let mut h = Health::new();
-        h.add_readyz(Failing);
+        h.add_readyz(Arc::new(Failing));
         let (code, text) = body_text(
             h.serve(
                 Endpoint::Readyz,
@@ -357,11 +339,52 @@ mod tests {
             body_text(h.serve(Endpoint::Readyz, Some("ping"), None).await).await,
             (200, "ok".into())
         );
+        // `shutdown` is a readyz check only: elsewhere it is as unknown as any other name.
+        for (endpoint, name) in [
+            (Endpoint::Readyz, "nope"),
+            (Endpoint::Livez, "shutdown"),
+            (Endpoint::Healthz, "ping/extra"),
+        ] {
+            let resp = h.serve(endpoint, Some(name), None).await;
+            let headers = resp.headers().clone();
+            assert_eq!(
+                body_text(resp).await,
+                (404, "404 page not found\n".into()),
+                "{endpoint:?}/{name}"
+            );
+            assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+            assert_eq!(headers["x-content-type-options"], "nosniff");
+        }
+    }
+
+    #[tokio::test]
+    async fn named_checks_run_their_function_on_every_request() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = calls.clone();
+        let mut h = Health::new();
+        h.add_readyz(named_check("flaky", move || {
+            let n = seen.fetch_add(1, Ordering::AcqRel);
+            async move {
+                if n == 0 {
+                    Ok(())
+                } else {
+                    Err(format!("call {n}"))
+                }
+            }
+        }));
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, None, Some("verbose")).await).await;
         assert_eq!(
-            body_text(h.serve(Endpoint::Readyz, Some("nope"), None).await)
-                .await
-                .0,
-            404
+            (code, text.as_str()),
+            (
+                200,
+                "[+]ping ok\n[+]log ok\n[+]flaky ok\nreadyz check passed\n"
+            )
         );
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, Some("flaky"), None).await).await;
+        assert_eq!(
+            (code, text.as_str()),
+            (500, "internal server error: call 1\n")
+        );
+        assert_eq!(calls.load(Ordering::Acquire), 2);
     }
 }

@@ -3,13 +3,14 @@
 //! `GenericApiServer`, TLS serving over HTTP/1.1 and HTTP/2, the filter chain, health,
 //! version, metrics, the Peer service and graceful shutdown.
 //!
-//! Knows nothing of any role's resources or of how delegation reaches a peer: a role hands
-//! in its delegate as a `Handler`.
+//! Knows nothing of any role's resources, of etcd or of how delegation reaches a peer: a
+//! role hands in its delegate as a `Handler` and its own health checks by name.
 
 pub mod allocator;
 pub mod chain;
 pub mod config;
 pub mod error;
+mod header_limits;
 pub mod healthz;
 pub mod options;
 pub mod peer;

@@ -146,16 +146,31 @@ impl PeerRoute {
     }
 
     async fn authorized(&self, req: &http::request::Parts) -> bool {
-        // A role with no front-proxy CA has no peers to serve.
-        let Some(peers) = &self.peers else {
-            return false;
-        };
         let auth = AuthRequest {
             path: req.uri.path(),
             headers: &req.headers,
             peer_certificates: req.extensions.get::<PeerCertificates>(),
         };
-        match peers.0.authenticate(&auth).await {
+        self.verified(&auth).await
+    }
+
+    /// Whether a connection's client certificate proves a peer (the role delegating to
+    /// this one), whatever it then asks for.
+    pub async fn is_peer(&self, certs: &PeerCertificates) -> bool {
+        let auth = AuthRequest {
+            path: "",
+            headers: &http::HeaderMap::new(),
+            peer_certificates: Some(certs),
+        };
+        self.verified(&auth).await
+    }
+
+    async fn verified(&self, auth: &AuthRequest<'_>) -> bool {
+        // A role with no front-proxy CA has no peers to serve.
+        let Some(peers) = &self.peers else {
+            return false;
+        };
+        match peers.0.authenticate(auth).await {
             Ok(Some(resp)) => peers.1.is_empty() || peers.1.contains(&resp.user.name),
             _ => false,
         }

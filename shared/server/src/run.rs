@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::process::ExitCode;
 
+use crate::healthz::DynHealthCheck;
 use crate::options::CommonOptions;
 use crate::{Config, Handler, Result};
 
@@ -11,6 +12,9 @@ pub struct Role {
     /// The binary name, also the metrics and tracing component.
     pub component: &'static str,
     pub anonymous_by_default: bool,
+    /// `/readyz` checks of the role's own concerns (etcd's), after the default ones and
+    /// before `shutdown`.
+    pub readyz_checks: Vec<DynHealthCheck>,
 }
 
 /// Runs a role to completion. `delegate` builds the handler for requests the role's own
@@ -58,6 +62,9 @@ where
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);
     options.apply_to(&mut config, role.anonymous_by_default)?;
+    for check in role.readyz_checks {
+        config.health.add_readyz(check);
+    }
     let delegate = delegate(options.clone())
         .await
         .map_err(crate::Error::Delegate)?;

@@ -27,7 +27,7 @@ impl GenericApiServer {
         let shutting_down = Arc::new(AtomicBool::new(false));
         config
             .health
-            .add_readyz(ShutdownCheck(shutting_down.clone()));
+            .add_readyz(Arc::new(ShutdownCheck(shutting_down.clone())));
         let router = Router::new(config.health.clone(), config.registry.clone(), delegate);
         let handler = build_handler_chain(&config, Handler::new(router))?;
         Ok(GenericApiServer {

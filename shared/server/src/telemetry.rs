@@ -49,11 +49,17 @@ pub fn init(
             .flatten_event(true)
             .boxed(),
     };
-    let provider =
-        match tracing_config.and_then(|c| c.endpoint.map(|e| (e, c.sampling_rate_per_million))) {
-            Some((endpoint, rate)) => Some(tracer_provider(endpoint, rate, service_name)?),
+    let provider = match tracing_config {
+        Some(config) => match config.grpc_endpoint() {
+            Some(endpoint) => Some(tracer_provider(
+                endpoint.map_err(Error::Telemetry)?,
+                config.sampling_rate_per_million,
+                service_name,
+            )?),
             None => None,
-        };
+        },
+        None => None,
+    };
     // Only our own request spans are exported; they are debug level so that, with tracing
     // off, they are disabled outright and cost nothing per request.
     let exported = tracing_subscriber::filter::Targets::new()
@@ -73,6 +79,7 @@ pub fn init(
     Ok(TelemetryGuard { provider })
 }
 
+/// `endpoint` is an `http://` URL: OTLP over plain gRPC, as upstream's exporter dials.
 fn tracer_provider(
     endpoint: String,
     rate_per_million: Option<u32>,

@@ -4,13 +4,16 @@
 //! build `/<resource>/<namespace>/<name>`), uses the etcd mod revision as resourceVersion,
 //! and follows upstream's etcd3 store and watcher; writes with a TTL share leases as
 //! upstream's lease manager's do. [`Compactor`] is upstream's compact.go.
+//! [`EtcdOptions`] are upstream's `--etcd-*` flags, which connect the store and give the
+//! `etcd` readiness check ([`EtcdHealthCheck`]) that each role hands to its server.
 //!
-//! It must not depend on hyper, the registry or any HTTP type; errors leave as
+//! It must not depend on hyper, kas-server, the registry or any HTTP type; errors leave as
 //! [`kas_storage::Error`].
 
 mod compact;
 mod errors;
 mod feature;
+mod health;
 mod lease;
 mod options;
 mod store;
@@ -18,6 +21,7 @@ mod watcher;
 
 pub use compact::{COMPACT_REV_KEY, Compactor};
 pub use feature::{WatchProgressSupport, version_supports_progress_requests};
+pub use health::EtcdHealthCheck;
 pub use options::EtcdOptions;
 pub use store::EtcdStore;
 

@@ -1,44 +1,150 @@
-//! Upstream's etcd flags that this crate honours.
+//! Upstream's etcd flags (`k8s.io/apiserver/pkg/server/options/etcd.go`), flattened into
+//! each role's command line: the storage's own settings, validated here, and what connects
+//! the store's client and the `etcd` readiness check.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::Args;
 use kas_storage::{Error, Result};
 
-/// `--etcd-servers`, `--etcd-prefix`, `--etcd-compaction-interval`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use crate::health::EtcdHealthCheck;
+
+/// `--etcd-servers`, `--etcd-prefix`, `--etcd-compaction-interval` and etcd's TLS flags.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
 pub struct EtcdOptions {
-    /// Client URLs of the etcd members.
-    pub servers: Vec<String>,
-    /// Prepended to every key (upstream default `/registry`).
-    pub prefix: String,
-    /// How often the compactor runs; zero disables it (upstream default 5m).
-    pub compaction_interval: Duration,
+    /// List of etcd servers to connect with (scheme://ip:port), comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The prefix to prepend to all resource paths in etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// The interval of compaction requests. If 0, the compaction request from apiserver is
+    /// disabled.
+    #[arg(long, default_value = "5m0s", value_parser = parse_interval)]
+    pub etcd_compaction_interval: Duration,
+    /// SSL Certificate Authority file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// SSL certification file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// SSL key file used to secure etcd communication.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
 }
 
-impl Default for EtcdOptions {
-    fn default() -> Self {
-        EtcdOptions {
-            servers: Vec::new(),
-            prefix: "/registry".into(),
-            compaction_interval: Duration::from_secs(300),
-        }
+/// A Go `time.Duration` flag value ("5m0s", "30s"), with Go's error text.
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    match kas_filters::duration::parse_go_duration_signed(s) {
+        Ok(d) if !d.negative || d.magnitude.is_zero() => Ok(d.magnitude),
+        Ok(_) => Err(format!("negative duration {s:?}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 
 impl EtcdOptions {
-    /// Checks what upstream checks: at least one server.
-    pub fn validate(&self) -> Result<()> {
-        if self.servers.is_empty() {
-            return Err(Error::BadRequest("--etcd-servers must be specified".into()));
+    /// Every problem at once, as upstream's `EtcdOptions.Validate`. `servers_required`: the
+    /// role stores objects in etcd (core-apiserver); the others only watch its health.
+    pub fn validate(&self, servers_required: bool) -> Vec<String> {
+        let mut errs = Vec::new();
+        if servers_required && self.etcd_servers.is_empty() {
+            errs.push("--etcd-servers must be specified".to_owned());
         }
-        Ok(())
+        if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
+            errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
+        }
+        if self.etcd_cafile.is_some() || self.etcd_certfile.is_some() {
+            errs.push(
+                "etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet".to_owned(),
+            );
+        }
+        errs
     }
 
-    /// Connects a client to `servers`.
+    /// Connects the store's client to `--etcd-servers`.
     pub async fn connect(&self) -> Result<etcd_client::Client> {
-        self.validate()?;
-        etcd_client::Client::connect(&self.servers, None)
+        if self.etcd_servers.is_empty() {
+            return Err(Error::BadRequest("--etcd-servers must be specified".into()));
+        }
+        etcd_client::Client::connect(&self.etcd_servers, None)
             .await
-            .map_err(|e| crate::errors::from_etcd(&self.servers.join(","), e))
+            .map_err(|e| crate::errors::from_etcd(&self.etcd_servers.join(","), e))
+    }
+
+    /// The `etcd` readiness check of every role given `--etcd-servers` (none without
+    /// them). It has its own client, connected on first use, as upstream's has.
+    pub fn health_check(&self) -> Option<EtcdHealthCheck> {
+        (!self.etcd_servers.is_empty()).then(|| EtcdHealthCheck::new(self.etcd_servers.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        etcd: EtcdOptions,
+    }
+
+    fn parse(args: &[&str]) -> Result<EtcdOptions, clap::Error> {
+        Flags::try_parse_from(std::iter::once("role").chain(args.iter().copied())).map(|f| f.etcd)
+    }
+
+    #[test]
+    fn upstream_names_and_defaults() {
+        let o = parse(&[]).unwrap();
+        assert!(o.etcd_servers.is_empty());
+        assert_eq!(o.etcd_prefix, "/registry");
+        assert_eq!(o.etcd_compaction_interval, Duration::from_secs(300));
+        assert!(o.health_check().is_none());
+
+        let o = parse(&[
+            "--etcd-servers=http://a:2379,http://b:2379",
+            "--etcd-prefix",
+            "/kas",
+            "--etcd-compaction-interval=1m30s",
+        ])
+        .unwrap();
+        assert_eq!(o.etcd_servers, ["http://a:2379", "http://b:2379"]);
+        assert_eq!(o.etcd_prefix, "/kas");
+        assert_eq!(o.etcd_compaction_interval, Duration::from_secs(90));
+        assert_eq!(o.health_check().unwrap().name(), "etcd");
+        assert_eq!(
+            parse(&["--etcd-compaction-interval=0"])
+                .unwrap()
+                .etcd_compaction_interval,
+            Duration::ZERO
+        );
+    }
+
+    #[test]
+    fn bad_intervals_fail_with_gos_text() {
+        let err = parse(&["--etcd-compaction-interval=soon"]).unwrap_err();
+        assert!(
+            err.to_string().contains("time: invalid duration \"soon\""),
+            "{err}"
+        );
+        assert!(parse(&["--etcd-compaction-interval=-1s"]).is_err());
+    }
+
+    #[test]
+    fn validate_reports_every_problem() {
+        let o = parse(&["--etcd-certfile=/c"]).unwrap();
+        assert_eq!(
+            o.validate(true),
+            [
+                "--etcd-servers must be specified",
+                "--etcd-certfile and --etcd-keyfile must be given together",
+                "etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet",
+            ]
+        );
+        assert_eq!(parse(&[]).unwrap().validate(false), Vec::<String>::new());
+        let o = parse(&["--etcd-servers=http://a:2379"]).unwrap();
+        assert!(o.validate(true).is_empty());
     }
 }

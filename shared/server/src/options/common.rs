@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{
-    AuthenticationOptions, AuthorizationOptions, EtcdOptions, LoggingOptions, SecureServingOptions,
+    AuthenticationOptions, AuthorizationOptions, LoggingOptions, SecureServingOptions,
     ServerRunOptions, TracingOptions,
 };
 use crate::config::Config;
@@ -20,8 +20,6 @@ pub struct CommonOptions {
     #[command(flatten)]
     pub server_run: ServerRunOptions,
     #[command(flatten)]
-    pub etcd: EtcdOptions,
-    #[command(flatten)]
     pub logging: LoggingOptions,
     #[command(flatten)]
     pub tracing: TracingOptions,
@@ -34,7 +32,6 @@ impl CommonOptions {
         errs.extend(self.authentication.validate());
         errs.extend(self.authorization.validate());
         errs.extend(self.server_run.validate());
-        errs.extend(self.etcd.validate());
         errs.extend(extra);
         if errs.is_empty() {
             Ok(())
@@ -52,7 +49,6 @@ impl CommonOptions {
         self.authentication.apply_to(config, anonymous_by_default)?;
         self.authorization.apply_to(config)?;
         self.server_run.apply_to(config);
-        self.etcd.apply_to(config);
         Ok(())
     }
 }

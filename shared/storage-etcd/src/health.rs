@@ -1,0 +1,79 @@
+//! The `etcd` health check (upstream's `storagefactory.CreateHealthCheck`): the cluster
+//! answers a read within two seconds. The server registers it under [`EtcdHealthCheck::name`]
+//! on `/readyz`; this crate knows nothing of HTTP.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::Mutex;
+
+/// Upstream's `--etcd-healthcheck-timeout` default, for connecting and for the read.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Cheap to clone; clones share one client, connected on first use and again after a
+/// failed read.
+#[derive(Clone)]
+pub struct EtcdHealthCheck {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    endpoints: Vec<String>,
+    client: Mutex<Option<etcd_client::Client>>,
+}
+
+impl std::fmt::Debug for EtcdHealthCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdHealthCheck")
+            .field("endpoints", &self.inner.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EtcdHealthCheck {
+    pub fn new(endpoints: Vec<String>) -> Self {
+        EtcdHealthCheck {
+            inner: Arc::new(Inner {
+                endpoints,
+                client: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The check's name on `/readyz`, as upstream's.
+    pub fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    /// `Err` says why etcd is not healthy.
+    pub fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.probe().await })
+    }
+}
+
+impl Inner {
+    async fn probe(&self) -> Result<(), String> {
+        let mut guard = self.client.lock().await;
+        if guard.is_none() {
+            let options = etcd_client::ConnectOptions::new().with_connect_timeout(TIMEOUT);
+            let client = etcd_client::Client::connect(&self.endpoints, Some(options))
+                .await
+                .map_err(|e| e.to_string())?;
+            *guard = Some(client);
+        }
+        let Some(client) = guard.as_mut() else {
+            return Err("no etcd client".to_owned());
+        };
+        // Upstream reads the key "health"; any answer, even an empty one, proves a quorum.
+        match tokio::time::timeout(TIMEOUT, client.get("health", None)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                *guard = None;
+                Err(e.to_string())
+            }
+            Err(_) => Err("etcd did not answer within 2s".to_owned()),
+        }
+    }
+}

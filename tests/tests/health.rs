@@ -1,0 +1,73 @@
+//! Health end to end, in every role: the `etcd` readiness check that each binary hands its
+//! server (from kas-storage-etcd's flags), and upstream's plain-text not-found answer for a
+//! check nobody registered.
+
+use http::Method;
+use kas_e2e::client::{Proto, request};
+use kas_e2e::{Role, start_cluster};
+
+const ROLES: [Role; 3] = [Role::Aggregator, Role::Core, Role::Extensions];
+
+#[tokio::test]
+async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() {
+    let c = start_cluster(|_| {});
+    let bearer = c.bearer();
+    for role in ROLES {
+        // The aggregator takes the admin's token; core and extensions take their peers.
+        let (tls, headers): (_, Vec<(&str, &str)>) = match role {
+            Role::Aggregator => (
+                c.admin_tls(Proto::H2),
+                vec![("authorization", bearer.as_str())],
+            ),
+            _ => (
+                c.peer_tls(Proto::H2),
+                vec![
+                    ("x-remote-user", "admin"),
+                    ("x-remote-group", "system:masters"),
+                ],
+            ),
+        };
+        let base = c.url(role, 0);
+        let get = |path: String| {
+            let (tls, headers) = (tls.clone(), headers.clone());
+            async move {
+                request(&path, Method::GET, &headers, &tls, Proto::H2)
+                    .await
+                    .unwrap()
+            }
+        };
+
+        let ready = get(format!("{base}/readyz?verbose")).await;
+        assert_eq!(ready.status, 200, "{role}: {}", ready.text());
+        assert_eq!(
+            ready.text(),
+            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n",
+            "{role}"
+        );
+        let etcd = get(format!("{base}/readyz/etcd")).await;
+        assert_eq!((etcd.status.as_u16(), etcd.text().as_str()), (200, "ok"));
+        // etcd is a readiness check only, as the check list above says.
+        let live = get(format!("{base}/livez?verbose")).await;
+        assert_eq!(
+            live.text(),
+            "[+]ping ok\n[+]log ok\nlivez check passed\n",
+            "{role}"
+        );
+
+        for path in [
+            "/healthz/nope",
+            "/livez/etcd",
+            "/readyz/nope",
+            "/livez/ping/x",
+        ] {
+            let a = get(format!("{base}{path}")).await;
+            assert_eq!(
+                (a.status.as_u16(), a.text().as_str()),
+                (404, "404 page not found\n"),
+                "{role} {path}"
+            );
+            assert_eq!(a.headers["content-type"], "text/plain; charset=utf-8");
+            assert_eq!(a.headers["x-content-type-options"], "nosniff");
+        }
+    }
+}
