@@ -107,7 +107,7 @@ pub fn check_fields(
     // on the patch.
     if let Err(e) = fits_go_type(&value, schema) {
         use kas_apimachinery::validation::field;
-        let json = kas_apimachinery::json::to_vec(&value).unwrap_or_default();
+        let json = kas_apimachinery::golang::json::to_vec(&value).unwrap_or_default();
         let json = String::from_utf8_lossy(&json).into_owned();
         let cause = field::invalid(&field::Path::new("patch"), json, &e).to_cause();
         return Err(Status::invalid("", "", "", vec![cause]).into());
