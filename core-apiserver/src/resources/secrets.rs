@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use kas_apimachinery::golang::base64::STD_ENCODING;
+use kas_apimachinery::golang::json;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_registry::strategy::FieldErrors;
@@ -70,122 +72,14 @@ const REDACTED: &str = "<secret contents redacted>";
 
 pub struct Strategy;
 
-/// Go `base64.StdEncoding.EncodeToString`.
-pub fn base64_encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn decode_symbol(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    }
-}
-
-/// Go `base64.StdEncoding.DecodeString`: padding required, `\r` and `\n` skipped, and on
-/// failure Go's `CorruptInputError` offset (`decodeQuantum`, quantum by quantum).
-pub fn base64_decode(src: &str) -> Result<Vec<u8>, usize> {
-    let src = src.as_bytes();
-    let skip_newlines = |mut i: usize| {
-        while i < src.len() && (src[i] == b'\n' || src[i] == b'\r') {
-            i += 1;
-        }
-        i
-    };
-    let mut out = Vec::with_capacity(src.len() / 4 * 3);
-    let mut si = 0;
-    while si < src.len() {
-        let mut buf = [0u8; 4];
-        let mut len = 4;
-        let mut j = 0;
-        let mut trailing = None;
-        while j < 4 {
-            if si == src.len() {
-                if j == 0 {
-                    return Ok(out);
-                }
-                // Go: a partial quantum without padding.
-                return Err(si - j);
-            }
-            let c = src[si];
-            si += 1;
-            if let Some(v) = decode_symbol(c) {
-                buf[j] = v;
-                j += 1;
-                continue;
-            }
-            if c == b'\n' || c == b'\r' {
-                continue;
-            }
-            if c != b'=' || j < 2 {
-                return Err(si - 1);
-            }
-            if j == 2 {
-                // "==" is expected; the first '=' is consumed.
-                si = skip_newlines(si);
-                if si == src.len() {
-                    return Err(src.len());
-                }
-                if src[si] != b'=' {
-                    return Err(si - 1);
-                }
-                si += 1;
-            }
-            si = skip_newlines(si);
-            if si < src.len() {
-                trailing = Some(si);
-            }
-            len = j;
-            break;
-        }
-        let n = (u32::from(buf[0]) << 18)
-            | (u32::from(buf[1]) << 12)
-            | (u32::from(buf[2]) << 6)
-            | u32::from(buf[3]);
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..len - 1]);
-        if let Some(offset) = trailing {
-            return Err(offset);
-        }
-    }
-    Ok(out)
-}
-
-fn illegal_base64(offset: usize) -> String {
-    format!("illegal base64 data at input byte {offset}")
-}
-
 /// The 400 upstream's decoder answers for a `data` value that is not base64, if any.
 pub fn decode_error(obj: &Value) -> Option<String> {
     let data = obj.get("data")?.as_object()?;
     data.values().find_map(|v| match v {
-        Value::String(s) => base64_decode(s).err().map(|offset| {
-            format!(
-                "Secret in version \"v1\" cannot be handled as a Secret: {}",
-                illegal_base64(offset)
-            )
-        }),
+        Value::String(s) => STD_ENCODING
+            .decode_string(s)
+            .err()
+            .map(|e| format!("Secret in version \"v1\" cannot be handled as a Secret: {e}")),
         _ => None,
     })
 }
@@ -213,15 +107,15 @@ fn normalize(obj: &mut Value) {
             for (k, v) in string_data {
                 data.insert(
                     k.clone(),
-                    json!(base64_encode(v.as_str().unwrap_or("").as_bytes())),
+                    json!(STD_ENCODING.encode_to_string(v.as_str().unwrap_or("").as_bytes())),
                 );
             }
         }
     }
     if let Some(data) = map.get_mut("data").and_then(Value::as_object_mut) {
         for v in data.values_mut() {
-            if let Some(bytes) = v.as_str().and_then(|s| base64_decode(s).ok()) {
-                *v = json!(base64_encode(&bytes));
+            if let Some(bytes) = v.as_str().and_then(|s| STD_ENCODING.decode_string(s).ok()) {
+                *v = json!(STD_ENCODING.encode_to_string(&bytes));
             }
         }
     }
@@ -237,21 +131,14 @@ fn normalize(obj: &mut Value) {
 /// Go's `json.Unmarshal(b, &map[string]interface{}{})` error text: the scanner's syntax
 /// error, else the type error of a value that is not an object.
 fn go_json_map_error(bytes: &[u8]) -> Option<String> {
-    if let Some(syntax) = kas_apimachinery::runtime::serializer::go_syntax_error(bytes) {
-        return Some(syntax);
+    match json::unmarshal(bytes) {
+        Ok(Value::Object(_) | Value::Null) => None,
+        Ok(other) => Some(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json::describe(&other)
+        )),
+        Err(e) => Some(e),
     }
-    let kind = match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(_) | Value::Null) => return None,
-        Ok(Value::Array(_)) => "array",
-        Ok(Value::String(_)) => "string",
-        Ok(Value::Number(_)) => "number",
-        Ok(Value::Bool(_)) => "bool",
-        // Valid to Go's scanner but not to serde_json (e.g. nesting deeper than it takes).
-        Err(e) => return Some(e.to_string()),
-    };
-    Some(format!(
-        "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
-    ))
 }
 
 /// `data` as upstream's `map[string][]byte`; values that are not base64 are `Err`.
@@ -263,7 +150,7 @@ fn decoded_data(obj: &Value) -> BTreeMap<String, Result<Vec<u8>, String>> {
         .map(|(k, v)| {
             let bytes = match v {
                 Value::Null => Ok(Vec::new()),
-                Value::String(s) => base64_decode(s).map_err(illegal_base64),
+                Value::String(s) => STD_ENCODING.decode_string(s).map_err(|e| e.to_string()),
                 _ => Err("must be a base64-encoded string".to_owned()),
             };
             (k.clone(), bytes)
@@ -442,30 +329,6 @@ mod tests {
     }
 
     #[test]
-    fn base64_matches_go() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("a", "YQ=="),
-            ("ab", "YWI="),
-            ("abc", "YWJj"),
-            ("hello!", "aGVsbG8h"),
-        ] {
-            assert_eq!(base64_encode(plain.as_bytes()), encoded);
-            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
-        }
-        assert_eq!(base64_decode("YW\nJj\r\n").unwrap(), b"abc");
-        // Go's CorruptInputError offsets.
-        assert_eq!(base64_decode("YQ"), Err(0));
-        assert_eq!(base64_decode("YWJ"), Err(0));
-        assert_eq!(base64_decode("YW*j"), Err(2));
-        assert_eq!(base64_decode("Y==="), Err(1));
-        assert_eq!(base64_decode("YQ="), Err(3));
-        assert_eq!(base64_decode("YQ=x"), Err(2));
-        assert_eq!(base64_decode("YWI=YWJj"), Err(4));
-        assert_eq!(base64_decode("not base64!"), Err(3));
-    }
-
-    #[test]
     fn string_data_is_merged_and_type_defaulted() {
         let mut obj = json!({
             "metadata": {"name": "s", "namespace": "default"},
@@ -503,7 +366,7 @@ mod tests {
 
     #[test]
     fn total_size_is_bounded() {
-        let big = base64_encode(&vec![b'x'; MAX_SECRET_SIZE + 1]);
+        let big = STD_ENCODING.encode_to_string(&vec![b'x'; MAX_SECRET_SIZE + 1]);
         let errs = Strategy.validate(&secret("Opaque", json!({ "big": big })));
         assert_eq!(
             messages(&errs),
@@ -562,7 +425,7 @@ mod tests {
         let check = |raw: &str| {
             let obj = secret(
                 TYPE_DOCKER_CONFIG_JSON,
-                json!({ ".dockerconfigjson": base64_encode(raw.as_bytes()) }),
+                json!({ ".dockerconfigjson": STD_ENCODING.encode_to_string(raw.as_bytes()) }),
             );
             messages(&Strategy.validate(&obj))
         };

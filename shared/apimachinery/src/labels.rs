@@ -9,7 +9,8 @@ use std::fmt;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::gostr::quote;
+use crate::golang::json::describe;
+use crate::golang::strconv::{parse_int, quote};
 pub use crate::selection::Operator;
 use crate::validation::field::{self, BadValue, ErrorList, Path};
 use crate::validation::{is_qualified_name, is_valid_label_value};
@@ -125,7 +126,7 @@ impl Requirement {
                     ));
                 }
                 for (i, v) in values.iter().enumerate() {
-                    if parse_int(v).is_none() {
+                    if parse_int(v, 10, 64).is_err() {
                         errs.push(field::invalid(
                             &value_path.index(i),
                             v.as_str(),
@@ -178,13 +179,16 @@ impl Requirement {
             Operator::Exists => labels.get(&self.key).is_some(),
             Operator::DoesNotExist => labels.get(&self.key).is_none(),
             Operator::GreaterThan | Operator::LessThan => {
-                let Some(have) = labels.get(&self.key).and_then(parse_int) else {
+                let Some(have) = labels
+                    .get(&self.key)
+                    .and_then(|v| parse_int(v, 10, 64).ok())
+                else {
                     return false;
                 };
                 let [want] = self.values.as_slice() else {
                     return false;
                 };
-                match parse_int(want) {
+                match parse_int(want, 10, 64).ok() {
                     Some(want) if self.operator == Operator::GreaterThan => have > want,
                     Some(want) => have < want,
                     None => false,
@@ -192,11 +196,6 @@ impl Requirement {
             }
         }
     }
-}
-
-/// Go's `strconv.ParseInt(s, 10, 64)`: optional sign, decimal digits, no spaces.
-fn parse_int(s: &str) -> Option<i64> {
-    s.parse().ok()
 }
 
 /// Upstream `Requirement.String()`: `!k`, `k`, `k=v`, `k==v`, `k!=v`, `k>v`, `k<v`,
@@ -460,16 +459,9 @@ fn optional_string(v: &Value, ctx: &str) -> Result<String> {
 }
 
 fn malformed(ctx: &str, v: &Value) -> Error {
-    let kind = match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
     Error::Malformed(format!(
-        "json: cannot unmarshal {kind} into Go value of type {ctx}"
+        "json: cannot unmarshal {} into Go value of type {ctx}",
+        describe(v)
     ))
 }
 

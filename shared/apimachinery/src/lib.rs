@@ -1,16 +1,17 @@
 //! kas-apimachinery: the pure machinery every role shares, after upstream's
 //! `k8s.io/apimachinery`: `Status` and its constructors (`api/errors`), label and field
 //! selectors, validation (name formats, `field.Path`/`field.Error`, object metadata), list
-//! continue tokens (from `k8s.io/apiserver/pkg/storage`), and Go-compatible JSON and `%q`
-//! formatting so that bytes on the wire match upstream's.
+//! continue tokens (from `k8s.io/apiserver/pkg/storage`), and, in [`golang`], the one home
+//! of Go-compatible formatting (`strconv`, `encoding/json`, `encoding/base64`, `time`,
+//! `fmt`) so that bytes on the wire match upstream's.
 //!
 //! Must not depend on tokio, hyper, http or any I/O: everything here is a pure function
 //! with in-module tests.
 
 pub mod continue_token;
+pub mod duration;
 pub mod fields;
-pub mod gostr;
-pub mod json;
+pub mod golang;
 pub mod labels;
 pub mod managed_fields;
 pub mod patch;

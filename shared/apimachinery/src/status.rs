@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::gostr::quote;
+use crate::golang::strconv::quote;
 
 /// Upstream's `metav1.StatusReason` values. `Unknown` is upstream's empty reason and is
 /// never written.
@@ -467,7 +467,7 @@ impl Status {
     /// The JSON bytes upstream's encoder writes for this Status, without the trailing
     /// newline (see `kas_endpoints::write_status`).
     pub fn to_json(&self) -> Vec<u8> {
-        crate::json::to_vec(self).unwrap_or_else(|_| FALLBACK_JSON.to_vec())
+        crate::golang::json::to_vec(self).unwrap_or_else(|_| FALLBACK_JSON.to_vec())
     }
 }
 

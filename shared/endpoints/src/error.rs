@@ -11,7 +11,7 @@ pub enum Error {
     KindAndNamespace { url: String },
     /// Go's `url.EscapeError`: a `%` not followed by two hex digits. Go's HTTP server
     /// rejects such a request line with 400 before any handler runs.
-    #[error("invalid URL escape {}", kas_apimachinery::gostr::quote(.0))]
+    #[error("invalid URL escape {}", kas_apimachinery::golang::strconv::quote(.0))]
     InvalidEscape(String),
 }
 

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use kas_apimachinery::Status;
+use kas_apimachinery::golang::strconv::parse_bool;
 use kas_apimachinery::runtime::GroupVersionKind;
 
 use crate::url::Query;
@@ -377,7 +378,7 @@ pub fn is_pretty_print(raw_query: Option<&str>, user_agent: Option<&str>) -> boo
     if let Some(raw) = raw_query.filter(|q| q.contains("pretty")) {
         let query = Query::parse(raw);
         if let Some(pp) = query.first("pretty").filter(|v| !v.is_empty()) {
-            return matches!(pp, "1" | "t" | "T" | "TRUE" | "true" | "True");
+            return parse_bool(pp).unwrap_or(false);
         }
     }
     let ua = user_agent.unwrap_or_default();

@@ -4,6 +4,7 @@
 //! on, as it is by default in 1.33).
 
 use kas_apimachinery::fields;
+use kas_apimachinery::golang::strconv::parse_int;
 use kas_apimachinery::validation::path::is_valid_path_segment_name;
 
 use crate::error::{Error, Result};
@@ -217,18 +218,11 @@ fn fill_parts(info: &mut RequestInfo, mut cur: &[String]) {
 /// (checked by the caller): the integer parameters must parse. Upstream also rejects an
 /// unparsable `labelSelector` here; that check waits for a label-selector parser.
 fn list_options_decode(query: &Query) -> bool {
-    ["timeoutSeconds", "limit"]
-        .iter()
-        .all(|key| query.first(key).is_none_or(|v| parse_go_int64(v).is_some()))
-}
-
-/// Go's `strconv.ParseInt(s, 10, 64)`: optional sign, ASCII digits, no spaces.
-fn parse_go_int64(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
+    ["timeoutSeconds", "limit"].iter().all(|key| {
+        query
+            .first(key)
+            .is_none_or(|v| parse_int(v, 10, 64).is_ok())
+    })
 }
 
 fn verb_for_method(method: &str) -> &'static str {

@@ -370,10 +370,11 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(resp.status(), 500);
-        assert_eq!(resp.headers()["content-type"], "text/plain");
+        // 1.33's `responsewriters.InternalError` writes with `http.Error`: charset, newline.
+        assert_eq!(resp.headers()["content-type"], "text/plain; charset=utf-8");
         assert_eq!(
             body_string(resp).await,
-            r#"Internal Server Error: "/p?a=1&amp;b=2": no RequestInfo found in the context"#
+            "Internal Server Error: \"/p?a=1&amp;b=2\": no RequestInfo found in the context\n"
         );
 
         let info = resource("get", "ns", "", "pods", "", "p");
@@ -384,7 +385,7 @@ mod tests {
         assert_eq!(resp.status(), 500);
         assert_eq!(
             body_string(resp).await,
-            r#"Internal Server Error: "/p?a=1&amp;b=2": webhook down"#
+            "Internal Server Error: \"/p?a=1&amp;b=2\": webhook down\n"
         );
     }
 }

@@ -10,7 +10,6 @@
 
 pub mod authentication;
 pub mod authorization;
-pub mod duration;
 pub mod max_inflight;
 pub mod metrics;
 pub mod panic_recovery;
@@ -21,7 +20,6 @@ mod support;
 
 pub use authentication::{Authentication, AuthenticationLayer};
 pub use authorization::{Authorization, AuthorizationLayer};
-pub use duration::{DurationError, GoDuration, parse_go_duration, parse_go_duration_signed};
 pub use max_inflight::{InFlightCounts, MaxInFlight, MaxInFlightLayer};
 pub use metrics::{RequestLabels, RequestMetrics, RequestMetricsFilter, RequestMetricsLayer};
 pub use panic_recovery::{PanicRecovery, PanicRecoveryLayer};

@@ -1,14 +1,17 @@
-//! Small pieces the filters share: Go-compatible quoting, upstream's plain-text error
-//! responses (the ones upstream writes with `http.Error` or `responsewriters.InternalError`
-//! rather than as a `Status`), and a body that keeps a guard alive while it streams.
+//! Small pieces the filters share: the request URI as Go sees it, and a body that keeps a
+//! guard alive while it streams. Go's quoting and upstream's plain-text error responses
+//! (`http.Error`, `responsewriters.InternalError`) have their homes in kas-apimachinery
+//! and kas-endpoints; the filters reach them through the names below.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
-use http::{Request, Response, StatusCode};
+use http::Request;
+use http::header::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
+pub(crate) use kas_apimachinery::golang::strconv::quote as go_quote;
+pub(crate) use kas_endpoints::responsewriters::{http_error, internal_error, sanitize};
 use kas_endpoints::{Body, BoxError, body};
 
 pub(crate) const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
@@ -20,73 +23,6 @@ pub(crate) fn request_uri<B>(req: &Request<B>) -> String {
         Some(pq) => pq.as_str().to_string(),
         None => req.uri().to_string(),
     }
-}
-
-/// Go's `strconv.Quote` (what `%q` and `%#v` print for a string).
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            ' ' => out.push(' '),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() || c.is_whitespace() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Upstream's `sanitizer`: keeps error text from looking like HTML.
-pub(crate) fn sanitize(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// Go's `http.Error(w, msg, code)`: plain text, `nosniff`, the message plus a newline.
-pub(crate) fn http_error(code: StatusCode, msg: &str) -> Response<Body> {
-    let mut resp = Response::new(body::full(format!("{msg}\n")));
-    *resp.status_mut() = code;
-    let h = resp.headers_mut();
-    h.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    h.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
-    resp
-}
-
-/// Upstream's `responsewriters.InternalError(w, req, err)`.
-pub(crate) fn internal_error(request_uri: &str, err: &str) -> Response<Body> {
-    let text = format!(
-        "Internal Server Error: {}: {err}",
-        go_quote(&sanitize(request_uri))
-    );
-    let mut resp = Response::new(body::full(text));
-    *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-    let h = resp.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    h.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
-    resp
 }
 
 /// A body that holds `guard` until the body is dropped (hyper drops it once the last frame
@@ -142,43 +78,6 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_quote_matches_strconv_quote() {
-        assert_eq!(go_quote("/api/v1/pods?x=1"), r#""/api/v1/pods?x=1""#);
-        assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
-        assert_eq!(go_quote("\n\t\x01\x7f"), r#""\n\t\x01\x7f""#);
-        assert_eq!(go_quote("héllo"), "\"héllo\"");
-        assert_eq!(go_quote("\u{a0}"), r#""\u00a0""#);
-    }
-
-    #[test]
-    fn sanitize_escapes_html() {
-        assert_eq!(
-            sanitize("<a href='x'>&</a>"),
-            "&lt;a href='x'&gt;&amp;&lt;/a&gt;"
-        );
-    }
-
-    #[tokio::test]
-    async fn http_error_is_go_http_error() {
-        let resp = http_error(StatusCode::TOO_MANY_REQUESTS, "slow down");
-        assert_eq!(resp.status(), 429);
-        assert_eq!(resp.headers()[CONTENT_TYPE], "text/plain; charset=utf-8");
-        assert_eq!(resp.headers()[X_CONTENT_TYPE_OPTIONS], "nosniff");
-        assert_eq!(test_util::body_string(resp).await, "slow down\n");
-    }
-
-    #[tokio::test]
-    async fn internal_error_quotes_and_sanitizes_the_uri() {
-        let resp = internal_error("/x?<y>", "boom");
-        assert_eq!(resp.status(), 500);
-        assert_eq!(resp.headers()[CONTENT_TYPE], "text/plain");
-        assert_eq!(
-            test_util::body_string(resp).await,
-            r#"Internal Server Error: "/x?&lt;y&gt;": boom"#
-        );
-    }
 
     #[tokio::test]
     async fn guarded_body_drops_guard_with_body() {

@@ -25,11 +25,11 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use kas_apimachinery::Status;
+use kas_apimachinery::golang::time::parse_duration;
 use kas_endpoints::{Body, BoxError, RequestInfo, body, write_status};
 use tokio::time::{Instant, Sleep};
 use tower::{Layer, Service};
 
-use crate::duration::parse_go_duration_signed;
 use crate::support::{go_quote, http_error, request_uri};
 
 const INVALID_TIMEOUT_IN_URL: &str = "invalid timeout specified in the request URL";
@@ -138,9 +138,9 @@ fn request_timeout(uri: &http::Uri, default: Duration) -> Result<Duration, Strin
     if value.is_empty() {
         return Ok(default);
     }
-    match parse_go_duration_signed(&value) {
+    match parse_duration(&value).map(|d| d.to_std()) {
         Err(err) => Err(format!("{INVALID_TIMEOUT_IN_URL} - {err}")),
-        Ok(d) if !d.negative && !d.magnitude.is_zero() && d.magnitude < default => Ok(d.magnitude),
+        Ok(Some(d)) if !d.is_zero() && d < default => Ok(d),
         Ok(_) => Ok(default),
     }
 }

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use kas_apimachinery::golang::strconv::parse_bool;
+
 /// The gates this server knows; `Default` is 1.33's defaults (every field below is off).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FeatureGates {
@@ -34,15 +36,8 @@ impl FeatureGates {
                 return Err(Error(format!("missing bool value for {pair}")));
             };
             let (name, v) = (name.trim(), v.trim());
-            let enabled = match v {
-                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
-                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-                _ => {
-                    return Err(Error(format!(
-                        "invalid value of {name}={v}, err: strconv.ParseBool: parsing {v:?}: invalid syntax"
-                    )));
-                }
-            };
+            let enabled = parse_bool(v)
+                .map_err(|e| Error(format!("invalid value of {name}={v}, err: {e}")))?;
             match name {
                 "WatchList" => gates.watch_list = enabled,
                 _ => return Err(Error(format!("unrecognized feature gate: {name}"))),

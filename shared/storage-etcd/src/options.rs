@@ -36,9 +36,8 @@ pub struct EtcdOptions {
 
 /// A Go `time.Duration` flag value ("5m0s", "30s"), with Go's error text.
 fn parse_interval(s: &str) -> Result<Duration, String> {
-    match kas_filters::duration::parse_go_duration_signed(s) {
-        Ok(d) if !d.negative || d.magnitude.is_zero() => Ok(d.magnitude),
-        Ok(_) => Err(format!("negative duration {s:?}")),
+    match kas_apimachinery::golang::time::parse_duration(s) {
+        Ok(d) => d.to_std().ok_or_else(|| format!("negative duration {s:?}")),
         Err(e) => Err(e.to_string()),
     }
 }

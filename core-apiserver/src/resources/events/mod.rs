@@ -15,7 +15,7 @@ mod validation;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kas_apimachinery::protobuf::time::parse_rfc3339;
+use kas_apimachinery::golang::time::parse_rfc3339;
 use kas_endpoints::responsewriters::table::age;
 use kas_registry::strategy::FieldErrors;
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};

@@ -6,7 +6,7 @@
 //! core/v1 only the legacy checks run ("no further validation for backwards
 //! compatibility"); through events.k8s.io/v1 the strict ones follow.
 
-use kas_apimachinery::protobuf::time::{Instant, ZERO_UNIX, format_rfc3339, parse_rfc3339};
+use kas_apimachinery::golang::time::{Time, ZERO_UNIX, parse_rfc3339};
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::meta::{name_is_dns_subdomain, validate_path_segment_name};
 use kas_apimachinery::validation::{is_dns1123_subdomain, is_qualified_name};
@@ -257,7 +257,7 @@ fn go_struct(name: &str, fields: &[(&str, &str)], v: Option<&Value>) -> String {
             let value = v.and_then(|v| v.get(json)).and_then(Value::as_str);
             format!(
                 "{go}:{}",
-                kas_apimachinery::gostr::quote(value.unwrap_or(""))
+                kas_apimachinery::golang::strconv::quote(value.unwrap_or(""))
             )
         })
         .collect();
@@ -269,21 +269,14 @@ fn go_struct(name: &str, fields: &[(&str, &str)], v: Option<&Value>) -> String {
 /// RFC 3339 time (it would not have decoded upstream) is kept as it is.
 fn go_time(s: &str) -> String {
     let t = if s.is_empty() {
-        Instant::from_unix(ZERO_UNIX, 0)
+        Time::from_unix(ZERO_UNIX, 0)
     } else {
         match parse_rfc3339(s) {
             Some(t) => t,
             None => return s.to_owned(),
         }
     };
-    let whole = format_rfc3339(Instant::from_unix(t.seconds, 0));
-    let date_time = whole.trim_end_matches('Z').replacen('T', " ", 1);
-    let fraction = if t.nanos == 0 {
-        String::new()
-    } else {
-        format!(".{:09}", t.nanos).trim_end_matches('0').to_owned()
-    };
-    format!("{date_time}{fraction} +0000 UTC")
+    t.to_string()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use super::*;
 
 fn raw(v: &str, rv: i64, start: &str) -> String {
     let json = serde_json::json!({"v": v, "rv": rv, "start": start}).to_string();
-    base64_encode(json.as_bytes())
+    RAW_URL_ENCODING.encode_to_string(json.as_bytes())
 }
 
 #[test]
@@ -15,12 +15,12 @@ fn encodes_like_upstream() {
     );
     assert!(!token.contains('='));
     assert_eq!(
-        base64_decode(&token).unwrap(),
+        RAW_URL_ENCODING.decode_string(&token).unwrap(),
         br#"{"v":"meta.k8s.io/v1","rv":1,"start":"key"}"#
     );
     // Go's encoder escapes HTML characters; the key round-trips either way.
     let token = encode("a<b>&c\u{e9}", 7);
-    let json = String::from_utf8(base64_decode(&token).unwrap()).unwrap();
+    let json = String::from_utf8(RAW_URL_ENCODING.decode_string(&token).unwrap()).unwrap();
     assert!(json.contains(r"a\u003cb\u003e\u0026c"), "{json}");
     assert_eq!(
         decode(&token, "/p/").unwrap(),
@@ -128,31 +128,11 @@ fn base64_errors_like_go() {
         decode("abcde", "/").unwrap_err().to_string(),
         "continue key is not valid: illegal base64 data at input byte 4"
     );
-    assert_eq!(base64_decode("").unwrap(), b"");
-    assert_eq!(base64_decode("Zm9v").unwrap(), b"foo");
-    assert_eq!(base64_decode("Zm8").unwrap(), b"fo");
-    assert_eq!(base64_decode("Zg").unwrap(), b"f");
-    assert_eq!(base64_decode("Zm\r\n9v").unwrap(), b"foo");
-    assert_eq!(base64_decode("_-8").unwrap(), [0xff, 0xef]);
-    for data in [
-        &b""[..],
-        b"f",
-        b"fo",
-        b"foo",
-        b"foob",
-        b"fooba",
-        b"foobar",
-        &[0xfb, 0xff],
-    ] {
-        assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
-    }
-    assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
-    assert_eq!(base64_encode(&[0xfb, 0xff]), "-_8");
 }
 
 #[test]
 fn json_errors_like_go() {
-    let enc = |s: &str| base64_encode(s.as_bytes());
+    let enc = |s: &str| RAW_URL_ENCODING.encode_to_string(s.as_bytes());
     let err = |s: &str| decode(&enc(s), "/").unwrap_err().to_string();
     assert_eq!(
         err(""),
@@ -184,7 +164,7 @@ fn json_errors_like_go() {
     );
     assert_eq!(
         err(r#"{"v":1}"#),
-        "continue key is not valid: json: cannot unmarshal number 1 into Go struct field continueToken.v of type string"
+        "continue key is not valid: json: cannot unmarshal number into Go struct field continueToken.v of type string"
     );
     assert_eq!(
         err(r#"{"v":"meta.k8s.io/v1","rv":1.5,"start":"a"}"#),

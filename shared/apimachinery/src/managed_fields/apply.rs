@@ -158,7 +158,7 @@ fn set_last_applied(object: &mut Value, config: &Value) {
     {
         annotations.remove(LAST_APPLIED);
     }
-    let Ok(bytes) = crate::json::to_vec(&config) else {
+    let Ok(bytes) = crate::golang::json::to_vec(&config) else {
         return;
     };
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
@@ -233,11 +233,11 @@ pub fn conflict_status(conflicts: &[Conflict]) -> Status {
 
 /// Upstream's `printManager` of a manager identifier (which carries no time).
 fn printed_manager(e: &Entry) -> String {
-    let mut out = crate::gostr::quote(&e.manager);
+    let mut out = crate::golang::strconv::quote(&e.manager);
     if !e.subresource.is_empty() {
         out = format!(
             "{out} with subresource {}",
-            crate::gostr::quote(&e.subresource)
+            crate::golang::strconv::quote(&e.subresource)
         );
     }
     if e.operation == UPDATE {
@@ -283,7 +283,7 @@ pub fn item_path(item: &Value, index: usize, list_type: Option<ListType>) -> Str
 fn value_string(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
-        Value::String(s) => crate::gostr::quote(s),
+        Value::String(s) => crate::golang::strconv::quote(s),
         Value::Array(items) => format!(
             "[{}]",
             items.iter().map(value_string).collect::<Vec<_>>().join(",")

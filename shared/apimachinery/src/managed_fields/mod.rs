@@ -171,7 +171,10 @@ pub fn manager(field_manager: Option<&str>, user_agent: Option<&str>) -> String 
     }
     let prefix = user_agent.unwrap_or("").split('/').next().unwrap_or("");
     let mut out = String::new();
-    for c in prefix.chars().filter(|c| crate::gostr::is_print(*c)) {
+    for c in prefix
+        .chars()
+        .filter(|c| crate::golang::strconv::is_print(*c))
+    {
         if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
             break;
         }

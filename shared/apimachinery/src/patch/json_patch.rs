@@ -3,8 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::gojson::{self, json_kind};
 use super::{FieldValidation, PatchError, Result};
+use crate::golang::json::{describe, unmarshal};
+use crate::golang::strconv::atoi;
 
 /// Upstream's `maxJSONPatchOperations`.
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10000;
@@ -34,7 +35,7 @@ pub fn json_patch_with(doc: &Value, patch: &[u8], validation: FieldValidation) -
 
 fn decode(patch: &[u8], validation: FieldValidation) -> Result<Vec<Map<String, Value>>> {
     let strict = validation != FieldValidation::Ignore;
-    let value = gojson::parse(patch).map_err(|e| {
+    let value = unmarshal(patch).map_err(|e| {
         PatchError::BadRequest(if strict {
             format!("error decoding patch: {e}")
         } else {
@@ -53,13 +54,13 @@ fn decode(patch: &[u8], validation: FieldValidation) -> Result<Vec<Map<String, V
                 Value::Null => Ok(Map::new()),
                 other => Err(PatchError::BadRequest(format!(
                     "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
-                    json_kind(&other)
+                    describe(&other)
                 ))),
             })
             .collect(),
         other => Err(PatchError::BadRequest(format!(
             "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
-            json_kind(&other)
+            describe(&other)
         ))),
     }
 }
@@ -72,7 +73,7 @@ fn strict_type_error(value: &Value) -> Option<String> {
         other => {
             return Some(format!(
                 "json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
-                json_kind(other)
+                describe(other)
             ));
         }
     };
@@ -86,7 +87,7 @@ fn strict_type_error(value: &Value) -> Option<String> {
                         Some(other) => {
                             return Some(format!(
                                 "json: cannot unmarshal {} into Go struct field jsonPatchOp.{field} of type string",
-                                json_kind(other)
+                                describe(other)
                             ));
                         }
                     }
@@ -95,7 +96,7 @@ fn strict_type_error(value: &Value) -> Option<String> {
             other => {
                 return Some(format!(
                     "json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
-                    json_kind(other)
+                    describe(other)
                 ));
             }
         }
@@ -123,7 +124,7 @@ fn string_field(op: &Map<String, Value>, field: &str) -> Result<String, String> 
         Some(Value::Null) | None => Err(format!("operation, missing from field: {MISSING}")),
         Some(other) => Err(format!(
             "json: cannot unmarshal {} into Go value of type string",
-            json_kind(other)
+            describe(other)
         )),
     }
 }
@@ -147,21 +148,6 @@ fn value_of(op: &Map<String, Value>) -> Value {
 
 fn decode_key(k: &str) -> String {
     k.replace("~1", "/").replace("~0", "~")
-}
-
-/// Go's `strconv.Atoi` error text.
-fn atoi(key: &str) -> Result<i64, String> {
-    key.parse::<i64>().map_err(|e| {
-        let why = if matches!(
-            e.kind(),
-            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow
-        ) {
-            "value out of range"
-        } else {
-            "invalid syntax"
-        };
-        format!("strconv.Atoi: parsing {}: {why}", crate::gostr::quote(key))
-    })
 }
 
 /// Resolves a (possibly negative) index against `len`; `None` when out of range.
@@ -207,7 +193,7 @@ fn get(con: &Value, key: &str) -> Result<Option<Value>, String> {
     match con {
         Value::Object(m) => Ok(m.get(key).filter(|v| !v.is_null()).cloned()),
         Value::Array(a) => {
-            let idx = atoi(key)?;
+            let idx = atoi(key).map_err(|e| e.to_string())?;
             match resolve(idx, a.len()) {
                 Some(i) => Ok(Some(a[i].clone()).filter(|v| !v.is_null())),
                 None => Err(invalid_index(idx)),
@@ -251,7 +237,7 @@ fn con_remove(con: &mut Value, key: &str) -> Result<(), String> {
             )),
         },
         Value::Array(a) => {
-            let idx = atoi(key)?;
+            let idx = atoi(key).map_err(|e| e.to_string())?;
             match resolve(idx, a.len()) {
                 Some(i) => {
                     a.remove(i);
@@ -305,7 +291,7 @@ fn replace(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
             m.insert(key, value_of(op));
         }
         Value::Array(a) => {
-            let idx = atoi(&key)?;
+            let idx = atoi(&key).map_err(|e| e.to_string())?;
             if let Some(i) = resolve(idx, a.len()) {
                 a[i] = value_of(op);
             }

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::gojson::{self, json_kind};
 use super::{FieldValidation, PatchError, Result};
+use crate::golang::json::{describe, unmarshal};
 
 const BAD_PATCH: &str = "Invalid JSON Patch";
 
@@ -21,14 +21,14 @@ pub fn merge_patch(doc: &Value, patch: &[u8]) -> Result<Value> {
 /// - An undecodable body, or `null`, a string, number or bool, is 400 `Invalid JSON Patch`
 ///   (under Warn and Strict a non-object is rejected first with Go's decoding text).
 pub fn merge_patch_with(doc: &Value, patch: &[u8], validation: FieldValidation) -> Result<Value> {
-    let parsed = gojson::parse(patch);
+    let parsed = unmarshal(patch);
     if validation != FieldValidation::Ignore {
         match &parsed {
             Err(e) => return Err(PatchError::BadRequest(format!("error decoding patch: {e}"))),
             Ok(v) if !matches!(v, Value::Object(_) | Value::Null) => {
                 return Err(PatchError::BadRequest(format!(
                     "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_kind(v)
+                    describe(v)
                 )));
             }
             Ok(_) => {}

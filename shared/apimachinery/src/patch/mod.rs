@@ -18,7 +18,6 @@
 //! Pure: no I/O, no async.
 
 mod builtin;
-mod gojson;
 mod json_patch;
 mod merge_patch;
 mod order;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::PatchError;
-use super::gojson::{GoKind, go_eq, go_kind, go_type_name, go_v};
+use crate::golang::fmt::{GoKind, sprint_type_of, sprint_v};
 
 const MAP_TYPE: &str = "map[string]interface {}";
 pub(super) const DIRECTIVE: &str = "$patch";
@@ -15,7 +15,7 @@ static NIL: Value = Value::Null;
 pub(super) fn bad_arg_type(expected: &str, actual: &Value) -> PatchError {
     PatchError::Other(format!(
         "expected a {expected}, but received a {}",
-        go_type_name(actual)
+        sprint_type_of(actual)
     ))
 }
 
@@ -27,8 +27,27 @@ pub(super) fn bad_map(actual: &Value) -> PatchError {
 pub(super) fn no_merge_key(m: &Map<String, Value>, key: &str) -> PatchError {
     PatchError::Other(format!(
         "map: {} does not contain declared merge key: {key}",
-        go_v(&Value::Object(m.clone()))
+        sprint_v(&Value::Object(m.clone()))
     ))
+}
+
+/// Go's `==` on two `interface{}` values holding scalars: same dynamic type and value.
+/// Maps and slices (where Go would panic) compare unequal.
+pub(super) fn go_eq(a: &Value, b: &Value) -> bool {
+    let (ka, kb) = (GoKind::of(a), GoKind::of(b));
+    if ka != kb {
+        return false;
+    }
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => match ka {
+            GoKind::Int => x.as_i64() == y.as_i64(),
+            _ => x.as_f64() == y.as_f64(),
+        },
+        _ => false,
+    }
 }
 
 /// The value `index` compares: the merge key's value for maps, the item itself otherwise.
@@ -233,8 +252,8 @@ pub(super) fn validate_patch_with_set_order_list(
     if pi < keep.len() && si >= set_order.len() {
         return Err(PatchError::Other(format!(
             "The order in patch list:\n{}\n doesn't match $setElementOrder list:\n{}\n",
-            go_v(&Value::Array(patch_list.to_vec())),
-            go_v(&Value::Array(set_order.to_vec()))
+            sprint_v(&Value::Array(patch_list.to_vec())),
+            sprint_v(&Value::Array(set_order.to_vec()))
         )));
     }
     Ok(())
@@ -244,7 +263,7 @@ pub(super) fn validate_patch_with_set_order_list(
 pub(super) fn slice_element_type(lists: &[&[Value]]) -> Result<GoKind, PatchError> {
     let mut kind = None;
     for v in lists.iter().flat_map(|l| l.iter()) {
-        let k = go_kind(v);
+        let k = GoKind::of(v);
         match kind {
             None if k == GoKind::Slice => {
                 return Err(PatchError::Unprocessable(
@@ -256,7 +275,7 @@ pub(super) fn slice_element_type(lists: &[&[Value]]) -> Result<GoKind, PatchErro
                 let all = Value::Array(lists.iter().map(|l| Value::Array(l.to_vec())).collect());
                 return Err(PatchError::Other(format!(
                     "list element types are not identical: {}",
-                    go_v(&all)
+                    sprint_v(&all)
                 )));
             }
             Some(_) => {}

@@ -7,14 +7,15 @@
 
 use serde_json::{Map, Value};
 
-use super::gojson::{self, GoKind, go_kind, go_s, go_type_name, go_v, json_kind};
 use super::order::{
-    DIRECTIVE, bad_arg_type, deduplicate_scalars, find_by_key, no_merge_key,
+    DIRECTIVE, bad_arg_type, deduplicate_scalars, find_by_key, go_eq, no_merge_key,
     normalize_element_order, partition, slice_element_type, validate_patch_with_set_order_list,
 };
 use super::schema::{PatchMeta, PatchSchema, PatchStrategy};
 use super::{PatchError, Result};
-use crate::gostr::quote;
+use crate::golang::fmt::{GoKind, sprint_s, sprint_type_of, sprint_v};
+use crate::golang::json::{describe, unmarshal};
+use crate::golang::strconv::quote;
 
 const RETAIN_KEYS: &str = "$retainKeys";
 const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList";
@@ -32,7 +33,7 @@ pub fn strategic_merge_patch_bytes(
     patch: &[u8],
     schema: &dyn PatchSchema,
 ) -> Result<Value> {
-    let patch = gojson::parse(patch).map_err(PatchError::BadRequest)?;
+    let patch = unmarshal(patch).map_err(PatchError::BadRequest)?;
     strategic_merge_patch(original, &patch, schema)
 }
 
@@ -57,7 +58,7 @@ pub fn strategic_merge_patch(
         other => {
             return Err(PatchError::BadRequest(format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                json_kind(other)
+                describe(other)
             )));
         }
     };
@@ -107,8 +108,8 @@ fn directive_in_map(
 fn bad_patch_type(directive: &Value, m: &Map<String, Value>) -> PatchError {
     PatchError::Other(format!(
         "unknown patch type: {} in map: {}",
-        go_s(directive),
-        go_v(&Value::Object(m.clone()))
+        sprint_s(directive),
+        sprint_v(&Value::Object(m.clone()))
     ))
 }
 
@@ -187,7 +188,9 @@ impl Merger<'_> {
                 original.remove(&key);
                 continue;
             }
-            let same_type = original.get(&key).map(|o| go_kind(o) == go_kind(&patch_v));
+            let same_type = original
+                .get(&key)
+                .map(|o| GoKind::of(o) == GoKind::of(&patch_v));
             if same_type != Some(true) {
                 original.insert(key, patch_v);
                 continue;
@@ -259,7 +262,7 @@ impl Merger<'_> {
             if is_delete_list {
                 return Ok(original
                     .into_iter()
-                    .filter(|v| !patch.iter().any(|d| gojson::go_eq(d, v)))
+                    .filter(|v| !patch.iter().any(|d| go_eq(d, v)))
                     .collect());
             }
             let mut both = original.clone();
@@ -329,7 +332,7 @@ impl Merger<'_> {
                 other => {
                     return Err(PatchError::Other(format!(
                         "expected a {LIST_TYPE}, but received a {}",
-                        go_type_name(&other)
+                        sprint_type_of(&other)
                     )));
                 }
             };

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::render::{render, render_value};
 use super::wire::{LEN, Reader, VARINT};
 use super::{Error, MAX_DEPTH, Result};
+use crate::golang::json::coerce_utf8;
 use crate::schema::{Field, Kind, Message};
 
 /// Decodes `bytes`, a message of type `msg`, into the JSON Go would write for it. Fields of
@@ -154,7 +155,7 @@ fn decode_occurrence(
         }
         Kind::String => {
             expect_wire(wire_type, LEN, name)?;
-            *slot = Slot::Scalar(Value::String(go_string(r.bytes()?)));
+            *slot = Slot::Scalar(Value::String(coerce_utf8(r.bytes()?).into_owned()));
         }
         Kind::Bytes => {
             expect_wire(wire_type, LEN, name)?;
@@ -269,7 +270,7 @@ fn decode_entry(
         match wire >> 3 {
             1 => {
                 expect_wire(wire_type, LEN, name)?;
-                key = go_string(r.bytes()?);
+                key = coerce_utf8(r.bytes()?).into_owned();
             }
             2 => value = Some(decode_element(elem, name, wire_type, &mut r, depth)?),
             _ => r.skip(wire_type)?,
@@ -327,27 +328,5 @@ fn go_field_name(json: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
-    }
-}
-
-/// Bytes as a Go string reaches JSON: `encoding/json` replaces each byte that is not part
-/// of valid UTF-8 with U+FFFD (one per byte, where Rust's lossy conversion may use one per
-/// sequence).
-pub(super) fn go_string(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    let mut rest = bytes;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(valid) => {
-                out.push_str(valid);
-                return out;
-            }
-            Err(e) => {
-                let (valid, after) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                out.push('\u{fffd}');
-                rest = after.get(1..).unwrap_or_default();
-            }
-        }
     }
 }

@@ -1,12 +1,13 @@
 //! JSON value → protobuf bytes: what gogo's `Marshal` writes for the struct Go's
 //! `encoding/json` decodes from the value (see the module header for the rules).
 
-use base64::Engine;
 use serde_json::{Map, Value};
 
-use super::time::{Instant, parse_rfc3339};
 use super::wire::{begin_nested, end_nested, write_bytes_field, write_varint_field};
 use super::{Error, MAX_DEPTH, Result, quantity};
+use crate::golang::base64::STD_ENCODING;
+use crate::golang::json::describe;
+use crate::golang::time::{Time, parse_rfc3339};
 use crate::schema::{Field, Kind, Message};
 
 /// Appends the protobuf encoding of `value`, an object of type `msg`, to `out`. Fields of
@@ -21,7 +22,7 @@ pub fn encode(value: &Value, msg: &Message, out: &mut Vec<u8>) -> Result<()> {
         Value::Object(obj) => Some(obj),
         other => {
             return Err(Error::JsonValueType {
-                value: describe(other),
+                value: describe(other).to_owned(),
                 go_type: format!("v1.{}", msg.short_name()),
             });
         }
@@ -37,7 +38,7 @@ struct Ctx {
 
 impl Ctx {
     fn type_error(&self, v: &Value, kind: &Kind) -> Error {
-        self.type_error_named(describe(v), kind)
+        self.type_error_named(describe(v).to_owned(), kind)
     }
 
     fn type_error_named(&self, value: String, kind: &Kind) -> Error {
@@ -137,7 +138,9 @@ fn encode_value(
         Kind::Int32 | Kind::Int64 => write_varint_field(tag, expect_int(v, kind, ctx)? as u64, out),
         Kind::Bytes => {
             let bytes = match expect_str(v, kind, ctx)? {
-                Some(s) => decode_base64(s)?,
+                Some(s) => STD_ENCODING
+                    .decode_string(s)
+                    .map_err(|e| Error::Base64(e.0))?,
                 None => Vec::new(),
             };
             write_bytes_field(tag, &bytes, out);
@@ -166,7 +169,7 @@ fn encode_struct(
             // Go keeps the JSON bytes it read; compact JSON is what those bytes are when
             // the object was written by a Go client or by this server.
             if let Some(v) = v {
-                let raw = crate::json::to_vec(v).map_err(|source| Error::EmbeddedJson {
+                let raw = crate::golang::json::to_vec(v).map_err(|source| Error::EmbeddedJson {
                     what: embedded_name(kind),
                     source,
                 })?;
@@ -237,7 +240,7 @@ fn encode_time(kind: &Kind, v: Option<&Value>, out: &mut Vec<u8>, ctx: &mut Ctx)
     };
     let micro = matches!(kind, Kind::MicroTime);
     let t = parse_rfc3339(s).ok_or_else(|| Error::Time {
-        value: crate::gostr::quote(s),
+        value: crate::golang::strconv::quote(s),
         layout: if micro {
             "2006-01-02T15:04:05.000000Z07:00"
         } else {
@@ -251,7 +254,7 @@ fn encode_time(kind: &Kind, v: Option<&Value>, out: &mut Vec<u8>, ctx: &mut Ctx)
     let t = if micro {
         t.truncate_micros()
     } else {
-        Instant { nanos: 0, ..t }
+        Time { nanos: 0, ..t }
     };
     write_varint_field(1, t.seconds as u64, out);
     write_varint_field(2, i64::from(t.nanos) as u64, out);
@@ -307,52 +310,12 @@ fn expect_int(v: Option<&Value>, kind: &Kind, ctx: &Ctx) -> Result<i64> {
     int.ok_or_else(|| ctx.type_error_named(format!("number {n}"), kind))
 }
 
-/// Go's `base64.StdEncoding`, as `encoding/json` uses it for `[]byte`: padding required,
-/// line breaks ignored, stray bits in the last symbol allowed.
-fn decode_base64(s: &str) -> Result<Vec<u8>> {
-    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const ENGINE: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new()
-            .with_decode_allow_trailing_bits(true)
-            .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
-    );
-    let cleaned;
-    let input = if s.contains(['\r', '\n']) {
-        cleaned = s.replace(['\r', '\n'], "");
-        cleaned.as_str()
-    } else {
-        s
-    };
-    ENGINE.decode(input).map_err(|e| {
-        Error::Base64(match e {
-            base64::DecodeError::InvalidByte(at, _)
-            | base64::DecodeError::InvalidLastSymbol(at, _) => at,
-            base64::DecodeError::InvalidLength(at) => at,
-            base64::DecodeError::InvalidPadding => input.len(),
-        })
-    })
-}
-
 /// The Go type of an embedded JSON document, for errors.
 pub(crate) fn embedded_name(kind: &Kind) -> &'static str {
     match kind {
         Kind::FieldsV1 => "metav1.FieldsV1",
         _ => "RawExtension",
     }
-}
-
-/// The kind word `encoding/json` puts in `cannot unmarshal X into ...`.
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-    .to_string()
 }
 
 /// The Go type a field of `kind` has, as errors name it; a message is assumed to live in a

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::wire::{Reader, begin_nested, end_nested, write_bytes_field};
 use super::{Error, Result, encode};
+use crate::golang::json::coerce_utf8;
 use crate::schema::Message;
 
 /// `runtime.ContentTypeProtobuf`.
@@ -130,8 +131,8 @@ pub fn decode_envelope(data: &[u8]) -> Result<Unknown> {
         match tag {
             1 => decode_type_meta(bytes, &mut unknown)?,
             2 => unknown.raw = bytes.to_vec(),
-            3 => unknown.content_encoding = super::decode::go_string(bytes),
-            _ => unknown.content_type = super::decode::go_string(bytes),
+            3 => unknown.content_encoding = coerce_utf8(bytes).into_owned(),
+            _ => unknown.content_type = coerce_utf8(bytes).into_owned(),
         }
     }
     Ok(unknown)
@@ -152,7 +153,7 @@ fn decode_type_meta(bytes: &[u8], unknown: &mut Unknown) -> Result<()> {
                 field: field.into(),
             });
         }
-        let s = super::decode::go_string(r.bytes()?);
+        let s = coerce_utf8(r.bytes()?).into_owned();
         if tag == 1 {
             unknown.api_version = s;
         } else {

@@ -23,7 +23,7 @@
 //!   `Timestamp` of whole seconds, MicroTime keeps microseconds, the zero time is an empty
 //!   message; Quantity is `{string = 1}` (the string as it is, syntax-checked; see
 //!   [`quantity`]); IntOrString is `{type = 1, intVal = 2, strVal = 3}`; FieldsV1 and
-//!   RawExtension carry compact JSON (Go's escaping, [`crate::json::to_vec`]) in field 1.
+//!   RawExtension carry compact JSON (Go's escaping, [`crate::golang::json::to_vec`]) in field 1.
 //! - An array or map directly inside an array or map (`map[string]ExtraValue` where
 //!   `ExtraValue []string`) is a wrapper message holding it as field 1, as go-to-protobuf
 //!   generates for named slice types.
@@ -46,7 +46,6 @@ pub mod envelope;
 mod list;
 pub mod quantity;
 mod render;
-pub mod time;
 pub mod watch;
 pub mod wire;
 

@@ -2,13 +2,14 @@
 //! strings, numbers and bools, nil or empty slices and maps, and nil pointers, but never a
 //! struct; without `omitempty` a nil slice, map or pointer is `null`.
 
-use base64::Engine;
 use serde_json::{Map, Value};
 
-use super::decode::{Slot, State, go_string};
+use super::decode::{Slot, State};
 use super::encode::embedded_name;
-use super::time::{Instant, format_rfc3339, format_rfc3339_micro};
 use super::{Error, MAX_DEPTH, Result, quantity};
+use crate::golang::base64::STD_ENCODING;
+use crate::golang::json::coerce_utf8;
+use crate::golang::time::{Time, format_rfc3339, format_rfc3339_micro};
 use crate::schema::{Kind, Message, zero_value};
 
 /// The JSON object of a decoded message, fields in the message's (Go struct's) order.
@@ -42,9 +43,7 @@ pub(super) fn render_value(
     }
     let v = match (kind, slot) {
         (Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64, Slot::Scalar(v)) => v,
-        (Kind::Bytes, Slot::Bytes(b)) => {
-            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
-        }
+        (Kind::Bytes, Slot::Bytes(b)) => Value::String(STD_ENCODING.encode_to_string(&b)),
         (Kind::Time | Kind::MicroTime, Slot::Time(Some((seconds, nanos)))) => {
             render_time(kind, seconds, nanos)
         }
@@ -82,7 +81,7 @@ fn is_empty(kind: &Kind, v: &Value) -> bool {
 fn render_time(kind: &Kind, seconds: i64, nanos: i32) -> Value {
     let micro = matches!(kind, Kind::MicroTime);
     let nanos = if micro { nanos - nanos % 1000 } else { 0 };
-    let t = Instant::from_unix(seconds, i64::from(nanos));
+    let t = Time::from_unix(seconds, i64::from(nanos));
     if t.is_zero() {
         return Value::Null;
     }
@@ -145,6 +144,6 @@ fn render_raw(kind: &Kind, state: State) -> Result<Value> {
     }
     serde_json::from_slice(&raw).or_else(|source| {
         // Go passes invalid UTF-8 inside JSON strings through as U+FFFD.
-        serde_json::from_str(&go_string(&raw)).map_err(|_| Error::EmbeddedJson { what, source })
+        serde_json::from_str(&coerce_utf8(&raw)).map_err(|_| Error::EmbeddedJson { what, source })
     })
 }

@@ -78,7 +78,7 @@ pub fn decode_watch_event(frame: &[u8]) -> Result<WatchEvent> {
         }
         let bytes = r.bytes()?;
         if tag == 1 {
-            event.event_type = super::decode::go_string(bytes);
+            event.event_type = crate::golang::json::coerce_utf8(bytes).into_owned();
         } else {
             decode_raw_extension(bytes, &mut event.object)?;
         }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::gostr::quote;
+use crate::golang::strconv::quote;
 use crate::status::{Status, StatusCause};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! type converter checks it before merging (`ObjectToTyped`).
 
 use kas_apimachinery::Status;
+use kas_apimachinery::golang::json::describe;
 use kas_apimachinery::runtime::serializer;
 use kas_apimachinery::schema::{Kind, ListType, Message};
 use serde_json::Value;
@@ -22,18 +23,8 @@ pub fn decode(patch: &[u8]) -> Result<Value> {
         v @ Value::Object(_) => Ok(v),
         other => Err(bad(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            go_json_type(&other)
+            describe(&other)
         ))),
-    }
-}
-
-fn go_json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Array(_) => "array",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        _ => "object",
     }
 }
 
@@ -201,7 +192,7 @@ fn in_kind(
                     {
                         out.push(format!(
                             "{path}: element {i}: associative list with keys has an element that omits key field {} (and doesn't have default value)",
-                            kas_apimachinery::gostr::quote(missing)
+                            kas_apimachinery::golang::strconv::quote(missing)
                         ));
                         continue;
                     }

@@ -145,7 +145,7 @@ pub fn check_fields(
 /// value the document, its detail the decoding error.
 fn invalid_patch(value: &Value, err: &str) -> kas_registry::Error {
     use kas_apimachinery::validation::field;
-    let json = kas_apimachinery::json::to_vec(value).unwrap_or_default();
+    let json = kas_apimachinery::golang::json::to_vec(value).unwrap_or_default();
     let json = String::from_utf8_lossy(&json).into_owned();
     let cause = field::invalid(&field::Path::new("patch"), json, err).to_cause();
     Status::invalid("", "", "", vec![cause]).into()

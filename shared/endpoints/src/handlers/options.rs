@@ -2,7 +2,7 @@
 //! parameter codec and `ValidateListOptions`, `ValidateCreateOptions`, ... do, with
 //! upstream's messages, into the option types the store takes.
 
-use kas_apimachinery::gostr::quote;
+use kas_apimachinery::golang::strconv::{self, quote};
 use kas_apimachinery::validation::field;
 use kas_apimachinery::{Status, StatusCause};
 use kas_registry::features::FeatureGates;
@@ -19,21 +19,18 @@ fn bad_request(message: String) -> Error {
 }
 
 fn parse_bool(key: &str, v: &str) -> Result<bool> {
-    match v {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(bad_request(format!(
-            "failed to parse query parameter {key:?}: strconv.ParseBool: parsing {v:?}: invalid syntax"
-        ))),
-    }
+    strconv::parse_bool(v).map_err(|e| bad_parameter(key, e))
 }
 
 fn parse_i64(key: &str, v: &str) -> Result<i64> {
-    v.parse().map_err(|_| {
-        bad_request(format!(
-            "failed to parse query parameter {key:?}: strconv.ParseInt: parsing {v:?}: invalid syntax"
-        ))
-    })
+    strconv::parse_int(v, 10, 64).map_err(|e| bad_parameter(key, e))
+}
+
+fn bad_parameter(key: &str, e: strconv::NumError) -> Error {
+    bad_request(format!(
+        "failed to parse query parameter {}: {e}",
+        quote(key)
+    ))
 }
 
 /// The validation error upstream returns for bad list options.
@@ -360,7 +357,7 @@ fn validate_field_manager(manager: &str) -> Vec<field::Error> {
         errs.push(field::too_long(&path, FIELD_MANAGER_MAX_LENGTH as i64));
     }
     for (i, c) in manager.char_indices() {
-        if !kas_apimachinery::gostr::is_print(c) {
+        if !strconv::is_print(c) {
             // Go's %#U of an unprintable rune: U+ and at least four hex digits.
             let detail = format!("invalid character U+{:04X} (at position {i})", c as u32);
             errs.push(field::invalid(&path, manager, &detail));

@@ -40,7 +40,7 @@ pub fn predicate(store: &Store, opts: &ListOptions) -> Result<Predicate> {
             } else {
                 format!(
                     "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                    kas_apimachinery::gostr::quote(&requirement.field)
+                    kas_apimachinery::golang::strconv::quote(&requirement.field)
                 )
             };
             return Err(Status::bad_request(&message).into());

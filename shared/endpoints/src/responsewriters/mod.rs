@@ -14,7 +14,7 @@ pub mod watch;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use kas_apimachinery::Status;
-use kas_apimachinery::gostr::quote;
+use kas_apimachinery::golang::strconv::quote;
 
 use crate::{Body, body};
 
@@ -70,7 +70,10 @@ pub fn write_raw(
 /// Upstream `responsewriters.InternalError`: a plain-text 500 written with Go's
 /// `http.Error`, `Internal Server Error: "<request URI>": <err>` with `&`, `<` and `>`
 /// HTML-escaped. `request_uri` is the request target as received (path and query).
-pub fn internal_error(request_uri: &str, err: &dyn std::fmt::Display) -> http::Response<Body> {
+pub fn internal_error(
+    request_uri: &str,
+    err: &(impl std::fmt::Display + ?Sized),
+) -> http::Response<Body> {
     let text = format!("Internal Server Error: {}: {err}", quote(request_uri));
     http_error(StatusCode::INTERNAL_SERVER_ERROR, &sanitize(&text))
 }
@@ -89,8 +92,9 @@ pub fn http_error(code: StatusCode, text: &str) -> http::Response<Body> {
     response
 }
 
-/// Upstream's sanitizer: text that cannot be read as HTML.
-fn sanitize(s: &str) -> String {
+/// Upstream's sanitizer (`&`, `<`, `>` as HTML entities): error text that cannot be read
+/// as HTML.
+pub fn sanitize(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -223,6 +227,30 @@ mod tests {
         assert_eq!(
             String::from_utf8(body).unwrap(),
             "Internal Server Error: \"/x?a=&lt;b&gt;&amp;c\": e\n"
+        );
+        // The whole text is sanitized, the error's part too, as upstream's
+        // `sanitizer.Replace(fmt.Sprintf(...))`.
+        let (_, _, body) = parts(internal_error("/x?<y>", "boom <b>"));
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "Internal Server Error: \"/x?&lt;y&gt;\": boom &lt;b&gt;\n"
+        );
+    }
+
+    #[test]
+    fn http_error_is_go_http_error() {
+        let (code, headers, body) = parts(http_error(StatusCode::TOO_MANY_REQUESTS, "slow down"));
+        assert_eq!(code, 429);
+        assert_eq!(headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+        assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        assert_eq!(body, b"slow down\n");
+    }
+
+    #[test]
+    fn sanitize_escapes_html() {
+        assert_eq!(
+            sanitize("<a href='x'>&</a>"),
+            "&lt;a href='x'&gt;&amp;&lt;/a&gt;"
         );
     }
 }

@@ -8,7 +8,8 @@
 
 use std::sync::Mutex;
 
-use kas_apimachinery::gostr::quote;
+use kas_apimachinery::golang::fmt::{sprint_t, sprint_v};
+use kas_apimachinery::golang::strconv::quote;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::{name_is_dns_subdomain, validate_nonnegative_field};
 use kas_apimachinery::{Status, labels};
@@ -221,27 +222,12 @@ fn int_at(obj: &Value, path: &str) -> Result<Option<i64>> {
 /// as Go's `%v` does.
 fn wrong_type(path: &str, value: &Value, want: &str) -> Error {
     let path = segments(path).collect::<Vec<_>>().join(".");
-    let shown = match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
     Status::internal_error(&format!(
-        ".{path} accessor error: {shown} is of the type {}, expected {want}",
-        json_type(value)
+        ".{path} accessor error: {} is of the type {}, expected {want}",
+        sprint_v(value),
+        sprint_t(value)
     ))
     .into()
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "nil",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
 }
 
 /// Upstream's `SetNestedField`: missing maps on the way are made; anything else on the

@@ -29,7 +29,7 @@ pub struct AuthenticationOptions {
     /// not rejected by another authentication method are treated as anonymous requests.
     /// Defaults to true on the aggregator; core and extensions refuse anonymous requests
     /// except on the health paths.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = super::parse_bool)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
     pub anonymous_auth: Option<bool>,
     /// Root certificate bundle to use to verify client certificates on incoming requests
     /// before trusting usernames in headers specified by --requestheader-username-headers.

@@ -1,7 +1,11 @@
-//! Go `time.Duration` flag values ("60s", "1m0s", "500ms"), as upstream's flags take them.
+//! Go `time.Duration` flag values ("60s", "1m0s", "500ms"), as upstream's flags take them,
+//! parsed by `time.ParseDuration` with its error texts.
 
 use std::str::FromStr;
 use std::time::Duration;
+
+use kas_apimachinery::golang::strconv::quote;
+use kas_apimachinery::golang::time::parse_duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GoDuration(pub Duration);
@@ -10,8 +14,9 @@ impl FromStr for GoDuration {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        kas_filters::duration::parse_go_duration(s)
+        let d = parse_duration(s).map_err(|e| e.to_string())?;
+        d.to_std()
             .map(GoDuration)
-            .ok_or_else(|| format!("invalid duration {s:?}"))
+            .ok_or_else(|| format!("negative duration {} is not allowed", quote(s)))
     }
 }

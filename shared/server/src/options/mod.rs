@@ -17,12 +17,3 @@ pub use duration::GoDuration;
 pub use logging::{LoggingFormat, LoggingOptions, TracingConfiguration, TracingOptions};
 pub use server_run::ServerRunOptions;
 pub use serving::SecureServingOptions;
-
-/// Upstream's `--flag=true|false` booleans: `--flag` alone means true.
-pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
-    match s {
-        "true" | "True" | "TRUE" | "t" | "T" | "1" => Ok(true),
-        "false" | "False" | "FALSE" | "f" | "F" | "0" => Ok(false),
-        _ => Err(format!("invalid boolean value {s:?}")),
-    }
-}

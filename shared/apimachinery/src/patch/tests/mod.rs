@@ -1,7 +1,6 @@
 //! Cases rewritten from upstream's strategicpatch `patch_test.go`, evanphx/json-patch's
 //! `patch_test.go` and `merge_test.go`, and the apiserver's PATCH handler.
 
-mod gojson;
 mod json_patch;
 mod merge_patch;
 mod strategic;

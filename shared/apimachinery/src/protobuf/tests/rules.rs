@@ -231,7 +231,7 @@ fn time_from_the_wire_ignores_nanos_and_micro_time_truncates_them() {
     assert_eq!(v["when"], json!("1970-01-01T00:00:00Z"));
     // seconds of Go's zero time read back as null.
     let mut zero = vec![0x42, 11, 0x08];
-    crate::protobuf::wire::put_varint(&mut zero, crate::protobuf::time::ZERO_UNIX as u64);
+    crate::protobuf::wire::put_varint(&mut zero, crate::golang::time::ZERO_UNIX as u64);
     assert_eq!(decode(&zero, &KITCHEN).unwrap()["when"], Value::Null);
 }
 

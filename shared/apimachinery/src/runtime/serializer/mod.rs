@@ -13,7 +13,8 @@
 //! out as `sigs.k8s.io/yaml`'s `JSONToYAML` (goyaml.v2) lays it out.
 
 use crate::Status;
-use crate::gostr::quote;
+use crate::golang::json::{self, describe};
+use crate::golang::strconv::quote;
 use crate::schema::Message;
 use bytes::Bytes;
 use serde::Serialize;
@@ -59,17 +60,8 @@ pub struct Decoded {
 
 /// Decodes a JSON body as upstream's serializer does before conversion: Go-compatible
 /// syntax errors first, then `apiVersion`/`kind`.
-/// Go's `json.Unmarshal` syntax check (`checkValid`): the `SyntaxError` text of `data`,
-/// or `None` when it is valid JSON.
-pub fn go_syntax_error(data: &[u8]) -> Option<String> {
-    go_json::check_valid(data).err()
-}
-
 pub fn decode_json(data: &[u8]) -> Result<Decoded> {
-    go_json::check_valid(data).map_err(DecodeError::JsonParse)?;
-    let text = String::from_utf8_lossy(data);
-    let object: Value =
-        serde_json::from_str(&text).map_err(|e| DecodeError::JsonParse(e.to_string()))?;
+    let object = json::unmarshal(data).map_err(DecodeError::JsonParse)?;
     let gvk = interpret(&object)?;
     Ok(Decoded { object, gvk })
 }
@@ -83,17 +75,6 @@ pub fn decode_yaml(data: &[u8]) -> Result<Decoded> {
 
 const META_STRUCT: &str = r#"struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }"#;
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Upstream `SimpleMetaFactory.Interpret` on an already parsed document. Keys match
 /// case-insensitively, as Go's decoder matches struct fields.
 pub fn interpret(object: &Value) -> Result<GroupVersionKind> {
@@ -103,7 +84,7 @@ pub fn interpret(object: &Value) -> Result<GroupVersionKind> {
         other => {
             return Err(DecodeError::JsonParse(format!(
                 "json: cannot unmarshal {} into Go value of type {META_STRUCT}",
-                json_kind(other)
+                describe(other)
             )));
         }
     };
@@ -123,7 +104,7 @@ pub fn interpret(object: &Value) -> Result<GroupVersionKind> {
             other => {
                 return Err(DecodeError::JsonParse(format!(
                     "json: cannot unmarshal {} into Go struct field .{field} of type string",
-                    json_kind(other)
+                    describe(other)
                 )));
             }
         }
@@ -244,7 +225,7 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
 /// `duplicate field "metadata.name"`, list items as `[i]`, each text once. `data` must be
 /// valid JSON (an invalid document yields what was found before the error).
 pub fn json_duplicate_fields(data: &[u8]) -> Vec<String> {
-    go_json::duplicate_fields(data)
+    strict::duplicate_fields(data)
         .into_iter()
         .map(|path| format!("duplicate field {}", quote(&path)))
         .fold(Vec::new(), |mut out, e| {
@@ -258,11 +239,11 @@ pub fn json_duplicate_fields(data: &[u8]) -> Vec<String> {
 /// Strict decoding's findings on a JSON body, as upstream's messages, in document order:
 /// `duplicate field "a.b"` and, with a schema, `unknown field "spec.x"`.
 pub fn json_strict_fields(data: &[u8], schema: Option<&'static Message>) -> Vec<String> {
-    go_json::strict_fields(data, schema)
+    strict::strict_fields(data, schema)
         .into_iter()
         .map(|f| match f {
-            go_json::StrictField::Duplicate(path) => format!("duplicate field {}", quote(&path)),
-            go_json::StrictField::Unknown(path) => format!("unknown field {}", quote(&path)),
+            strict::StrictField::Duplicate(path) => format!("duplicate field {}", quote(&path)),
+            strict::StrictField::Unknown(path) => format!("unknown field {}", quote(&path)),
         })
         .fold(Vec::new(), |mut out, e| {
             if !out.contains(&e) {
@@ -306,7 +287,7 @@ pub struct EncodeError(#[source] serde_json::Error);
 /// Compact JSON bytes pretty-printed as `json.MarshalIndent(obj, "", "  ")` would write
 /// them, without decoding them.
 pub fn indent_json(compact: &[u8]) -> Bytes {
-    Bytes::from(go_json::indent(compact))
+    Bytes::from(json::indent(compact))
 }
 
 /// JSON as upstream writes it: compact with Go's escaping and a trailing newline
@@ -315,7 +296,7 @@ pub fn indent_json(compact: &[u8]) -> Bytes {
 /// `1e+21`).
 pub fn encode_json<T: Serialize + ?Sized>(value: &T, pretty: bool) -> Result<Bytes, EncodeError> {
     let mut out = Vec::with_capacity(256);
-    let formatter = go_json::GoFormatter::new(pretty);
+    let formatter = json::Formatter::new(pretty);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
     value.serialize(&mut ser).map_err(EncodeError)?;
     if !pretty {
@@ -332,11 +313,10 @@ pub fn encode_yaml<T: Serialize + ?Sized>(value: &T) -> Result<Bytes, EncodeErro
     Ok(Bytes::from(yaml_out::to_yaml(&value)))
 }
 
-/// A port of the parts of Go's `encoding/json` whose behaviour reaches the wire: the
-/// scanner's syntax errors, and float formatting.
-mod go_json;
+/// Strict decoding's repeated and unknown keys, found on the raw bytes.
+mod strict;
 
-pub use go_json::Indenter as JsonIndenter;
+pub use json::Indenter as JsonIndenter;
 
 /// YAML output as goyaml.v2 (behind `sigs.k8s.io/yaml`) writes a JSON document, and its
 /// strict duplicate-key check.

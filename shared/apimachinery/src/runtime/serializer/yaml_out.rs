@@ -1,6 +1,6 @@
 use std::cmp::Ordering;
 
-use crate::gostr::quote;
+use crate::golang::strconv::{format_float, parse_int, parse_uint, quote};
 use serde_json::Value;
 
 /// goyaml.v2's `best_indent` and `best_width`.
@@ -417,44 +417,16 @@ fn resolves_to_string(s: &str) -> bool {
                 return false;
             }
             let plain = s.replace('_', "");
-            !(go_parse_int(&plain) || is_yaml_float(&plain) || is_binary(&plain))
+            !(is_int(&plain) || is_yaml_float(&plain) || is_binary(&plain))
         }
         _ => true,
     }
 }
 
-/// Go's `strconv.ParseInt`/`ParseUint` with base 0 (sign, `0x`, `0o`, `0b`, leading-0
-/// octal) succeeding in 64 bits.
-fn go_parse_int(s: &str) -> bool {
-    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (digits, radix) = if let Some(r) = unsigned
-        .strip_prefix("0x")
-        .or_else(|| unsigned.strip_prefix("0X"))
-    {
-        (r, 16)
-    } else if let Some(r) = unsigned
-        .strip_prefix("0o")
-        .or_else(|| unsigned.strip_prefix("0O"))
-    {
-        (r, 8)
-    } else if let Some(r) = unsigned
-        .strip_prefix("0b")
-        .or_else(|| unsigned.strip_prefix("0B"))
-    {
-        (r, 2)
-    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
-        (&unsigned[1..], 8)
-    } else {
-        (unsigned, 10)
-    };
-    if digits.is_empty() || digits.starts_with(['+', '-']) {
-        return false;
-    }
-    if s.starts_with('-') {
-        i64::from_str_radix(&format!("-{digits}"), radix).is_ok()
-    } else {
-        u64::from_str_radix(digits, radix).is_ok()
-    }
+/// goyaml.v2's `resolve` reads a scalar as an int when Go's `strconv.ParseInt` or
+/// `ParseUint` with base 0 (sign, `0x`, `0o`, `0b`, leading-0 octal) takes it in 64 bits.
+fn is_int(s: &str) -> bool {
+    parse_int(s, 0, 64).is_ok() || parse_uint(s, 0, 64).is_ok()
 }
 
 /// goyaml.v2's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
@@ -546,27 +518,11 @@ fn number(n: &serde_json::Number) -> String {
         return n.to_string();
     }
     let f = n.as_f64().unwrap_or_default();
-    let go = super::go_json::format_float(f);
-    if !go.contains(['.', 'e']) && go_parse_int(&go) {
+    let go = crate::golang::json::format_float(f, 64);
+    if !go.contains(['.', 'e']) && is_int(&go) {
         return go;
     }
-    format_g(f)
-}
-
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`.
-fn format_g(f: f64) -> String {
-    if f == 0.0 {
-        return "0".to_owned();
-    }
-    let e = format!("{f:e}");
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
+    format_float(f, b'g', 64)
 }
 
 /// goyaml.v2's `keyList.Less` for string keys: letters after other characters, runs
