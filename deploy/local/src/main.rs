@@ -117,7 +117,7 @@ fn up(spec: &ClusterSpec) -> anyhow::Result<()> {
     println!();
     println!("The API is served at {aggregator}. To use it:");
     println!();
-    println!("  export KUBECONFIG={}", kubeconfig.display());
+    println!("  export KUBECONFIG={}", shell_quote(&kubeconfig));
     println!("  kubectl version");
     println!();
     println!("Stop it with: {}", stop_command(&state.state_dir));
