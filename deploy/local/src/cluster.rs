@@ -22,6 +22,7 @@ use crate::ports::free_ports;
 use crate::probe;
 use crate::process::{self, Managed, STOP_GRACE, StopOutcome, Stopped};
 use crate::state::{ClusterState, ProcessRecord, ServerRecord};
+use crate::tools::Tools;
 
 /// The three binaries. Ordered as they are stopped: front first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -135,9 +136,9 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Starts etcd, then every replica of extensions, core and aggregator, each once the
-    /// previous role is ready, and writes the kubeconfig. On error, whatever was started
-    /// is stopped again.
+    /// Starts etcd (from PATH, else obtained by [`Tools::etcd`]), then every replica of
+    /// extensions, core and aggregator, each once the previous role is ready, and writes
+    /// the kubeconfig. On error, whatever was started is stopped again.
     pub fn up(spec: &ClusterSpec) -> Result<Cluster> {
         for role in Role::ALL {
             if spec.replicas(role) == 0 {
@@ -159,7 +160,7 @@ impl Cluster {
             }
             binaries.insert(role, path);
         }
-        let etcd_binary = process::find_in_path("etcd").ok_or(Error::EtcdNotFound)?;
+        let etcd_binary = Tools::from_env().etcd()?;
         let pki = Pki::ensure(&state_dir.join("pki"))?;
 
         let total: usize = Role::ALL.iter().map(|&r| spec.replicas(r)).sum();

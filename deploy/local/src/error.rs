@@ -63,14 +63,12 @@ pub enum Error {
     #[error("binary {} not found (build it with `cargo build --bins`, or pass --bin-dir)", path.display())]
     BinaryNotFound { path: PathBuf },
 
-    #[error("etcd not found on PATH (install it with `apt-get install etcd-server`)")]
-    EtcdNotFound,
+    /// A tool (etcd, the Python client) is not on the machine, and obtaining it failed.
+    #[error("{tool} is not on this machine and could not be obtained: {reason}")]
+    ToolUnavailable { tool: &'static str, reason: String },
 
-    #[error(
-        "a cluster is already running from {} (pids {pids:?}); stop it first with `kas-local down --state-dir {}`",
-        state_dir.display(),
-        state_dir.display()
-    )]
+    /// The way to stop it depends on how the launcher was run, so its front end says it.
+    #[error("a cluster is already running from {} (pids {pids:?})", state_dir.display())]
     AlreadyRunning { state_dir: PathBuf, pids: Vec<u32> },
 
     #[error(

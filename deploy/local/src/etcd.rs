@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::ports::free_ports;
 use crate::process::{self, Managed, StopOutcome};
 use crate::state::ProcessRecord;
+use crate::tools::Tools;
 
 /// How long a test etcd may take to report healthy.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -20,10 +21,10 @@ pub struct TestEtcd {
 }
 
 impl TestEtcd {
-    /// Starts etcd (from PATH) with its data and log under `dir`, on free loopback ports,
+    /// Starts etcd (from PATH, else obtained by [`Tools::etcd`]) with its data and log under `dir`, on free loopback ports,
     /// and waits until `/health` passes.
     pub fn start(dir: &Path) -> Result<TestEtcd> {
-        let binary = process::find_in_path("etcd").ok_or(Error::EtcdNotFound)?;
+        let binary = Tools::from_env().etcd()?;
         let dir = std::path::absolute(dir).map_err(Error::io("resolving", dir))?;
         std::fs::create_dir_all(&dir).map_err(Error::io("creating", &dir))?;
         let ports = free_ports(2)?;

@@ -17,6 +17,7 @@ mod ports;
 pub mod probe;
 mod process;
 mod state;
+pub mod tools;
 
 pub mod cluster;
 
@@ -25,3 +26,12 @@ pub use error::{Error, Result};
 pub use pki::{CertPaths, Pki};
 pub use process::{StopOutcome, Stopped};
 pub use state::{ClusterState, ProcessRecord, ServerRecord};
+pub use tools::Tools;
+
+/// The repository this crate was built from: where the launcher keeps its state
+/// (`.local-cluster`) and obtained tools (`target/kas-tools`) by default.
+pub fn repo_root() -> &'static std::path::Path {
+    // deploy/local is two levels below the root.
+    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.ancestors().nth(2).unwrap_or(manifest_dir)
+}

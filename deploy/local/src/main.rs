@@ -14,14 +14,10 @@ use kas_local::{Cluster, ClusterSpec, ClusterState, Role, StopOutcome};
     about = "Run etcd and the three API server roles on loopback"
 )]
 struct Cli {
-    /// Where the PKI, etcd data, logs, kubeconfig and cluster.json live.
-    #[arg(
-        long,
-        global = true,
-        env = "KAS_LOCAL_STATE_DIR",
-        default_value = ".local-cluster"
-    )]
-    state_dir: PathBuf,
+    /// Where the PKI, etcd data, logs, kubeconfig and cluster.json live [default:
+    /// .local-cluster in the repository].
+    #[arg(long, global = true, env = "KAS_LOCAL_STATE_DIR")]
+    state_dir: Option<PathBuf>,
 
     #[command(subcommand)]
     command: Command,
@@ -49,8 +45,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = std::path::absolute(&cli.state_dir)
-        .with_context(|| format!("resolving {}", cli.state_dir.display()))
+    let state_dir = cli.state_dir.unwrap_or_else(default_state_dir);
+    let result = std::path::absolute(&state_dir)
+        .with_context(|| format!("resolving {}", state_dir.display()))
         .and_then(|state_dir| match cli.command {
             Command::Up {
                 aggregator_replicas,
@@ -87,7 +84,12 @@ fn up(spec: &ClusterSpec) -> anyhow::Result<()> {
         spec.bin_dir.display()
     );
     println!("logs: {}", spec.state_dir.join("logs").display());
-    let cluster = Cluster::up(spec).context("starting the cluster")?;
+    let cluster = Cluster::up(spec).map_err(|e| match e {
+        kas_local::Error::AlreadyRunning { .. } => {
+            anyhow::anyhow!("{e}; stop it first with: {}", stop_command(&spec.state_dir))
+        }
+        e => anyhow::Error::new(e).context("starting the cluster"),
+    })?;
     let kubeconfig = cluster.kubeconfig_path().to_path_buf();
     let aggregator = cluster.url(Role::Aggregator, 0);
     // From here on the processes outlive this one.
@@ -115,14 +117,51 @@ fn up(spec: &ClusterSpec) -> anyhow::Result<()> {
     println!();
     println!("The API is served at {aggregator}. To use it:");
     println!();
-    println!("  export KUBECONFIG={}", kubeconfig.display());
+    println!("  export KUBECONFIG={}", shell_quote(&kubeconfig));
     println!("  kubectl version");
     println!();
-    println!(
-        "Stop it with: kas-local down --state-dir {}",
-        state.state_dir.display()
-    );
+    println!("Stop it with: {}", stop_command(&state.state_dir));
     Ok(())
+}
+
+/// `<repo>/.local-cluster`, wherever the launcher runs from.
+fn default_state_dir() -> PathBuf {
+    kas_local::repo_root().join(".local-cluster")
+}
+
+/// How to stop the cluster in `state_dir`: the README's `deploy/local/cluster down`, as
+/// typed from the repository root (the script's full path from anywhere else), with
+/// `--state-dir` only when it is not the default.
+fn stop_command(state_dir: &Path) -> String {
+    let root = kas_local::repo_root();
+    let script = if std::env::current_dir().is_ok_and(|cwd| same_path(&cwd, root)) {
+        "deploy/local/cluster".to_string()
+    } else {
+        shell_quote(&root.join("deploy/local/cluster"))
+    };
+    if same_path(state_dir, &default_state_dir()) {
+        format!("{script} down")
+    } else {
+        format!("{script} down --state-dir {}", shell_quote(state_dir))
+    }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// `path` as a shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_quote(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:,@=%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 fn down(state_dir: &Path) -> anyhow::Result<()> {
@@ -153,4 +192,30 @@ fn down(state_dir: &Path) -> anyhow::Result<()> {
         state_dir.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_command_is_the_scripts_and_names_only_a_state_dir_of_its_own() {
+        // cargo runs this from deploy/local, not the root: the script's full path.
+        let script = kas_local::repo_root().join("deploy/local/cluster");
+        assert_eq!(
+            stop_command(&default_state_dir()),
+            format!("{} down", script.display())
+        );
+        assert_eq!(
+            stop_command(Path::new("/tmp/my cluster")),
+            format!("{} down --state-dir '/tmp/my cluster'", script.display())
+        );
+    }
+
+    #[test]
+    fn paths_are_quoted_only_when_the_shell_needs_it() {
+        assert_eq!(shell_quote(Path::new("/a/b-c_d.e")), "/a/b-c_d.e");
+        assert_eq!(shell_quote(Path::new("/a b")), "'/a b'");
+        assert_eq!(shell_quote(Path::new("/it's")), r"'/it'\''s'");
+    }
 }

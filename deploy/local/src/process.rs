@@ -186,8 +186,12 @@ pub(crate) fn log_tail(log: &Path, lines: usize) -> String {
 
 /// Searches PATH like a shell would.
 pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_in(&std::env::var_os("PATH")?, name)
+}
+
+/// Searches `path` (a PATH value) like a shell would.
+pub(crate) fn find_in(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
         .and_then(|p| std::path::absolute(p).ok())

@@ -191,7 +191,7 @@ fn start_etcd_in(state_dir: &Path) -> Cluster {
         detached: false,
     };
     fs::create_dir_all(state_dir.join("logs")).unwrap();
-    let etcd = process::find_in_path("etcd").expect("etcd on PATH (apt-get install etcd-server)");
+    let etcd = Tools::from_env().etcd().unwrap();
     cluster
         .start_etcd(&etcd, port, peer, Duration::from_secs(30))
         .unwrap();
@@ -225,7 +225,7 @@ fn etcd_starts_records_itself_and_stops_from_the_state_file() {
         .unwrap()
         .expect("state written once etcd started");
     assert_eq!(state.etcd.url, cluster.etcd_url());
-    assert_eq!(state.etcd.binary, process::find_in_path("etcd").unwrap());
+    assert_eq!(state.etcd.binary, Tools::from_env().etcd().unwrap());
     assert!(state.servers.is_empty());
     assert!(etcd_healthy(&cluster.etcd_url()).is_ok());
 
