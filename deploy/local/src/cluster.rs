@@ -5,7 +5,6 @@
 //! goes last so no replica loses its storage while draining.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -13,7 +12,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kubeconfig;
@@ -24,46 +22,7 @@ use crate::process::{self, Managed, STOP_GRACE, StopOutcome, Stopped};
 use crate::state::{ClusterState, ProcessRecord, ServerRecord};
 use crate::tools::Tools;
 
-/// The three binaries. Ordered as they are stopped: front first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Role {
-    #[serde(rename = "aggregator")]
-    Aggregator,
-    #[serde(rename = "core-apiserver")]
-    Core,
-    #[serde(rename = "extensions-apiserver")]
-    Extensions,
-}
-
-impl Role {
-    /// Stop order.
-    pub const ALL: [Role; 3] = [Role::Aggregator, Role::Core, Role::Extensions];
-    /// Start order: a role's delegates first.
-    pub const START_ORDER: [Role; 3] = [Role::Extensions, Role::Core, Role::Aggregator];
-
-    pub fn binary_name(self) -> &'static str {
-        match self {
-            Role::Aggregator => "aggregator",
-            Role::Core => "core-apiserver",
-            Role::Extensions => "extensions-apiserver",
-        }
-    }
-
-    /// The role this one forwards to.
-    pub fn delegate(self) -> Option<Role> {
-        match self {
-            Role::Aggregator => Some(Role::Core),
-            Role::Core => Some(Role::Extensions),
-            Role::Extensions => None,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.binary_name())
-    }
-}
+pub use crate::role::Role;
 
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {

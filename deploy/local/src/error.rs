@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cluster::Role;
+use crate::role::Role;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

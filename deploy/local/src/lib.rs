@@ -16,6 +16,7 @@ pub mod pki;
 mod ports;
 pub mod probe;
 mod process;
+pub mod role;
 mod state;
 pub mod tools;
 

@@ -18,8 +18,8 @@ use rcgen::{
     Issuer, KeyPair, KeyUsagePurpose, SerialNumber,
 };
 
-use crate::cluster::Role;
 use crate::error::{Error, Result};
+use crate::role::Role;
 
 pub const CA_COMMON_NAME: &str = "kas-local-ca";
 pub const FRONT_PROXY_CA_COMMON_NAME: &str = "kas-local-front-proxy-ca";

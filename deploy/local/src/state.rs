@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::Role;
 use crate::error::{Error, Result};
+use crate::role::Role;
 
 pub const STATE_FILE: &str = "cluster.json";
 

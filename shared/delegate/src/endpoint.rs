@@ -14,10 +14,38 @@ use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-use crate::pool::EndpointState;
 use crate::{Error, Result};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// What the delegating role knows of an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum EndpointState {
+    /// Not heard from yet: tried, so that start-up does not wait for the first report.
+    Unknown = 0,
+    /// Its readiness stream says ready.
+    Ready = 1,
+    /// It answers but says not ready (starting, or shutting down).
+    NotReady = 2,
+    /// It cannot be reached; the health watcher probes it back in.
+    Down = 3,
+}
+
+impl EndpointState {
+    pub(crate) fn from_u8(v: u8) -> Self {
+        match v {
+            1 => EndpointState::Ready,
+            2 => EndpointState::NotReady,
+            3 => EndpointState::Down,
+            _ => EndpointState::Unknown,
+        }
+    }
+
+    pub(crate) fn eligible(self) -> bool {
+        matches!(self, EndpointState::Ready | EndpointState::Unknown)
+    }
+}
+
 /// Below the server's 250 streams, leaving room for the streams a peer opens meanwhile.
 const STREAMS_PER_CONNECTION: usize = 200;
 /// Flow-control windows the delegate grants its peer (see `connect`).

@@ -13,8 +13,7 @@ use kas_endpoints::{Body, body};
 use kas_proto::peer::v1::WatchReadinessRequest;
 use kas_proto::peer::v1::peer_client::PeerClient;
 
-use crate::endpoint::Endpoint;
-use crate::pool::EndpointState;
+use crate::endpoint::{Endpoint, EndpointState};
 
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);

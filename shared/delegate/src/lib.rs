@@ -14,7 +14,7 @@ mod pool;
 mod proxy;
 mod trace;
 
+pub use endpoint::EndpointState;
 pub use error::{Error, Result};
 pub use options::DelegationOptions;
-pub use pool::EndpointState;
 pub use proxy::Delegate;

@@ -11,39 +11,10 @@ use rustls_pki_types::ServerName;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, EndpointState};
 use crate::{Error, Result};
 
 const RESOLVE_EVERY: Duration = Duration::from_secs(10);
-
-/// What the delegating role knows of an endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum EndpointState {
-    /// Not heard from yet: tried, so that start-up does not wait for the first report.
-    Unknown = 0,
-    /// Its readiness stream says ready.
-    Ready = 1,
-    /// It answers but says not ready (starting, or shutting down).
-    NotReady = 2,
-    /// It cannot be reached; the health watcher probes it back in.
-    Down = 3,
-}
-
-impl EndpointState {
-    pub(crate) fn from_u8(v: u8) -> Self {
-        match v {
-            1 => EndpointState::Ready,
-            2 => EndpointState::NotReady,
-            3 => EndpointState::Down,
-            _ => EndpointState::Unknown,
-        }
-    }
-
-    fn eligible(self) -> bool {
-        matches!(self, EndpointState::Ready | EndpointState::Unknown)
-    }
-}
 
 /// A parsed `https://host:port` endpoint URL.
 #[derive(Clone, Debug, PartialEq, Eq)]

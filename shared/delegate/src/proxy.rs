@@ -23,8 +23,9 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tracing::Instrument;
 
 use crate::Result;
+use crate::endpoint::EndpointState;
 use crate::endpoint::StreamGuard;
-use crate::pool::{EndpointState, Pool};
+use crate::pool::Pool;
 
 pub const USER_HEADER: &str = "x-remote-user";
 pub const UID_HEADER: &str = "x-remote-uid";

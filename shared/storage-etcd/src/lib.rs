@@ -12,18 +12,16 @@
 
 mod compact;
 mod errors;
-mod feature;
 mod health;
 mod lease;
 mod options;
 mod store;
-mod watcher;
 
 pub use compact::{COMPACT_REV_KEY, Compactor};
-pub use feature::{WatchProgressSupport, version_supports_progress_requests};
 pub use health::EtcdHealthCheck;
 pub use options::EtcdOptions;
 pub use store::EtcdStore;
+pub use store::{WatchProgressSupport, version_supports_progress_requests};
 
 /// The etcd client the store runs on, re-exported so callers need not name the crate.
 pub use etcd_client::Client;

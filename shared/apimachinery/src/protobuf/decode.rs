@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::render::{render, render_value};
+use super::state::{Slot, State};
 use super::wire::{LEN, Reader, VARINT};
 use super::{Error, MAX_DEPTH, Result};
 use crate::golang::json::coerce_utf8;
@@ -20,40 +21,6 @@ pub fn decode(bytes: &[u8], msg: &Message) -> Result<Value> {
     let mut state = State::new(msg);
     decode_into(bytes, msg, &mut state, 0)?;
     render(state, msg, 0)
-}
-
-/// The Go struct being filled: one slot per field of the message, in the same order.
-#[derive(Debug)]
-pub(super) struct State {
-    pub(super) slots: Vec<Slot>,
-}
-
-impl State {
-    pub(super) fn new(msg: &Message) -> State {
-        State {
-            slots: msg.fields.iter().map(|_| Slot::Unset).collect(),
-        }
-    }
-}
-
-/// One field of the struct being filled.
-#[derive(Debug)]
-pub(super) enum Slot {
-    /// Never seen: Go's zero value, or a nil pointer, slice or map.
-    Unset,
-    /// A string, bool or integer (the last occurrence wins).
-    Scalar(Value),
-    /// A `[]byte`, non-nil once seen.
-    Bytes(Vec<u8>),
-    /// A Time or MicroTime: seconds and nanos, or `None` when the last occurrence was an
-    /// empty message (the zero time).
-    Time(Option<(i64, i32)>),
-    /// A message or a well-known struct, merged across occurrences.
-    Struct(Box<State>),
-    /// A repeated field's elements, already in their JSON form.
-    List(Vec<Value>),
-    /// A map field's entries, already in their JSON form.
-    Map(BTreeMap<String, Value>),
 }
 
 /// `metav1.Timestamp`, the protobuf form of Time and MicroTime.

@@ -46,6 +46,7 @@ pub mod envelope;
 mod list;
 pub mod quantity;
 mod render;
+mod state;
 pub mod watch;
 pub mod wire;
 

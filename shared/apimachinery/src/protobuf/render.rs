@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::decode::{Slot, State};
 use super::encode::embedded_name;
+use super::state::{Slot, State};
 use super::{Error, MAX_DEPTH, Result, quantity};
 use crate::golang::base64::STD_ENCODING;
 use crate::golang::json::coerce_utf8;

@@ -14,8 +14,8 @@ use kas_storage::{
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::{EtcdStore, prefix_range_end};
 use crate::errors::from_etcd;
-use crate::store::{EtcdStore, prefix_range_end};
 
 /// Events buffered per watcher before etcd's stream is back-pressured.
 const BUFFER: usize = 100;

@@ -1,6 +1,11 @@
 //! [`EtcdStore`]: upstream's etcd3 store (create, get, list, guaranteed update, delete,
 //! count) over etcd-client.
 
+mod feature;
+
+pub use feature::{WatchProgressSupport, version_supports_progress_requests};
+mod watcher;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,8 +21,8 @@ use kas_storage::{
 use serde_json::Value;
 
 use crate::errors::{from_etcd, is_compacted, is_future_revision, list_compacted};
-use crate::feature::WatchProgressCheck;
 use crate::lease::LeaseManager;
+use feature::WatchProgressCheck;
 
 /// Upstream caps the page size it doubles up to when a predicate filters items out.
 const MAX_LIMIT: i64 = 10_000;
@@ -384,7 +389,7 @@ impl Storage for EtcdStore {
     }
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
-        crate::watcher::watch(self, key, opts).await
+        watcher::watch(self, key, opts).await
     }
 
     async fn count(&self, key: &str) -> Result<i64> {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::sync::OnceCell;
 
-use crate::store::EtcdStore;
+use super::EtcdStore;
 
 /// Whether the store uses etcd's progress requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
