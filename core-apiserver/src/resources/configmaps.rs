@@ -64,6 +64,11 @@ pub fn is_config_map_key(key: &str) -> Vec<String> {
     errs
 }
 
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
 pub struct Strategy;
 
 fn keys(obj: &Value, field_name: &str) -> Vec<(String, usize)> {

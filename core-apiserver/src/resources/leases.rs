@@ -41,6 +41,11 @@ const VALID_STRATEGIES: &[&str] = &["OldestEmulationVersion"];
 /// create, and on update unless the stored lease already has them.
 const GATED_FIELDS: [&str; 2] = ["strategy", "preferredHolder"];
 
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
 pub struct Strategy;
 
 fn int_field(spec: &Value, name: &str) -> Option<i64> {

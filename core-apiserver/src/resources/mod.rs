@@ -39,12 +39,46 @@ impl Default for ResourceOptions {
 
 /// Whether a resource is read through a watch cache or straight from etcd.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Reads {
+pub enum Reads {
     Cached,
     /// Upstream's `DefaultWatchCacheSizes` gives both event resources no watch cache:
     /// events are written far more than watched, and caching them costs memory.
     Etcd,
 }
+
+/// What a resource file gives the role: its descriptor, its strategy (built from the
+/// command line's options), and how it is read.
+pub struct Install {
+    pub descriptor: &'static ResourceDescriptor,
+    pub strategy: Arc<dyn Strategy>,
+    pub reads: Reads,
+}
+
+impl Install {
+    /// A resource whose strategy needs no options, read through a watch cache.
+    pub fn cached(
+        descriptor: &'static ResourceDescriptor,
+        strategy: impl Strategy + 'static,
+    ) -> Install {
+        Install {
+            descriptor,
+            strategy: Arc::new(strategy),
+            reads: Reads::Cached,
+        }
+    }
+}
+
+/// Every resource the role serves, in registration order: adding one is its file under
+/// `resources/` and one line here.
+const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
+    configmaps::install,
+    secrets::install,
+    serviceaccounts::install,
+    namespaces::install,
+    leases::install,
+    events::install,
+    events::v1::install,
+];
 
 /// One store per resource, in registration order. `etcd` is the store every resource
 /// writes to; `cache_for` gives each cached resource its watch cache over it.
@@ -53,51 +87,19 @@ pub fn stores(
     etcd: &Arc<dyn Storage>,
     cache_for: &mut StorageFor<'_>,
 ) -> Vec<Store> {
-    let resources: [(&'static ResourceDescriptor, Arc<dyn Strategy>, Reads); 7] = [
-        (
-            &configmaps::DESCRIPTOR,
-            Arc::new(configmaps::Strategy),
-            Reads::Cached,
-        ),
-        (
-            &secrets::DESCRIPTOR,
-            Arc::new(secrets::Strategy),
-            Reads::Cached,
-        ),
-        (
-            &serviceaccounts::DESCRIPTOR,
-            Arc::new(serviceaccounts::Strategy),
-            Reads::Cached,
-        ),
-        (
-            &namespaces::DESCRIPTOR,
-            Arc::new(namespaces::Strategy),
-            Reads::Cached,
-        ),
-        (
-            &leases::DESCRIPTOR,
-            Arc::new(leases::Strategy),
-            Reads::Cached,
-        ),
-        (
-            &events::DESCRIPTOR,
-            Arc::new(events::Strategy::new(opts.event_ttl)),
-            Reads::Etcd,
-        ),
-        (
-            &events::v1::DESCRIPTOR,
-            Arc::new(events::v1::Strategy::new(opts.event_ttl)),
-            Reads::Etcd,
-        ),
-    ];
-    resources
-        .into_iter()
-        .map(|(d, strategy, reads)| {
+    RESOURCES
+        .iter()
+        .map(|install| {
+            let Install {
+                descriptor,
+                strategy,
+                reads,
+            } = install(opts);
             let storage = match reads {
-                Reads::Cached => cache_for(d, get_attrs(&strategy)),
+                Reads::Cached => cache_for(descriptor, get_attrs(&strategy)),
                 Reads::Etcd => etcd.clone(),
             };
-            Store::new(d, strategy, storage)
+            Store::new(descriptor, strategy, storage)
         })
         .collect()
 }

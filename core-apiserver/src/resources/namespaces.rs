@@ -57,6 +57,11 @@ pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
 /// Upstream `standardFinalizers`.
 const STANDARD_FINALIZERS: [&str; 3] = [FINALIZER_KUBERNETES, "orphan", "foregroundDeletion"];
 
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
 pub struct Strategy;
 
 fn object_mut<'a>(obj: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {

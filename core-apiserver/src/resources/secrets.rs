@@ -70,6 +70,11 @@ pub const TYPE_TLS: &str = "kubernetes.io/tls";
 const SERVICE_ACCOUNT_NAME_KEY: &str = "kubernetes.io/service-account.name";
 const REDACTED: &str = "<secret contents redacted>";
 
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
 pub struct Strategy;
 
 /// The 400 upstream's decoder answers for a `data` value that is not base64, if any.

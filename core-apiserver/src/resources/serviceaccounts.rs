@@ -38,6 +38,11 @@ const SECRETS_DESCRIPTION: &str = "Secrets is a list of the secrets in the same 
 /// Upstream's `EnforceMountableSecretsAnnotation`, deprecated in 1.32.
 const ENFORCE_MOUNTABLE_SECRETS: &str = "kubernetes.io/enforce-mountable-secrets";
 
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
 pub struct Strategy;
 
 /// Upstream `cleanSecretReferences`: a secret reference keeps only its name.

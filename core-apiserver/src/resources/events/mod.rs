@@ -105,6 +105,15 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
 };
 
 /// The core/v1 Event strategy. Both event APIs write with the same TTL.
+/// How the role installs this resource: no watch cache, a TTL of `--event-ttl`.
+pub fn install(opts: &super::ResourceOptions) -> super::Install {
+    super::Install {
+        descriptor: &DESCRIPTOR,
+        strategy: std::sync::Arc::new(Strategy::new(opts.event_ttl)),
+        reads: super::Reads::Etcd,
+    }
+}
+
 pub struct Strategy {
     ttl_seconds: Option<i64>,
 }

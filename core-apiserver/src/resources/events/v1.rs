@@ -55,6 +55,15 @@ const FIELD_LABELS: &[(&str, &str)] = &[
 ];
 
 /// The events.k8s.io/v1 strategy; its TTL is core events' (one `--event-ttl`).
+/// How the role installs this resource: no watch cache, a TTL of `--event-ttl`.
+pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
+    crate::resources::Install {
+        descriptor: &DESCRIPTOR,
+        strategy: std::sync::Arc::new(Strategy::new(opts.event_ttl)),
+        reads: crate::resources::Reads::Etcd,
+    }
+}
+
 pub struct Strategy {
     core: super::Strategy,
 }
