@@ -197,6 +197,26 @@ async fn media_types_the_route_cannot_take_or_give_are_406_and_415() {
         assert_eq!(a.status, 200, "{accept}: {}", a.text());
     }
 
+    // Table options are validated when a Table is asked for.
+    let table = [("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")];
+    let a = client
+        .send(
+            Method::GET,
+            &format!("{item}?includeObject=All"),
+            &table,
+            "",
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "Unable to convert to Table as requested: includeObject: Invalid value: \"All\": must be 'Metadata', 'Object', 'None', or empty"
+    );
+    let a = client
+        .send(Method::GET, &format!("{item}?includeObject=All"), &[], "")
+        .await;
+    assert_eq!(a.status, 200, "ignored without a Table: {}", a.text());
+
     // A PATCH whose Content-Type is not a patch type.
     let a = client
         .send(

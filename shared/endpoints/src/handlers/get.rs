@@ -31,7 +31,7 @@ pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
             store,
             std::iter::once(&obj.value()?),
             meta,
-            crate::handlers::options::include_object(query),
+            crate::handlers::options::include_object(query)?,
             true,
         )
     } else if opts.accepted == MediaType::Protobuf {
@@ -69,7 +69,7 @@ pub async fn list(scope: &RequestScope<'_>, list_opts: &ListOptions) -> Result<R
         store,
         values.iter(),
         meta,
-        crate::handlers::options::include_object(query),
+        crate::handlers::options::include_object(query)?,
         true,
     );
     Ok(negotiated::render(&opts, StatusCode::OK, bytes))

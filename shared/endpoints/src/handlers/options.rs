@@ -69,12 +69,23 @@ pub fn get_options(query: Option<&str>) -> Option<String> {
 }
 
 /// `TableOptions`: what each row of a Table answer carries of its object (`includeObject`,
-/// metadata by default).
-pub fn include_object(query: Option<&str>) -> IncludeObject {
+/// metadata by default), validated as upstream's `ValidateTableOptions` when a Table is
+/// asked for (`optionsForTransform`).
+pub fn include_object(query: Option<&str>) -> Result<IncludeObject> {
     match Query::parse(query.unwrap_or("")).first("includeObject") {
-        Some("None") => IncludeObject::None,
-        Some("Object") => IncludeObject::Object,
-        _ => IncludeObject::Metadata,
+        None | Some("" | "Metadata") => Ok(IncludeObject::Metadata),
+        Some("None") => Ok(IncludeObject::None),
+        Some("Object") => Ok(IncludeObject::Object),
+        Some(other) => {
+            let err = field::invalid(
+                &field::Path::new("includeObject"),
+                other,
+                "must be 'Metadata', 'Object', 'None', or empty",
+            );
+            Err(bad_request(format!(
+                "Unable to convert to Table as requested: {err}"
+            )))
+        }
     }
 }
 
@@ -515,6 +526,25 @@ mod tests {
         assert!(!o.is_list_watch());
         let q = "sendInitialEvents=false&resourceVersionMatch=NotOlderThan";
         assert!(list_options(Some(q), true, &ON).is_ok());
+    }
+
+    #[test]
+    fn table_options_are_validated_as_upstream() {
+        assert_eq!(include_object(None).unwrap(), IncludeObject::Metadata);
+        assert_eq!(
+            include_object(Some("includeObject=Object")).unwrap(),
+            IncludeObject::Object
+        );
+        let err = include_object(Some("includeObject=All"))
+            .unwrap_err()
+            .to_status();
+        assert_eq!(err.code, 400);
+        assert_eq!(
+            err.message.as_deref(),
+            Some(
+                "Unable to convert to Table as requested: includeObject: Invalid value: \"All\": must be 'Metadata', 'Object', 'None', or empty"
+            )
+        );
     }
 
     #[test]

@@ -83,7 +83,7 @@ async fn get(
     if as_table {
         let bytes = scale_table(
             &scale,
-            crate::handlers::options::include_object(query),
+            crate::handlers::options::include_object(query)?,
             resource_version,
         );
         return Ok(negotiated::render(&out, StatusCode::OK, bytes));

@@ -33,7 +33,11 @@ pub async fn watch(scope: &RequestScope<'_>, opts: &ListOptions) -> Result<Respo
     };
     let protobuf = out.accepted == MediaType::Protobuf;
     let as_partial = Partial::from_options(&out);
-    let include = crate::handlers::options::include_object(query);
+    let include = if as_table {
+        crate::handlers::options::include_object(query)?
+    } else {
+        crate::responsewriters::table::IncludeObject::Metadata
+    };
     let predicate = selection::predicate(store, opts)?;
     let name = (!info.name.is_empty()).then_some(info.name.as_str());
     let timeout = watch_timeout(opts.timeout_seconds);
