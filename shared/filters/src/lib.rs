@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod panic_recovery;
 pub mod request_info;
 pub mod timeout;
+pub mod trace;
 
 mod support;
 
@@ -35,3 +36,4 @@ pub use metrics::{RequestLabels, RequestMetrics, with_request_metrics};
 pub use panic_recovery::with_panic_recovery;
 pub use request_info::with_request_info;
 pub use timeout::{RequestDeadline, with_request_deadline};
+pub use trace::with_tracing;

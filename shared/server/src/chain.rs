@@ -10,12 +10,11 @@ use std::sync::Arc;
 use kas_filters::{
     MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
     with_authorization, with_max_in_flight_limit, with_panic_recovery, with_request_deadline,
-    with_request_info, with_request_metrics,
+    with_request_info, with_request_metrics, with_tracing,
 };
 use tower::ServiceBuilder;
 
 use crate::config::CompletedConfig;
-use crate::trace::TraceLayer;
 use crate::{Handler, Result};
 
 /// Upstream's `component` label of the request metrics.
@@ -35,7 +34,7 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
         // Outermost, so that a panic anywhere below becomes a 500 and not a dropped stream.
         // Inline: `Handler` boxes the chain's future.
         .layer(from_fn(with_panic_recovery).inline())
-        .layer(TraceLayer::new(config.component))
+        .layer(from_fn_with_state(config.component, with_tracing).inline())
         // Before every filter that reads the RequestInfo: all the ones below.
         .layer(from_fn_with_state(request_info, with_request_info).inline())
         // Upstream's order: the deadline covers authentication and everything after it.
