@@ -1,4 +1,4 @@
-//! `AuthenticationLayer`: upstream's `WithAuthentication` with the `Unauthorized` failure
+//! `with_authentication`: upstream's `WithAuthentication` with the `Unauthorized` failure
 //! handler (endpoints/filters/authentication.go).
 //!
 //! On success the user travels on as a `UserInfo` extension and the credentials leave the
@@ -6,101 +6,59 @@
 //! `X-Remote-Uid`, `X-Remote-Group`, `X-Remote-Extra-*`) and whatever else the authenticator
 //! consumed. No user, or an error, is upstream's 401 Status with message "Unauthorized".
 
-use std::convert::Infallible;
-use std::task::{Context, Poll};
-
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, Request, Response};
 use kas_apimachinery::Status;
-use kas_auth::authentication::{AuthRequest, DynAuthenticator, PeerCertificates};
+use kas_auth::authentication::{
+    AuthRequest, DynAuthenticator, PeerCertificates, Response as AuthResponse,
+};
 use kas_endpoints::{Body, write_status};
-use tower::{Layer, Service};
+
+use crate::filter::{Inner, Next};
 
 /// Front-proxy headers upstream strips from every authenticated request.
 const FRONT_PROXY_HEADERS: [&str; 3] = ["x-remote-user", "x-remote-uid", "x-remote-group"];
 const FRONT_PROXY_EXTRA_PREFIX: &str = "x-remote-extra-";
 
-#[derive(Clone)]
-pub struct AuthenticationLayer {
+pub async fn with_authentication<S: Inner>(
     authenticator: DynAuthenticator,
+    req: Request<Body>,
+    next: Next<S>,
+) -> Response<Body> {
+    let auth_req = AuthRequest {
+        path: req.uri().path(),
+        headers: req.headers(),
+        peer_certificates: req.extensions().get::<PeerCertificates>(),
+    };
+    let Some(resp) = authenticate(&authenticator, auth_req).await else {
+        return write_status(&Status::unauthorized("Unauthorized"));
+    };
+    next.run(authenticated(req, resp)).await
 }
 
-impl AuthenticationLayer {
-    pub fn new(authenticator: DynAuthenticator) -> Self {
-        AuthenticationLayer { authenticator }
-    }
-}
-
-impl<S> Layer<S> for AuthenticationLayer {
-    type Service = Authentication<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authentication {
-            inner,
-            authenticator: self.authenticator.clone(),
+/// The authenticator's answer; `None` (no user, or an error) is a 401.
+async fn authenticate(
+    authenticator: &DynAuthenticator,
+    auth_req: AuthRequest<'_>,
+) -> Option<AuthResponse> {
+    match authenticator.authenticate(&auth_req).await {
+        Ok(resp) => resp,
+        Err(err) => {
+            tracing::debug!(error = %err, "Unable to authenticate the request");
+            None
         }
     }
 }
 
-#[derive(Clone)]
-pub struct Authentication<S> {
-    inner: S,
-    authenticator: DynAuthenticator,
-}
-
-impl<S> Service<Request<Body>> for Authentication<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+/// The request as it travels on: the user in, the credentials out.
+fn authenticated(mut req: Request<Body>, resp: AuthResponse) -> Request<Body> {
+    let headers = req.headers_mut();
+    strip_credentials(headers);
+    for name in &resp.consumed_headers {
+        headers.remove(name);
     }
-
-    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
-        // Call the instance that was polled ready; leave a fresh clone in its place.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let authenticator = self.authenticator.clone();
-        async move {
-            let result = {
-                let auth_req = AuthRequest {
-                    path: req.uri().path(),
-                    headers: req.headers(),
-                    peer_certificates: req.extensions().get::<PeerCertificates>(),
-                };
-                authenticator.authenticate(&auth_req).await
-            };
-            let resp = match result {
-                Ok(Some(resp)) => resp,
-                Ok(None) => return Ok(unauthorized()),
-                Err(err) => {
-                    tracing::debug!(error = %err, "Unable to authenticate the request");
-                    return Ok(unauthorized());
-                }
-            };
-            let headers = req.headers_mut();
-            strip_credentials(headers);
-            for name in &resp.consumed_headers {
-                headers.remove(name);
-            }
-            req.extensions_mut().insert(resp.user);
-            // Boxed before awaiting: an async block holding `S::Future` trips rustc's
-            // higher-ranked `Send` check (a known rustc limitation).
-            let fut: BoxFuture<'static, _> = Box::pin(inner.call(req));
-            fut.await
-        }
-        .boxed()
-    }
+    req.extensions_mut().insert(resp.user);
+    req
 }
 
 fn strip_credentials(headers: &mut HeaderMap) {
@@ -118,19 +76,19 @@ fn strip_credentials(headers: &mut HeaderMap) {
     }
 }
 
-fn unauthorized() -> Response<Body> {
-    write_status(&Status::unauthorized("Unauthorized"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
     use crate::support::test_util::body_string;
+    use futures_util::FutureExt;
+    use futures_util::future::BoxFuture;
     use kas_auth::UserInfo;
-    use kas_auth::authentication::{Authenticator, Response as AuthResponse};
+    use kas_auth::authentication::Authenticator;
     use kas_endpoints::body;
+    use std::convert::Infallible;
     use std::sync::{Arc, Mutex};
-    use tower::ServiceExt;
+    use tower::{Layer, ServiceExt};
 
     /// Accepts "Bearer good" as alice; "Bearer broken" is an error; anything else no opinion.
     struct TokenAuth {
@@ -176,19 +134,17 @@ mod tests {
         }
     }
 
-    fn layer() -> (AuthenticationLayer, Arc<TokenAuth>) {
+    /// The filter in front of `echo`, and its authenticator.
+    fn svc() -> (impl Inner, Arc<TokenAuth>) {
         let auth = Arc::new(TokenAuth {
             seen_path: Mutex::new(None),
         });
-        (AuthenticationLayer::new(auth.clone()), auth)
+        let filter = from_fn_with_state(auth.clone() as DynAuthenticator, with_authentication);
+        (filter.layer(echo()), auth)
     }
 
     /// Echoes the user and the headers that reached it.
-    fn echo()
-    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
-    + Clone
-    + Send
-    + 'static {
+    fn echo() -> impl Inner {
         tower::service_fn(|req: Request<Body>| async move {
             let user = req
                 .extensions()
@@ -215,7 +171,7 @@ mod tests {
 
     #[tokio::test]
     async fn authenticated_user_passes_without_credentials() {
-        let (layer, auth) = layer();
+        let (svc, auth) = svc();
         let req = Request::get("/api/v1/pods?limit=1")
             .header(AUTHORIZATION, "Bearer good")
             .header("x-remote-user", "mallory")
@@ -226,7 +182,7 @@ mod tests {
             .header("accept", "application/json")
             .body(body::empty())
             .unwrap();
-        let resp = layer.layer(echo()).oneshot(req).await.unwrap();
+        let resp = svc.oneshot(req).await.unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(body_string(resp).await, "alice|accept");
         assert_eq!(
@@ -237,27 +193,27 @@ mod tests {
 
     #[tokio::test]
     async fn peer_certificates_reach_the_authenticator() {
-        let (layer, _) = layer();
+        let (svc, _) = svc();
         let mut req = Request::get("/version").body(body::empty()).unwrap();
         req.extensions_mut().insert(PeerCertificates::new(vec![]));
-        let resp = layer.layer(echo()).oneshot(req).await.unwrap();
+        let resp = svc.oneshot(req).await.unwrap();
         assert_eq!(body_string(resp).await, "cert-user|");
     }
 
     #[tokio::test]
     async fn no_user_is_401() {
-        let (layer, _) = layer();
+        let (svc, _) = svc();
         let req = Request::get("/api/v1/pods").body(body::empty()).unwrap();
-        assert_401(layer.layer(echo()).oneshot(req).await.unwrap()).await;
+        assert_401(svc.oneshot(req).await.unwrap()).await;
     }
 
     #[tokio::test]
     async fn authenticator_error_is_401() {
-        let (layer, _) = layer();
+        let (svc, _) = svc();
         let req = Request::get("/api/v1/pods")
             .header(AUTHORIZATION, "Bearer broken")
             .body(body::empty())
             .unwrap();
-        assert_401(layer.layer(echo()).oneshot(req).await.unwrap()).await;
+        assert_401(svc.oneshot(req).await.unwrap()).await;
     }
 }

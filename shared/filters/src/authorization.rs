@@ -1,4 +1,4 @@
-//! `AuthorizationLayer`: upstream's `WithAuthorization` (endpoints/filters/authorization.go)
+//! `with_authorization`: upstream's `WithAuthorization` (endpoints/filters/authorization.go)
 //! with `responsewriters.Forbidden` (endpoints/handlers/responsewriters/errors.go).
 //!
 //! Attributes come from the `RequestInfo` and `UserInfo` extensions. Without a `RequestInfo`
@@ -6,120 +6,92 @@
 //! upstream (a nil user). Allow passes on; an authorizer error is upstream's plain-text 500;
 //! anything else is the 403 Status whose message names the user, verb and resource.
 
-use std::convert::Infallible;
-use std::task::{Context, Poll};
+use std::future::Future;
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use http::{Request, Response};
 use kas_apimachinery::Status;
 use kas_auth::UserInfo;
 use kas_auth::authorization::{Attributes, Decision, DynAuthorizer};
 use kas_endpoints::{Body, RequestInfo, write_status};
-use tower::{Layer, Service};
 
+use crate::filter::{Inner, Next};
 use crate::support::{
     NOSNIFF, X_CONTENT_TYPE_OPTIONS, go_quote, internal_error, request_uri, sanitize,
 };
 
-#[derive(Clone)]
-pub struct AuthorizationLayer {
+pub fn with_authorization<S: Inner>(
     authorizer: DynAuthorizer,
-}
-
-impl AuthorizationLayer {
-    pub fn new(authorizer: DynAuthorizer) -> Self {
-        AuthorizationLayer { authorizer }
-    }
-}
-
-impl<S> Layer<S> for AuthorizationLayer {
-    type Service = Authorization<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authorization {
-            inner,
-            authorizer: self.authorizer.clone(),
-        }
-    }
-}
-
-#[derive(Clone)]
-pub struct Authorization<S> {
-    inner: S,
-    authorizer: DynAuthorizer,
-}
-
-impl<S> Service<Request<Body>> for Authorization<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let uri = request_uri(&req);
-        let Some(attrs) = attributes(&req) else {
+    mut req: Request<Body>,
+    next: Next<S>,
+) -> impl Future<Output = Response<Body>> {
+    let attrs = lend_attributes(&mut req);
+    async move {
+        let Some(attrs) = attrs else {
+            let uri = request_uri(&req);
             let err = "no RequestInfo found in the context";
             tracing::error!(uri, "{err}");
-            return futures_util::future::ready(Ok(internal_error(&uri, err))).boxed();
+            return internal_error(&uri, err);
         };
-        // Call the instance that was polled ready; leave a fresh clone in its place.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let authorizer = self.authorizer.clone();
-        async move {
-            match authorizer.authorize(&attrs).await {
-                // Upstream checks the decision before the error; our authorizers return one or
-                // the other.
-                Ok((Decision::Allow, _)) => {
-                    // Boxed before awaiting: an async block holding `S::Future` trips rustc's
-                    // higher-ranked `Send` check (a known rustc limitation).
-                    let fut: BoxFuture<'static, _> = Box::pin(inner.call(req));
-                    fut.await
-                }
-                Ok((_, reason)) => {
-                    tracing::debug!(uri, reason, "Forbidden");
-                    Ok(forbidden(&attrs, &reason))
-                }
-                Err(err) => {
-                    tracing::error!(uri, error = %err, "authorization failed");
-                    Ok(internal_error(&uri, &err.to_string()))
-                }
+        match authorizer.authorize(&attrs).await {
+            // Upstream checks the decision before the error; our authorizers return one or
+            // the other.
+            Ok((Decision::Allow, _)) => {
+                give_back(&mut req, attrs);
+                next.run(req).await
+            }
+            Ok((_, reason)) => {
+                let uri = request_uri(&req);
+                tracing::debug!(uri, reason, "Forbidden");
+                forbidden(&attrs, &reason)
+            }
+            Err(err) => {
+                let uri = request_uri(&req);
+                tracing::error!(uri, error = %err, "authorization failed");
+                internal_error(&uri, &err.to_string())
             }
         }
-        .boxed()
     }
 }
 
-/// Upstream's `GetAuthorizerAttributes`; `None` without a `RequestInfo`.
-fn attributes<B>(req: &Request<B>) -> Option<Attributes> {
-    let info = req.extensions().get::<RequestInfo>()?;
-    Some(Attributes {
-        user: req
-            .extensions()
-            .get::<UserInfo>()
-            .cloned()
-            .unwrap_or_default(),
-        verb: info.verb.clone(),
+/// Upstream's `GetAuthorizerAttributes`; `None` without a `RequestInfo`. The strings are
+/// moved out of the request's `RequestInfo` and `UserInfo`, not copied (a dozen allocations
+/// per request): [`give_back`] returns them before the request goes on.
+fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
+    let take = std::mem::take::<String>;
+    let info = req.extensions_mut().get_mut::<RequestInfo>()?;
+    let mut attrs = Attributes {
+        user: UserInfo::default(),
+        verb: take(&mut info.verb),
         is_resource_request: info.is_resource_request,
-        path: info.path.clone(),
-        namespace: info.namespace.clone(),
-        api_group: info.api_group.clone(),
-        api_version: info.api_version.clone(),
-        resource: info.resource.clone(),
-        subresource: info.subresource.clone(),
-        name: info.name.clone(),
-    })
+        path: take(&mut info.path),
+        namespace: take(&mut info.namespace),
+        api_group: take(&mut info.api_group),
+        api_version: take(&mut info.api_version),
+        resource: take(&mut info.resource),
+        subresource: take(&mut info.subresource),
+        name: take(&mut info.name),
+    };
+    if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
+        attrs.user = std::mem::take(user);
+    }
+    Some(attrs)
+}
+
+/// Puts back what [`lend_attributes`] took.
+fn give_back(req: &mut Request<Body>, attrs: Attributes) {
+    if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
+        *user = attrs.user;
+    }
+    if let Some(info) = req.extensions_mut().get_mut::<RequestInfo>() {
+        info.verb = attrs.verb;
+        info.path = attrs.path;
+        info.namespace = attrs.namespace;
+        info.api_group = attrs.api_group;
+        info.api_version = attrs.api_version;
+        info.resource = attrs.resource;
+        info.subresource = attrs.subresource;
+        info.name = attrs.name;
+    }
 }
 
 /// Upstream's `responsewriters.Forbidden`.
@@ -169,11 +141,15 @@ fn forbidden_message(attrs: &Attributes) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
     use crate::support::test_util::body_string;
+    use futures_util::FutureExt;
+    use futures_util::future::BoxFuture;
     use kas_auth::authorization::Authorizer;
     use kas_endpoints::body;
+    use std::convert::Infallible;
     use std::sync::{Arc, Mutex};
-    use tower::ServiceExt;
+    use tower::{Layer, ServiceExt};
 
     /// Allows bob to get; denies others with `reason`; errors for user "error".
     struct Policy {
@@ -200,17 +176,16 @@ mod tests {
         }
     }
 
-    type Inner = tower::util::BoxCloneService<Request<Body>, Response<Body>, Infallible>;
-
-    fn svc(reason: &str) -> (Authorization<Inner>, Arc<Policy>) {
+    fn svc(reason: &str) -> (impl Inner, Arc<Policy>) {
         let policy = Arc::new(Policy {
             reason: reason.into(),
             seen: Mutex::new(None),
         });
-        let inner = Inner::new(tower::service_fn(|_req: Request<Body>| async {
+        let inner = tower::service_fn(|_req: Request<Body>| async {
             Ok::<_, Infallible>(Response::new(body::full("allowed")))
-        }));
-        (AuthorizationLayer::new(policy.clone()).layer(inner), policy)
+        });
+        let filter = from_fn_with_state(policy.clone() as DynAuthorizer, with_authorization);
+        (filter.layer(inner), policy)
     }
 
     fn resource(
@@ -250,7 +225,7 @@ mod tests {
     }
 
     fn attrs(info: RequestInfo, user: &str) -> Attributes {
-        attributes(&request(Some(info), Some(user))).unwrap()
+        lend_attributes(&mut request(Some(info), Some(user))).unwrap()
     }
 
     #[test]
@@ -307,6 +282,25 @@ mod tests {
                 name: "d1".into(),
             }
         );
+    }
+
+    #[tokio::test]
+    async fn allowed_requests_keep_their_user_and_request_info() {
+        let info = resource("get", "ns", "apps", "deployments", "status", "d1");
+        let req = request(Some(info.clone()), Some("bob"));
+        let user = req.extensions().get::<UserInfo>().cloned().unwrap();
+        let policy = Arc::new(Policy {
+            reason: String::new(),
+            seen: Mutex::new(None),
+        });
+        let inner = tower::service_fn(move |req: Request<Body>| {
+            let same = req.extensions().get::<RequestInfo>() == Some(&info)
+                && req.extensions().get::<UserInfo>() == Some(&user);
+            async move { Ok::<_, Infallible>(Response::new(body::full(same.to_string()))) }
+        });
+        let svc = from_fn_with_state(policy as DynAuthorizer, with_authorization).layer(inner);
+        let resp = svc.oneshot(req).await.unwrap();
+        assert_eq!(body_string(resp).await, "true");
     }
 
     async fn assert_forbidden(resp: Response<Body>, expected: Status, message: &str) {

@@ -1,7 +1,9 @@
-//! kas-filters: the generic filter chain as tower layers, one per file, after upstream's
-//! `k8s.io/apiserver/pkg/server/filters` and `pkg/endpoints/filters`.
+//! kas-filters: the generic filter chain, after upstream's
+//! `k8s.io/apiserver/pkg/server/filters` and `pkg/endpoints/filters`. One filter per file,
+//! each a function of the request and the rest of the chain (its rule), made a tower layer
+//! by the one glue in [`filter`].
 //!
-//! Every service here has `Error = Infallible`: a failure becomes a response at the filter
+//! Every filter answers (`Error = Infallible`): a failure becomes a response at the filter
 //! that found it, a `Status` where upstream writes a Status and upstream's plain text where
 //! upstream writes plain text. Policy (authenticators, authorizers) comes from kas-auth.
 //! Filters talk through request extensions: `RequestInfo`, `UserInfo`, `RequestDeadline`.
@@ -10,18 +12,26 @@
 
 pub mod authentication;
 pub mod authorization;
+pub mod filter;
 pub mod max_inflight;
 pub mod metrics;
 pub mod panic_recovery;
 pub mod request_info;
 pub mod timeout;
+pub mod trace;
 
 mod support;
 
-pub use authentication::{Authentication, AuthenticationLayer};
-pub use authorization::{Authorization, AuthorizationLayer};
-pub use max_inflight::{InFlightCounts, MaxInFlight, MaxInFlightLayer};
-pub use metrics::{RequestLabels, RequestMetrics, RequestMetricsFilter, RequestMetricsLayer};
-pub use panic_recovery::{PanicRecovery, PanicRecoveryLayer};
-pub use request_info::{RequestInfoFilter, RequestInfoLayer};
-pub use timeout::{RequestDeadline, Timeout, TimeoutLayer};
+pub use authentication::with_authentication;
+pub use authorization::with_authorization;
+pub use filter::{
+    Answer, Boxed, Filter, FilterFuture, FilterLayer, Inline, Inner, Next, NextFuture,
+};
+pub use filter::{Rule, Storage, WithState};
+pub use filter::{from_fn, from_fn_with_state};
+pub use max_inflight::{InFlightCounts, MaxInFlight, with_max_in_flight_limit};
+pub use metrics::{RequestLabels, RequestMetrics, with_request_metrics};
+pub use panic_recovery::with_panic_recovery;
+pub use request_info::with_request_info;
+pub use timeout::{RequestDeadline, with_request_deadline};
+pub use trace::with_tracing;

@@ -1,5 +1,5 @@
-//! `MaxInFlightLayer`: upstream's `WithMaxInFlightLimit` (server/filters/maxinflight.go), the
-//! limiter used when API Priority and Fairness is off.
+//! `with_max_in_flight_limit`: upstream's `WithMaxInFlightLimit`
+//! (server/filters/maxinflight.go), the limiter used when API Priority and Fairness is off.
 //!
 //! Read-only requests (verbs get, list, watch) and all others ("mutating", as upstream: any
 //! verb outside that set) each have a limit; 0 turns a limit off. Long-running requests are
@@ -11,12 +11,9 @@
 //! drops the body (after the last frame, or when the client goes away), which is the same
 //! moment.
 
-use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use http::header::{HeaderValue, RETRY_AFTER};
 use http::{Request, Response, StatusCode};
 use kas_auth::UserInfo;
@@ -24,8 +21,8 @@ use kas_auth::user::SYSTEM_PRIVILEGED_GROUP;
 use kas_endpoints::{Body, RequestInfo};
 use prometheus::{IntGauge, IntGaugeVec, Opts, Registry};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tower::{Layer, Service};
 
+use crate::filter::{Inner, Next};
 use crate::metrics::{RequestLabels, RequestMetrics};
 use crate::support::{GuardedBody, http_error, request_uri};
 
@@ -68,18 +65,19 @@ impl Limit {
     }
 }
 
+/// The limits [`with_max_in_flight_limit`] enforces, shared by every request.
 #[derive(Clone, Debug)]
-pub struct MaxInFlightLayer {
+pub struct MaxInFlight {
     read_only: Option<Limit>,
     mutating: Option<Limit>,
     request_metrics: Option<(Arc<RequestMetrics>, &'static str)>,
 }
 
-impl MaxInFlightLayer {
+impl MaxInFlight {
     /// Upstream's `--max-requests-inflight` and `--max-mutating-requests-inflight`; 0 disables
     /// that limit, both 0 disables the filter.
     pub fn new(max_requests_inflight: usize, max_mutating_requests_inflight: usize) -> Self {
-        MaxInFlightLayer {
+        MaxInFlight {
             read_only: Limit::new(max_requests_inflight),
             mutating: Limit::new(max_mutating_requests_inflight),
             request_metrics: None,
@@ -123,6 +121,14 @@ impl MaxInFlightLayer {
         self
     }
 
+    fn limit(&self, mutating: bool) -> Option<&Limit> {
+        if mutating {
+            self.mutating.as_ref()
+        } else {
+            self.read_only.as_ref()
+        }
+    }
+
     /// Requests holding a slot now (a disabled limit counts 0).
     pub fn in_flight(&self) -> InFlightCounts {
         InFlightCounts {
@@ -132,102 +138,85 @@ impl MaxInFlightLayer {
     }
 }
 
-impl<S> Layer<S> for MaxInFlightLayer {
-    type Service = MaxInFlight<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        MaxInFlight {
-            inner,
-            config: self.clone(),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct MaxInFlight<S> {
-    inner: S,
-    config: MaxInFlightLayer,
-}
-
 /// A held slot; frees it and refreshes the gauge when dropped.
 struct InFlightSlot {
     permit: Option<OwnedSemaphorePermit>,
-    limit: Limit,
+    limits: Arc<MaxInFlight>,
+    mutating: bool,
 }
 
 impl Drop for InFlightSlot {
     fn drop(&mut self) {
         drop(self.permit.take());
-        self.limit.update_gauge();
+        if let Some(limit) = self.limits.limit(self.mutating) {
+            limit.update_gauge();
+        }
     }
 }
 
-impl<S> Service<Request<Body>> for MaxInFlight<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+pub fn with_max_in_flight_limit<S: Inner>(
+    limits: Arc<MaxInFlight>,
+    req: Request<Body>,
+    next: Next<S>,
+) -> impl Future<Output = Response<Body>> {
+    let answer = match admit(limits, &req) {
+        Admission::Slot(slot) => Ok((Some(slot), next.run(req))),
+        Admission::Unlimited => Ok((None, next.run(req))),
+        Admission::Refused(refused) => Err(refused),
+    };
+    async move {
+        match answer {
+            Ok((None, answer)) => answer.await,
+            Ok((Some(slot), answer)) => answer.await.map(|b| GuardedBody::wrap(b, slot)),
+            Err(refused) => refused,
+        }
     }
+}
 
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        if self.config.read_only.is_none() && self.config.mutating.is_none() {
-            return self.inner.call(req).boxed();
+enum Admission {
+    /// A slot of its kind's limit, held until the response body is dropped.
+    Slot(InFlightSlot),
+    /// No limit for its kind, long-running, or `system:masters` while the limit is full.
+    Unlimited,
+    /// Upstream's 429, or a 500 for a chain without `RequestInfo`.
+    Refused(Response<Body>),
+}
+
+fn admit(limits: Arc<MaxInFlight>, req: &Request<Body>) -> Admission {
+    if limits.read_only.is_none() && limits.mutating.is_none() {
+        return Admission::Unlimited;
+    }
+    let Some(info) = req.extensions().get::<RequestInfo>() else {
+        let err = "no RequestInfo found in context, handler chain must be wrong";
+        tracing::error!("{err}");
+        let msg = format!(
+            "Internal Server Error: {}",
+            crate::support::go_quote(&request_uri(req))
+        );
+        return Admission::Refused(http_error(StatusCode::INTERNAL_SERVER_ERROR, &msg));
+    };
+    if info.is_long_running() {
+        return Admission::Unlimited;
+    }
+    let mutating = !matches!(info.verb.as_str(), "get" | "list" | "watch");
+    let Some(limit) = limits.limit(mutating) else {
+        return Admission::Unlimited;
+    };
+    match limit.semaphore.clone().try_acquire_owned() {
+        Ok(permit) => {
+            limit.update_gauge();
+            Admission::Slot(InFlightSlot {
+                permit: Some(permit),
+                limits,
+                mutating,
+            })
         }
-        let Some(info) = req.extensions().get::<RequestInfo>() else {
-            let err = "no RequestInfo found in context, handler chain must be wrong";
-            tracing::error!("{err}");
-            let msg = format!(
-                "Internal Server Error: {}",
-                crate::support::go_quote(&request_uri(&req))
-            );
-            return futures_util::future::ready(Ok(http_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &msg,
-            )))
-            .boxed();
-        };
-        if info.is_long_running() {
-            return self.inner.call(req).boxed();
-        }
-        let mutating = !matches!(info.verb.as_str(), "get" | "list" | "watch");
-        let limit = if mutating {
-            &self.config.mutating
-        } else {
-            &self.config.read_only
-        };
-        let Some(limit) = limit.clone() else {
-            return self.inner.call(req).boxed();
-        };
-        match limit.semaphore.clone().try_acquire_owned() {
-            Ok(permit) => {
-                limit.update_gauge();
-                let slot = InFlightSlot {
-                    permit: Some(permit),
-                    limit,
-                };
-                let fut = self.inner.call(req);
-                fut.map(move |resp| {
-                    let Ok(resp) = resp;
-                    Ok(resp.map(|b| GuardedBody::wrap(b, slot)))
-                })
-                .boxed()
+        Err(_) if is_privileged(req) => Admission::Unlimited,
+        Err(_) => {
+            if let Some((metrics, component)) = &limits.request_metrics {
+                metrics.record_dropped(&RequestLabels::from_request(req), component);
             }
-            Err(_) if is_privileged(&req) => self.inner.call(req).boxed(),
-            Err(_) => {
-                if let Some((metrics, component)) = &self.config.request_metrics {
-                    metrics.record_dropped(&RequestLabels::from_request(&req), component);
-                }
-                futures_util::future::ready(Ok(too_many_requests())).boxed()
-            }
+            Admission::Refused(too_many_requests())
         }
     }
 }
@@ -249,10 +238,12 @@ fn too_many_requests() -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
     use crate::support::test_util::body_string;
     use kas_endpoints::body;
+    use std::convert::Infallible;
     use tokio::sync::oneshot;
-    use tower::ServiceExt;
+    use tower::{Layer, ServiceExt};
 
     fn info(verb: &str) -> RequestInfo {
         RequestInfo {
@@ -276,11 +267,11 @@ mod tests {
         req
     }
 
-    fn ok_svc()
-    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
-    + Clone
-    + Send
-    + 'static {
+    fn limited(limits: &Arc<MaxInFlight>, inner: impl Inner) -> impl Inner {
+        from_fn_with_state(limits.clone(), with_max_in_flight_limit).layer(inner)
+    }
+
+    fn ok_svc() -> impl Inner {
         tower::service_fn(|_req: Request<Body>| async {
             Ok::<_, Infallible>(Response::new(body::full("ok")))
         })
@@ -298,11 +289,11 @@ mod tests {
 
     #[tokio::test]
     async fn rejects_when_full_and_frees_with_the_body() {
-        let layer = MaxInFlightLayer::new(1, 1);
-        let svc = layer.layer(ok_svc());
+        let limits = Arc::new(MaxInFlight::new(1, 1));
+        let svc = limited(&limits, ok_svc());
         let held = svc.clone().oneshot(req("list")).await.unwrap();
         assert_eq!(
-            layer.in_flight(),
+            limits.in_flight(),
             InFlightCounts {
                 read_only: 1,
                 mutating: 0
@@ -313,7 +304,7 @@ mod tests {
         let created = svc.clone().oneshot(req("create")).await.unwrap();
         assert_eq!(created.status(), 200);
         assert_eq!(
-            layer.in_flight(),
+            limits.in_flight(),
             InFlightCounts {
                 read_only: 1,
                 mutating: 1
@@ -323,7 +314,7 @@ mod tests {
         // Finishing a body frees its slot.
         assert_eq!(body_string(held).await, "ok");
         drop(created);
-        assert_eq!(layer.in_flight(), InFlightCounts::default());
+        assert_eq!(limits.in_flight(), InFlightCounts::default());
         assert_eq!(svc.oneshot(req("watch")).await.unwrap().status(), 200);
     }
 
@@ -331,19 +322,22 @@ mod tests {
     async fn holds_slot_while_handler_runs() {
         let (tx, rx) = oneshot::channel::<()>();
         let rx = Arc::new(tokio::sync::Mutex::new(Some(rx)));
-        let layer = MaxInFlightLayer::new(0, 1);
-        let svc = layer.layer(tower::service_fn(move |_req: Request<Body>| {
-            let rx = rx.clone();
-            async move {
-                let first = rx.lock().await.take();
-                if let Some(rx) = first {
-                    let _ = rx.await;
+        let limits = Arc::new(MaxInFlight::new(0, 1));
+        let svc = limited(
+            &limits,
+            tower::service_fn(move |_req: Request<Body>| {
+                let rx = rx.clone();
+                async move {
+                    let first = rx.lock().await.take();
+                    if let Some(rx) = first {
+                        let _ = rx.await;
+                    }
+                    Ok::<_, Infallible>(Response::new(body::empty()))
                 }
-                Ok::<_, Infallible>(Response::new(body::empty()))
-            }
-        }));
+            }),
+        );
         let first = tokio::spawn(svc.clone().oneshot(req("update")));
-        while layer.in_flight().mutating == 0 {
+        while limits.in_flight().mutating == 0 {
             tokio::task::yield_now().await;
         }
         assert_429(svc.clone().oneshot(req("patch")).await.unwrap()).await;
@@ -356,13 +350,13 @@ mod tests {
 
     #[tokio::test]
     async fn long_running_and_privileged_requests_pass() {
-        let layer = MaxInFlightLayer::new(1, 1);
-        let svc = layer.layer(ok_svc());
+        let limits = Arc::new(MaxInFlight::new(1, 1));
+        let svc = limited(&limits, ok_svc());
         let _held = svc.clone().oneshot(req("get")).await.unwrap();
         // A watch is long-running: exempt and not counted.
         let watch = svc.clone().oneshot(req("watch")).await.unwrap();
         assert_eq!(watch.status(), 200);
-        assert_eq!(layer.in_flight().read_only, 1);
+        assert_eq!(limits.in_flight().read_only, 1);
         let mut admin = req("list");
         admin.extensions_mut().insert(UserInfo {
             name: "admin".into(),
@@ -374,7 +368,7 @@ mod tests {
 
     #[tokio::test]
     async fn missing_request_info_is_500_unless_disabled() {
-        let svc = MaxInFlightLayer::new(1, 1).layer(ok_svc());
+        let svc = limited(&Arc::new(MaxInFlight::new(1, 1)), ok_svc());
         let req = Request::get("/api/v1/pods?limit=1")
             .body(body::empty())
             .unwrap();
@@ -385,7 +379,7 @@ mod tests {
             "Internal Server Error: \"/api/v1/pods?limit=1\"\n"
         );
 
-        let svc = MaxInFlightLayer::new(0, 0).layer(ok_svc());
+        let svc = limited(&Arc::new(MaxInFlight::new(0, 0)), ok_svc());
         let req = Request::get("/api/v1/pods").body(body::empty()).unwrap();
         assert_eq!(svc.oneshot(req).await.unwrap().status(), 200);
     }
@@ -394,11 +388,11 @@ mod tests {
     async fn reports_gauge_and_dropped_requests() {
         let registry = Registry::new();
         let metrics = RequestMetrics::new(&registry).unwrap();
-        let layer = MaxInFlightLayer::new(1, 1)
+        let limits = MaxInFlight::new(1, 1)
             .register_metrics(&registry)
             .unwrap()
             .with_request_metrics(metrics.clone(), "apiserver");
-        let svc = layer.layer(ok_svc());
+        let svc = limited(&Arc::new(limits), ok_svc());
         let held = svc.clone().oneshot(req("list")).await.unwrap();
         assert_429(svc.clone().oneshot(req("list")).await.unwrap()).await;
         let text = prometheus::TextEncoder::new()

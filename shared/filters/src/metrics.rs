@@ -1,28 +1,26 @@
-//! `RequestMetricsLayer`: upstream's per-request metrics (endpoints/metrics/metrics.go,
+//! `with_request_metrics`: upstream's per-request metrics (endpoints/metrics/metrics.go,
 //! `MonitorRequest`) as a filter: `apiserver_request_total` and
 //! `apiserver_request_duration_seconds`, with upstream's names, help texts, labels, buckets
 //! and label cleaning (verb, scope, dry_run).
 //!
 //! Upstream records in the REST handler, so requests that filters reject (401, 403) are not
-//! counted there; place this layer innermost, after authorization, to match. 429s from the
+//! counted there; place this filter innermost, after authorization, to match. 429s from the
 //! max-in-flight filter are counted by that filter through [`RequestMetrics::record_dropped`].
 //!
 //! The request is recorded when the inner service returns its response. For a watch that
 //! is when the headers are ready, not when the watch ends as upstream does, so watch
 //! durations here are time-to-first-byte.
 
-use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use http::header::CONTENT_TYPE;
 use http::{HeaderMap, Method, Request, Response, Uri};
 use kas_endpoints::{Body, RequestInfo};
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
-use tower::{Layer, Service};
+
+use crate::filter::{Inner, Next};
 
 /// `apiserver_request_duration_seconds` buckets, as upstream.
 const DURATION_BUCKETS: [f64; 23] = [
@@ -311,83 +309,32 @@ fn query_values<'a>(uri: &'a Uri, key: &'a str) -> impl Iterator<Item = String> 
         .map(|(_, v)| v.into_owned())
 }
 
-#[derive(Clone, Debug)]
-pub struct RequestMetricsLayer {
-    metrics: Arc<RequestMetrics>,
-    component: &'static str,
-}
-
-impl RequestMetricsLayer {
-    /// `component` is upstream's component label: "apiserver" for the API servers.
-    pub fn new(metrics: Arc<RequestMetrics>, component: &'static str) -> Self {
-        RequestMetricsLayer { metrics, component }
-    }
-}
-
-impl<S> Layer<S> for RequestMetricsLayer {
-    type Service = RequestMetricsFilter<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestMetricsFilter {
-            inner,
-            metrics: self.metrics.clone(),
-            component: self.component,
-        }
-    }
-}
-
-/// Named `RequestMetricsFilter` because `RequestMetrics` is the metric set itself.
-#[derive(Clone, Debug)]
-pub struct RequestMetricsFilter<S> {
-    inner: S,
-    metrics: Arc<RequestMetrics>,
-    component: &'static str,
-}
-
-impl<S> Service<Request<Body>> for RequestMetricsFilter<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let started = Instant::now();
-        let labels = RequestLabels::from_request(&req);
-        let metrics = self.metrics.clone();
-        let component = self.component;
-        let fut = self.inner.call(req);
-        // Combinators rather than an async block: an async block holding `S::Future` trips
-        // rustc's higher-ranked `Send` check (a known rustc limitation).
-        fut.map(move |resp| {
-            let Ok(resp) = resp;
-            metrics.record(
-                &labels,
-                component,
-                resp.status().as_u16(),
-                started.elapsed(),
-            );
-            Ok(resp)
-        })
-        .boxed()
+/// Records the request into `metrics` with upstream's `component` label ("apiserver" for
+/// the API servers).
+pub fn with_request_metrics<S: Inner>(
+    (metrics, component): (Arc<RequestMetrics>, &'static str),
+    req: Request<Body>,
+    next: Next<S>,
+) -> impl Future<Output = Response<Body>> {
+    let started = Instant::now();
+    let labels = RequestLabels::from_request(&req);
+    let answer = next.run(req);
+    async move {
+        let resp = answer.await;
+        let code = resp.status().as_u16();
+        metrics.record(&labels, component, code, started.elapsed());
+        resp
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
     use http::StatusCode;
     use kas_endpoints::body;
-    use tower::ServiceExt;
+    use std::convert::Infallible;
+    use tower::{Layer, ServiceExt};
 
     fn resource_info(verb: &str, namespace: &str, name: &str, subresource: &str) -> RequestInfo {
         RequestInfo {
@@ -548,13 +495,13 @@ mod tests {
     async fn records_requests_after_the_response() {
         let registry = Registry::new();
         let metrics = RequestMetrics::new(&registry).unwrap();
-        let svc = RequestMetricsLayer::new(metrics.clone(), "apiserver").layer(tower::service_fn(
-            |_req: Request<Body>| async {
+        let svc = from_fn_with_state((metrics.clone(), "apiserver"), with_request_metrics).layer(
+            tower::service_fn(|_req: Request<Body>| async {
                 let mut resp = Response::new(body::empty());
                 *resp.status_mut() = StatusCode::CREATED;
                 Ok::<_, Infallible>(resp)
-            },
-        ));
+            }),
+        );
         let mut req = Request::post("/apis/apps/v1/namespaces/ns/deployments?dryRun=All")
             .body(body::empty())
             .unwrap();

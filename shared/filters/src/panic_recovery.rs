@@ -1,4 +1,4 @@
-//! `PanicRecoveryLayer`: upstream's `WithPanicRecovery` (server/filters/wrap.go).
+//! `with_panic_recovery`: upstream's `WithPanicRecovery` (server/filters/wrap.go).
 //!
 //! A panic before the response exists (in `call` or in its future) becomes upstream's 500,
 //! written with Go's `http.Error`: plain text "This request caused apiserver to panic. Look
@@ -7,91 +7,51 @@
 //! the stream, as Go's server does when a handler panics after writing headers.
 
 use std::any::Any;
-use std::convert::Infallible;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode, Uri};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use kas_endpoints::{Body, BoxError, body};
-use tower::{Layer, Service};
 
-use crate::support::{http_error, request_uri};
+use crate::filter::{Inner, Next};
+use crate::support::{http_error, uri_string};
 
 const PANIC_MESSAGE: &str = "This request caused apiserver to panic. Look in the logs for details.";
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PanicRecoveryLayer;
-
-impl PanicRecoveryLayer {
-    pub fn new() -> Self {
-        PanicRecoveryLayer
-    }
-}
-
-impl<S> Layer<S> for PanicRecoveryLayer {
-    type Service = PanicRecovery<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        PanicRecovery { inner }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct PanicRecovery<S> {
-    inner: S,
-}
-
-impl<S> Service<Request<Body>> for PanicRecovery<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let method = req.method().clone();
-        let uri = request_uri(&req);
-        let fut = match catch_unwind(AssertUnwindSafe(|| self.inner.call(req))) {
-            Ok(fut) => fut,
+/// A panic anywhere below, in a filter, a handler or a response body, is caught here.
+pub fn with_panic_recovery<S: Inner>(
+    req: Request<Body>,
+    next: Next<S>,
+) -> impl Future<Output = Response<Body>> {
+    // For the log line only: a clone of the `Uri` shares its bytes, formatted only on a panic.
+    let method = req.method().clone();
+    let uri = req.uri().clone();
+    // `run` starts the rest of the chain, whose future is polled after: both may panic.
+    let answer = catch_unwind(AssertUnwindSafe(|| next.run(req)));
+    async move {
+        let answer = match answer {
+            Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
+            Err(payload) => Err(payload),
+        };
+        match answer {
+            Ok(resp) => resp.map(|b| {
+                body::boxed(PanicSafeBody {
+                    inner: b,
+                    method,
+                    uri,
+                    done: false,
+                })
+            }),
             Err(payload) => {
                 log_panic(&method, &uri, payload.as_ref());
-                return futures_util::future::ready(Ok(panic_response())).boxed();
+                panic_response()
             }
-        };
-        // Combinators rather than an async block: an async block holding `S::Future` trips
-        // rustc's higher-ranked `Send` check (a known rustc limitation).
-        AssertUnwindSafe(fut)
-            .catch_unwind()
-            .map(move |result| match result {
-                Ok(Ok(resp)) => Ok(resp.map(|b| {
-                    body::boxed(PanicSafeBody {
-                        inner: b,
-                        method,
-                        uri,
-                        done: false,
-                    })
-                })),
-                Ok(Err(never)) => match never {},
-                Err(payload) => {
-                    log_panic(&method, &uri, payload.as_ref());
-                    Ok(panic_response())
-                }
-            })
-            .boxed()
+        }
     }
 }
 
@@ -109,7 +69,8 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
-fn log_panic(method: &Method, uri: &str, payload: &(dyn Any + Send)) {
+fn log_panic(method: &Method, uri: &Uri, payload: &(dyn Any + Send)) {
+    let uri = uri_string(uri);
     tracing::error!(%method, uri, panic = panic_text(payload), "apiserver panic'd on {method} {uri}");
 }
 
@@ -118,7 +79,7 @@ fn log_panic(method: &Method, uri: &str, payload: &(dyn Any + Send)) {
 struct PanicSafeBody {
     inner: Body,
     method: Method,
-    uri: String,
+    uri: Uri,
     done: bool,
 }
 
@@ -158,9 +119,11 @@ impl HttpBody for PanicSafeBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn;
     use crate::support::test_util::body_string;
     use http_body_util::{BodyExt, StreamBody};
-    use tower::ServiceExt;
+    use std::convert::Infallible;
+    use tower::{Layer, Service, ServiceExt};
 
     fn req() -> Request<Body> {
         Request::get("/api/v1/pods").body(body::empty()).unwrap()
@@ -178,9 +141,10 @@ mod tests {
 
     #[tokio::test]
     async fn passes_responses_through() {
-        let svc = PanicRecoveryLayer::new().layer(tower::service_fn(|_req: Request<Body>| async {
-            Ok::<_, Infallible>(Response::new(body::full("ok")))
-        }));
+        let svc =
+            from_fn(with_panic_recovery).layer(tower::service_fn(|_req: Request<Body>| async {
+                Ok::<_, Infallible>(Response::new(body::full("ok")))
+            }));
         let resp = svc.oneshot(req()).await.unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(body_string(resp).await, "ok");
@@ -188,12 +152,13 @@ mod tests {
 
     #[tokio::test]
     async fn panic_in_future_becomes_500() {
-        let svc = PanicRecoveryLayer::new().layer(tower::service_fn(|_req: Request<Body>| async {
-            if true {
-                panic!("handler exploded");
-            }
-            Ok::<_, Infallible>(Response::new(body::empty()))
-        }));
+        let svc =
+            from_fn(with_panic_recovery).layer(tower::service_fn(|_req: Request<Body>| async {
+                if true {
+                    panic!("handler exploded");
+                }
+                Ok::<_, Infallible>(Response::new(body::empty()))
+            }));
         assert_panic_500(svc.oneshot(req()).await.unwrap()).await;
     }
 
@@ -216,25 +181,26 @@ mod tests {
 
     #[tokio::test]
     async fn panic_in_call_becomes_500() {
-        let svc = PanicRecoveryLayer::new().layer(PanicsInCall);
+        let svc = from_fn(with_panic_recovery).layer(PanicsInCall);
         assert_panic_500(svc.oneshot(req()).await.unwrap()).await;
     }
 
     #[tokio::test]
     async fn panic_while_streaming_ends_body_with_error() {
-        let svc = PanicRecoveryLayer::new().layer(tower::service_fn(|_req: Request<Body>| async {
-            let mut sent = false;
-            let stream = futures_util::stream::poll_fn(move |_| {
-                if sent {
-                    panic!("watch exploded");
-                }
-                sent = true;
-                Poll::Ready(Some(Ok::<_, BoxError>(Frame::data(Bytes::from_static(
-                    b"event",
-                )))))
-            });
-            Ok::<_, Infallible>(Response::new(body::boxed(StreamBody::new(stream))))
-        }));
+        let svc =
+            from_fn(with_panic_recovery).layer(tower::service_fn(|_req: Request<Body>| async {
+                let mut sent = false;
+                let stream = futures_util::stream::poll_fn(move |_| {
+                    if sent {
+                        panic!("watch exploded");
+                    }
+                    sent = true;
+                    Poll::Ready(Some(Ok::<_, BoxError>(Frame::data(Bytes::from_static(
+                        b"event",
+                    )))))
+                });
+                Ok::<_, Infallible>(Response::new(body::boxed(StreamBody::new(stream))))
+            }));
         let resp = svc.oneshot(req()).await.unwrap();
         assert_eq!(resp.status(), 200);
         let mut b = resp.into_body();

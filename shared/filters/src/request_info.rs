@@ -1,82 +1,39 @@
-//! `RequestInfoLayer`: upstream's `WithRequestInfo` (endpoints/filters/requestinfo.go).
+//! `with_request_info`: upstream's `WithRequestInfo` (endpoints/filters/requestinfo.go).
 //!
 //! Parses what the request is about once and hands the `RequestInfo` to every later filter
 //! and handler as a request extension. Our factory cannot fail, so the upstream 500 for a
 //! factory error has no counterpart here.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use http::{Request, Response};
+use http::Request;
 use kas_endpoints::{Body, RequestInfoFactory};
-use tower::{Layer, Service};
 
-#[derive(Clone, Debug)]
-pub struct RequestInfoLayer {
+use crate::filter::{Inner, Next, NextFuture};
+
+pub fn with_request_info<S: Inner>(
     factory: Arc<RequestInfoFactory>,
-}
-
-impl RequestInfoLayer {
-    pub fn new(factory: RequestInfoFactory) -> Self {
-        RequestInfoLayer {
-            factory: Arc::new(factory),
-        }
-    }
-}
-
-impl<S> Layer<S> for RequestInfoLayer {
-    type Service = RequestInfoFilter<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestInfoFilter {
-            inner,
-            factory: self.factory.clone(),
-        }
-    }
-}
-
-/// Named `RequestInfoFilter` rather than `RequestInfo` so it does not clash with the
-/// `RequestInfo` it produces.
-#[derive(Clone, Debug)]
-pub struct RequestInfoFilter<S> {
-    inner: S,
-    factory: Arc<RequestInfoFactory>,
-}
-
-impl<S> Service<Request<Body>> for RequestInfoFilter<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = S::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
-        let info = self.factory.new_request_info(req.method(), req.uri());
-        req.extensions_mut().insert(info);
-        self.inner.call(req)
-    }
+    mut req: Request<Body>,
+    next: Next<S>,
+) -> NextFuture<S> {
+    let info = factory.new_request_info(req.method(), req.uri());
+    req.extensions_mut().insert(info);
+    next.run(req)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
+    use http::Response;
     use kas_endpoints::{RequestInfo, body};
-    use tower::ServiceExt;
+    use std::convert::Infallible;
+    use tower::{Layer, ServiceExt};
 
     #[tokio::test]
     async fn inserts_request_info() {
-        let svc = RequestInfoLayer::new(RequestInfoFactory::default()).layer(tower::service_fn(
-            |req: Request<Body>| async move {
+        let svc = from_fn_with_state(Arc::new(RequestInfoFactory::default()), with_request_info)
+            .layer(tower::service_fn(|req: Request<Body>| async move {
                 let info = req
                     .extensions()
                     .get::<RequestInfo>()
@@ -92,8 +49,7 @@ mod tests {
                     info.name
                 );
                 Ok::<_, Infallible>(Response::new(body::full(text)))
-            },
-        ));
+            }));
         let req = Request::get("/apis/apps/v1/namespaces/ns1/deployments/d1")
             .body(body::empty())
             .unwrap();
@@ -111,14 +67,15 @@ mod tests {
             .parse()
             .unwrap();
         let expected = factory.new_request_info(&http::Method::GET, &uri);
-        let svc =
-            RequestInfoLayer::new(factory).layer(tower::service_fn(move |req: Request<Body>| {
+        let svc = from_fn_with_state(Arc::new(factory), with_request_info).layer(
+            tower::service_fn(move |req: Request<Body>| {
                 let expected = expected.clone();
                 async move {
                     assert_eq!(req.extensions().get::<RequestInfo>(), Some(&expected));
                     Ok::<_, Infallible>(Response::new(body::empty()))
                 }
-            }));
+            }),
+        );
         let req = Request::get(uri).body(body::empty()).unwrap();
         assert_eq!(svc.oneshot(req).await.unwrap().status(), 200);
     }

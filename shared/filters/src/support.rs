@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::Request;
 use http::header::HeaderValue;
+use http::{Request, Uri};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 pub(crate) use kas_apimachinery::golang::strconv::quote as go_quote;
 pub(crate) use kas_endpoints::responsewriters::{http_error, internal_error, sanitize};
@@ -19,9 +19,14 @@ pub(crate) const X_CONTENT_TYPE_OPTIONS: &str = "x-content-type-options";
 
 /// Go's `req.RequestURI` for an origin-form request: the path and query as received.
 pub(crate) fn request_uri<B>(req: &Request<B>) -> String {
-    match req.uri().path_and_query() {
+    uri_string(req.uri())
+}
+
+/// [`request_uri`] of a request's `Uri`.
+pub(crate) fn uri_string(uri: &Uri) -> String {
+    match uri.path_and_query() {
         Some(pq) => pq.as_str().to_string(),
-        None => req.uri().to_string(),
+        None => uri.to_string(),
     }
 }
 

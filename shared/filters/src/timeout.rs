@@ -1,5 +1,6 @@
-//! `TimeoutLayer`: upstream's `WithRequestDeadline` (endpoints/filters/request_deadline.go)
-//! and `WithTimeoutForNonLongRunningRequests` (server/filters/timeout.go) in one filter.
+//! `with_request_deadline`: upstream's `WithRequestDeadline`
+//! (endpoints/filters/request_deadline.go) and `WithTimeoutForNonLongRunningRequests`
+//! (server/filters/timeout.go) in one filter.
 //!
 //! The deadline is the `timeout` query parameter (a Go duration) when it is positive and
 //! shorter than the server's default, else the default. A malformed `timeout` is a 400
@@ -13,14 +14,12 @@
 //! with an error so the server aborts it, as upstream does with `http.ErrAbortHandler`. The
 //! handler's future is dropped at the deadline (upstream lets its goroutine run on).
 
-use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -28,8 +27,8 @@ use kas_apimachinery::Status;
 use kas_apimachinery::golang::time::parse_duration;
 use kas_endpoints::{Body, BoxError, RequestInfo, body, write_status};
 use tokio::time::{Instant, Sleep};
-use tower::{Layer, Service};
 
+use crate::filter::{Inner, Next};
 use crate::support::{go_quote, http_error, request_uri};
 
 const INVALID_TIMEOUT_IN_URL: &str = "invalid timeout specified in the request URL";
@@ -44,88 +43,61 @@ const TIMEOUT_BODY: &str = "{\"metadata\":{},\"status\":\"Failure\",\"message\":
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestDeadline(pub Instant);
 
-#[derive(Clone, Copy, Debug)]
-pub struct TimeoutLayer {
+/// `default` is upstream's `--request-timeout` (60s by default): the deadline for requests
+/// that ask for none or for a longer one.
+pub fn with_request_deadline<S: Inner>(
     default: Duration,
-}
-
-impl TimeoutLayer {
-    /// `default` is upstream's `--request-timeout` (60s by default): the deadline for requests
-    /// that ask for none or for a longer one.
-    pub fn new(default: Duration) -> Self {
-        TimeoutLayer { default }
-    }
-}
-
-impl<S> Layer<S> for TimeoutLayer {
-    type Service = Timeout<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Timeout {
-            inner,
-            default: self.default,
+    req: Request<Body>,
+    next: Next<S>,
+) -> impl Future<Output = Response<Body>> {
+    let answer = match deadline(&req, default) {
+        Deadline::LongRunning => Ok((next.run(req), None)),
+        Deadline::At(deadline) => Ok((next.run(with_deadline(req, deadline)), Some(deadline))),
+        Deadline::Refused(refused) => Err(refused),
+    };
+    async move {
+        match answer {
+            Ok((answer, None)) => answer.await,
+            Ok((answer, Some(deadline))) => match tokio::time::timeout_at(deadline, answer).await {
+                Ok(resp) => resp.map(|b| DeadlineBody::wrap(b, deadline)),
+                Err(_elapsed) => timeout_response(),
+            },
+            Err(refused) => refused,
         }
     }
 }
 
-#[derive(Clone, Debug)]
-pub struct Timeout<S> {
-    inner: S,
-    default: Duration,
+enum Deadline {
+    At(Instant),
+    LongRunning,
+    /// The answer for a bad `timeout`, or for a chain without `RequestInfo`.
+    Refused(Response<Body>),
 }
 
-impl<S> Service<Request<Body>> for Timeout<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+fn deadline(req: &Request<Body>, default: Duration) -> Deadline {
+    let Some(info) = req.extensions().get::<RequestInfo>() else {
+        let msg = format!(
+            "Error - no RequestInfo found in context, handler chain must be wrong: {}",
+            go_quote(&request_uri(req))
+        );
+        tracing::error!("{msg}");
+        return Deadline::Refused(http_error(StatusCode::INTERNAL_SERVER_ERROR, &msg));
+    };
+    if info.is_long_running() {
+        return Deadline::LongRunning;
     }
-
-    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
-        let Some(info) = req.extensions().get::<RequestInfo>() else {
-            let msg = format!(
-                "Error - no RequestInfo found in context, handler chain must be wrong: {}",
-                go_quote(&request_uri(&req))
-            );
-            tracing::error!("{msg}");
-            return ready(http_error(StatusCode::INTERNAL_SERVER_ERROR, &msg));
-        };
-        if info.is_long_running() {
-            return self.inner.call(req).boxed();
+    match request_timeout(req.uri(), default) {
+        Ok(timeout) => Deadline::At(Instant::now() + timeout),
+        Err(msg) => {
+            tracing::error!("Error - {msg}: {}", go_quote(&request_uri(req)));
+            Deadline::Refused(write_status(&Status::bad_request(&msg)))
         }
-        let timeout = match request_timeout(req.uri(), self.default) {
-            Ok(timeout) => timeout,
-            Err(msg) => {
-                tracing::error!("Error - {msg}: {}", go_quote(&request_uri(&req)));
-                return ready(write_status(&Status::bad_request(&msg)));
-            }
-        };
-        let deadline = Instant::now() + timeout;
-        req.extensions_mut().insert(RequestDeadline(deadline));
-        let fut = self.inner.call(req);
-        // Combinators rather than an async block: an async block holding `S::Future` trips
-        // rustc's higher-ranked `Send` check (a known rustc limitation).
-        tokio::time::timeout_at(deadline, fut)
-            .map(move |result| match result {
-                Ok(Ok(resp)) => Ok(resp.map(|b| DeadlineBody::wrap(b, deadline))),
-                Ok(Err(never)) => match never {},
-                Err(_elapsed) => Ok(timeout_response()),
-            })
-            .boxed()
     }
 }
 
-fn ready(resp: Response<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>> {
-    futures_util::future::ready(Ok(resp)).boxed()
+fn with_deadline(mut req: Request<Body>, deadline: Instant) -> Request<Body> {
+    req.extensions_mut().insert(RequestDeadline(deadline));
+    req
 }
 
 /// The request's timeout: `default` unless `timeout` asks for a positive, shorter one. The
@@ -210,9 +182,11 @@ impl HttpBody for DeadlineBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::from_fn_with_state;
     use crate::support::test_util::body_string;
     use http_body_util::{BodyExt, StreamBody};
-    use tower::ServiceExt;
+    use std::convert::Infallible;
+    use tower::{Layer, ServiceExt};
 
     fn req(uri: &str, verb: &str) -> Request<Body> {
         let mut req = Request::get(uri).body(body::empty()).unwrap();
@@ -228,11 +202,7 @@ mod tests {
     }
 
     /// Answers with the time left until the deadline, in whole milliseconds.
-    fn deadline_echo()
-    -> impl Service<Request<Body>, Response = Response<Body>, Error = Infallible, Future = impl Send>
-    + Clone
-    + Send
-    + 'static {
+    fn deadline_echo() -> impl Inner {
         tower::service_fn(|req: Request<Body>| async move {
             let left = req
                 .extensions()
@@ -248,7 +218,7 @@ mod tests {
     }
 
     async fn left_ms(uri: &str, default: Duration) -> String {
-        let svc = TimeoutLayer::new(default).layer(deadline_echo());
+        let svc = from_fn_with_state(default, with_request_deadline).layer(deadline_echo());
         body_string(svc.oneshot(req(uri, "list")).await.unwrap()).await
     }
 
@@ -296,7 +266,8 @@ mod tests {
 
     #[tokio::test]
     async fn invalid_timeout_is_bad_request() {
-        let svc = TimeoutLayer::new(Duration::from_secs(60)).layer(deadline_echo());
+        let svc = from_fn_with_state(Duration::from_secs(60), with_request_deadline)
+            .layer(deadline_echo());
         let resp = svc
             .oneshot(req("/api/v1/pods?timeout=abc", "list"))
             .await
@@ -311,12 +282,12 @@ mod tests {
 
     #[tokio::test]
     async fn slow_handler_gets_upstream_504() {
-        let svc = TimeoutLayer::new(Duration::from_millis(20)).layer(tower::service_fn(
-            |_req: Request<Body>| async {
+        let svc = from_fn_with_state(Duration::from_millis(20), with_request_deadline).layer(
+            tower::service_fn(|_req: Request<Body>| async {
                 tokio::time::sleep(Duration::from_secs(5)).await;
                 Ok::<_, Infallible>(Response::new(body::empty()))
-            },
-        ));
+            }),
+        );
         let resp = svc.oneshot(req("/api/v1/pods", "list")).await.unwrap();
         assert_eq!(resp.status(), 504);
         assert_eq!(resp.headers()["content-type"], "text/plain; charset=utf-8");
@@ -329,12 +300,12 @@ mod tests {
 
     #[tokio::test]
     async fn user_timeout_shortens_the_deadline() {
-        let svc = TimeoutLayer::new(Duration::from_secs(60)).layer(tower::service_fn(
-            |_req: Request<Body>| async {
+        let svc = from_fn_with_state(Duration::from_secs(60), with_request_deadline).layer(
+            tower::service_fn(|_req: Request<Body>| async {
                 tokio::time::sleep(Duration::from_secs(5)).await;
                 Ok::<_, Infallible>(Response::new(body::empty()))
-            },
-        ));
+            }),
+        );
         let resp = svc
             .oneshot(req("/api/v1/pods?timeout=20ms", "list"))
             .await
@@ -344,13 +315,13 @@ mod tests {
 
     #[tokio::test]
     async fn long_running_requests_have_no_deadline() {
-        let svc = TimeoutLayer::new(Duration::from_millis(10)).layer(tower::service_fn(
-            |req: Request<Body>| async move {
+        let svc = from_fn_with_state(Duration::from_millis(10), with_request_deadline).layer(
+            tower::service_fn(|req: Request<Body>| async move {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let has = req.extensions().get::<RequestDeadline>().is_some();
                 Ok::<_, Infallible>(Response::new(body::full(has.to_string())))
-            },
-        ));
+            }),
+        );
         let resp = svc
             .oneshot(req("/api/v1/pods?watch=true", "watch"))
             .await
@@ -361,8 +332,8 @@ mod tests {
 
     #[tokio::test]
     async fn streaming_past_the_deadline_aborts_the_body() {
-        let svc = TimeoutLayer::new(Duration::from_millis(30)).layer(tower::service_fn(
-            |_req: Request<Body>| async {
+        let svc = from_fn_with_state(Duration::from_millis(30), with_request_deadline).layer(
+            tower::service_fn(|_req: Request<Body>| async {
                 let stream = futures_util::stream::unfold(0u8, |n| async move {
                     if n > 0 {
                         tokio::time::sleep(Duration::from_secs(5)).await;
@@ -373,8 +344,8 @@ mod tests {
                     ))
                 });
                 Ok::<_, Infallible>(Response::new(body::boxed(StreamBody::new(stream))))
-            },
-        ));
+            }),
+        );
         let resp = svc.oneshot(req("/api/v1/pods", "list")).await.unwrap();
         assert_eq!(resp.status(), 200);
         let mut b = resp.into_body();
@@ -386,7 +357,8 @@ mod tests {
 
     #[tokio::test]
     async fn missing_request_info_is_500() {
-        let svc = TimeoutLayer::new(Duration::from_secs(1)).layer(deadline_echo());
+        let svc = from_fn_with_state(Duration::from_secs(1), with_request_deadline)
+            .layer(deadline_echo());
         let resp = svc
             .oneshot(Request::get("/x").body(body::empty()).unwrap())
             .await

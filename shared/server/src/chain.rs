@@ -1,42 +1,66 @@
 //! The filter chain, built in one place, in request order (upstream's
 //! `DefaultBuildHandlerChain`, read from the outside in): panic recovery → tracing →
 //! request info → timeout → authentication → max in-flight → authorization → metrics →
-//! the role's routes. Max in-flight sits after authentication, as upstream's does, because
-//! `system:masters` is exempt from it.
+//! the role's routes. Each filter is one rule from kas-filters; they talk through request
+//! extensions, so a filter that reads one sits after the filter that sets it. Filters marked
+//! `inline` keep their future in the next outer one's instead of a box of their own.
+
+use std::sync::Arc;
 
 use kas_filters::{
-    AuthenticationLayer, AuthorizationLayer, MaxInFlightLayer, PanicRecoveryLayer,
-    RequestInfoLayer, RequestMetrics, RequestMetricsLayer, TimeoutLayer,
+    MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
+    with_authorization, with_max_in_flight_limit, with_panic_recovery, with_request_deadline,
+    with_request_info, with_request_metrics, with_tracing,
 };
 use tower::ServiceBuilder;
 
 use crate::config::CompletedConfig;
-use crate::trace::TraceLayer;
 use crate::{Handler, Result};
+
+/// Upstream's `component` label of the request metrics.
+const METRICS_COMPONENT: &str = "apiserver";
 
 pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result<Handler> {
     let metrics = RequestMetrics::new(&config.registry)?;
+    // Rejections (429) are counted in apiserver_request_total as upstream counts them.
+    let max_in_flight = MaxInFlight::new(
+        config.max_requests_inflight,
+        config.max_mutating_requests_inflight,
+    )
+    .register_metrics(&config.registry)?
+    .with_request_metrics(metrics.clone(), METRICS_COMPONENT);
+    let request_info = Arc::new(config.request_info_factory.clone());
     let chain = ServiceBuilder::new()
         // Outermost, so that a panic anywhere below becomes a 500 and not a dropped stream.
-        .layer(PanicRecoveryLayer::new())
-        .layer(TraceLayer::new(config.component))
-        .layer(RequestInfoLayer::new(config.request_info_factory.clone()))
+        // Inline: `Handler` boxes the chain's future.
+        .layer(from_fn(with_panic_recovery).inline())
+        .layer(from_fn_with_state(config.component, with_tracing).inline())
+        // Before every filter that reads the RequestInfo: all the ones below.
+        .layer(from_fn_with_state(request_info, with_request_info).inline())
         // Upstream's order: the deadline covers authentication and everything after it.
-        .layer(TimeoutLayer::new(config.request_timeout))
-        .layer(AuthenticationLayer::new(config.authenticator.clone()))
+        .layer(from_fn_with_state(
+            config.request_timeout,
+            with_request_deadline,
+        ))
+        .layer(from_fn_with_state(
+            config.authenticator.clone(),
+            with_authentication,
+        ))
         // After authentication: system:masters is exempt from the limits, as upstream.
-        // Rejections (429) are counted in apiserver_request_total as upstream counts them.
-        .layer(
-            MaxInFlightLayer::new(
-                config.max_requests_inflight,
-                config.max_mutating_requests_inflight,
-            )
-            .register_metrics(&config.registry)?
-            .with_request_metrics(metrics.clone(), "apiserver"),
-        )
-        .layer(AuthorizationLayer::new(config.authorizer.clone()))
+        .layer(from_fn_with_state(
+            Arc::new(max_in_flight),
+            with_max_in_flight_limit,
+        ))
+        // After authentication, whose UserInfo it authorizes.
+        .layer(from_fn_with_state(
+            config.authorizer.clone(),
+            with_authorization,
+        ))
         // Innermost, as upstream counts in the handler: 401s and 403s are not counted.
-        .layer(RequestMetricsLayer::new(metrics, "apiserver"))
+        .layer(from_fn_with_state(
+            (metrics, METRICS_COMPONENT),
+            with_request_metrics,
+        ))
         .service(handler);
     Ok(Handler::new(chain))
 }

@@ -19,7 +19,6 @@ pub mod run;
 mod serve;
 mod server;
 pub mod telemetry;
-pub mod trace;
 pub mod version;
 
 use std::convert::Infallible;

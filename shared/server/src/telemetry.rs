@@ -1,14 +1,12 @@
 //! Logs (text or JSON) and traces (OTLP over gRPC when a tracing configuration names an
-//! endpoint), plus W3C `traceparent` extraction and injection for every hop.
+//! endpoint). Each hop's span and its W3C `traceparent` come from kas-filters' `trace`
+//! (incoming) and kas-delegate's `trace` (outgoing).
 
 use std::io::IsTerminal;
 
-use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -64,6 +62,7 @@ pub fn init(
     // off, they are disabled outright and cost nothing per request.
     let exported = tracing_subscriber::filter::Targets::new()
         .with_target("kas_server", tracing::Level::DEBUG)
+        .with_target("kas_filters", tracing::Level::DEBUG)
         .with_target("kas_delegate", tracing::Level::DEBUG);
     let otel = provider.as_ref().map(|p| {
         tracing_opentelemetry::layer()
@@ -101,23 +100,4 @@ fn tracer_provider(
         .with_sampler(sampler)
         .with_resource(resource)
         .build())
-}
-
-struct HeaderExtractor<'a>(&'a http::HeaderMap);
-
-impl Extractor for HeaderExtractor<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|v| v.to_str().ok())
-    }
-    fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(http::HeaderName::as_str).collect()
-    }
-}
-
-/// Makes the incoming `traceparent` the parent of `span`.
-pub fn set_parent_from_headers(span: &tracing::Span, headers: &http::HeaderMap) {
-    if headers.contains_key("traceparent") {
-        let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
-        let _ = span.set_parent(cx);
-    }
 }
