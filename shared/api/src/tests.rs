@@ -27,7 +27,9 @@ fn names_are_unique_in_all() {
     for m in all() {
         assert!(seen.insert(m.name), "{} is listed twice", m.name);
         assert!(
-            m.name.starts_with("io.k8s.api.") || m.name.starts_with("io.k8s.apimachinery."),
+            m.name.starts_with("io.k8s.api.")
+                || m.name.starts_with("io.k8s.apimachinery.")
+                || m.name.starts_with("io.k8s.kube-aggregator."),
             "{} is not an OpenAPI definition name",
             m.name
         );
@@ -104,9 +106,10 @@ fn nested_messages_are_in_all() {
 fn list_types_and_patch_strategies_are_on_arrays() {
     for m in all() {
         for f in m.fields {
+            // Upstream marks a `[]byte` atomic too (a CSR's `request`).
             if f.list_type.is_some() || f.patch.and_then(|p| p.merge_key).is_some() {
                 assert!(
-                    matches!(f.kind, Kind::Array(_)),
+                    matches!(f.kind, Kind::Array(_) | Kind::Bytes),
                     "{}.{} is not an array",
                     m.name,
                     f.name
@@ -193,7 +196,12 @@ fn top_level_kinds_and_lists() {
         assert_eq!(m.fields[1].name, "apiVersion", "{name}");
     }
     assert!(kind("", "v1", "Lease").is_none());
-    assert!(kind("apps", "v1", "DeleteOptions").is_none());
+    assert!(kind("resource.k8s.io", "v1beta1", "DeleteOptions").is_none());
+    assert!(kind("apps", "v1", "DeleteOptions").is_some());
+    assert_eq!(
+        kind("apps", "v1", "DeploymentList").map(|m| m.name),
+        Some("io.k8s.api.apps.v1.DeploymentList")
+    );
     assert!(kind("meta.k8s.io", "v1", "WatchEvent").is_none());
     assert!(kind("", "v2", "ConfigMap").is_none());
     assert!(kind("", "v1", "PartialObjectMetadata").is_none());

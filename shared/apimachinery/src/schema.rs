@@ -72,6 +72,10 @@ pub struct Field {
     pub patch: Option<PatchMeta>,
     pub list_type: Option<ListType>,
     pub description: &'static str,
+    /// An embedded Go struct (`json:",inline"`, a [`Kind::Message`] with an empty name):
+    /// its fields are the parent's in JSON, and a message of its own, numbered `tag`, in
+    /// protobuf. [`Message::field`] and [`Message::json_fields`] look through it.
+    pub inline: bool,
 }
 
 impl Field {
@@ -86,6 +90,7 @@ impl Field {
             patch: None,
             list_type: None,
             description: "",
+            inline: false,
         }
     }
 
@@ -132,8 +137,27 @@ pub struct Message {
 }
 
 impl Message {
+    /// The field a JSON key names, looking through embedded structs.
     pub fn field(&self, name: &str) -> Option<&'static Field> {
-        self.fields.iter().find(|f| f.name == name)
+        self.fields.iter().find_map(|f| match (f.inline, &f.kind) {
+            (true, Kind::Message(m)) => m.field(name),
+            _ => (f.name == name).then_some(f),
+        })
+    }
+
+    /// The fields as JSON has them: embedded structs' fields in their place.
+    pub fn json_fields(&self) -> Vec<&'static Field> {
+        fn flatten(fields: &'static [Field], out: &mut Vec<&'static Field>) {
+            for f in fields {
+                match (f.inline, &f.kind) {
+                    (true, Kind::Message(m)) => flatten(m.fields, out),
+                    _ => out.push(f),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        flatten(self.fields, &mut out);
+        out
     }
 
     pub fn field_by_tag(&self, tag: u32) -> Option<&'static Field> {
@@ -215,7 +239,7 @@ pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
     use serde_json::Value;
     match (kind, value) {
         (Kind::Message(m), Value::Object(map)) => {
-            for f in m.fields.iter().filter(|f| f.tag != 0) {
+            for f in m.json_fields().into_iter().filter(|f| f.tag != 0) {
                 match map.get_mut(f.name) {
                     Some(v) if !v.is_null() => fill_zero(v, &f.kind),
                     Some(v) => match written_zero(f) {

@@ -70,6 +70,13 @@ fn encode_fields(
         if field.tag == 0 {
             return Ok(());
         }
+        if let (true, Kind::Message(m)) = (field.inline, &field.kind) {
+            // An embedded struct: its fields are this object's keys.
+            let mark = begin_nested(field.tag, out);
+            encode_fields(obj, m, out, ctx)?;
+            end_nested(mark, out);
+            return Ok(());
+        }
         ctx.path.push(field.name);
         let v = present(obj.and_then(|o| o.get(field.name)));
         let result = encode_field(field, v, out, ctx);

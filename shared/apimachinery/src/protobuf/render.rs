@@ -22,6 +22,17 @@ pub(super) fn render(state: State, msg: &Message, depth: usize) -> Result<Value>
         if field.tag == 0 {
             continue;
         }
+        if let (true, Kind::Message(m)) = (field.inline, &field.kind) {
+            // An embedded struct: its fields join this object.
+            let inner = match slot {
+                Slot::Struct(state) => render(*state, m, depth + 1)?,
+                _ => zero_value(&field.kind),
+            };
+            if let Value::Object(inner) = inner {
+                obj.extend(inner);
+            }
+            continue;
+        }
         let value = render_value(&field.kind, slot, field.pointer, field.omit_empty, depth)?;
         if let Some(v) = value {
             obj.insert(field.name.to_owned(), v);

@@ -231,9 +231,9 @@ pub fn message_schema(message: &Message, dialect: Dialect, gvks: &[Gvk]) -> Valu
         schema.insert("description".into(), json!(message.description));
     }
     schema.insert("type".into(), json!("object"));
-    if !message.fields.is_empty() {
-        let properties: Map<String, Value> = message
-            .fields
+    let fields = message.json_fields();
+    if !fields.is_empty() {
+        let properties: Map<String, Value> = fields
             .iter()
             .map(|f| (f.name.to_owned(), field_schema(f, dialect)))
             .collect();
@@ -266,7 +266,7 @@ impl Catalog {
         if self.messages.insert(message.name, message).is_some() {
             return;
         }
-        for field in message.fields {
+        for field in message.json_fields() {
             if let Some(nested) = field.kind.element_message() {
                 self.add(nested);
             }

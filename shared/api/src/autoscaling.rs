@@ -1,3 +1,0 @@
-//! `autoscaling` (`k8s.io/api/autoscaling`).
-
-pub mod v1;

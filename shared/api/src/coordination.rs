@@ -1,3 +1,0 @@
-//! `coordination.k8s.io` (`k8s.io/api/coordination`).
-
-pub mod v1;
