@@ -157,11 +157,6 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("", "v1", "ConfigMap")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let n = keys(obj, "data").len() + keys(obj, "binaryData").len();
         vec![Value::from(n)]

@@ -150,11 +150,6 @@ impl kas_registry::Strategy for Strategy {
         false
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("coordination.k8s.io", "v1", "Lease")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let holder = obj
             .pointer("/spec/holderIdentity")

@@ -275,11 +275,6 @@ impl kas_registry::Strategy for Strategy {
         Some(merged)
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("", "v1", "Namespace")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let phase = obj
             .pointer("/status/phase")

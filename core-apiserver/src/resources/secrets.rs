@@ -297,11 +297,6 @@ impl kas_registry::Strategy for Strategy {
         set
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("", "v1", "Secret")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
         let n = obj

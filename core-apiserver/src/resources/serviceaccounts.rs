@@ -107,11 +107,6 @@ impl kas_registry::Strategy for Strategy {
         }
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("", "v1", "ServiceAccount")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let n = obj
             .get("secrets")

@@ -350,8 +350,34 @@ fn go_empty(f: &Field, value: &serde_json::Value) -> bool {
 }
 
 /// A message is a patch schema: `patchStrategy` and `patchMergeKey` by path, `[]` stepping
-/// into an array's elements.
+/// into an array's elements. Every message is a closed Go struct, as upstream's lookups
+/// through its Go types find.
 impl PatchSchema for Message {
+    fn unknown_field(&self, path: &[&str]) -> Option<&str> {
+        let (field, parent) = path.split_last()?;
+        let mut message: &Message = self;
+        let mut rest = parent;
+        while let Some((first, tail)) = rest.split_first() {
+            let mut kind = &message.field(first)?.kind;
+            rest = tail;
+            loop {
+                match (kind, rest.split_first()) {
+                    (Kind::Array(inner), Some((&"[]", tail)))
+                    | (Kind::Map(inner), Some((_, tail))) => {
+                        kind = inner;
+                        rest = tail;
+                    }
+                    (Kind::Message(m), _) => {
+                        message = m;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        message.field(field).is_none().then(|| message.short_name())
+    }
+
     fn lookup(&self, path: &[&str]) -> Option<PatchMeta> {
         let (first, rest) = path.split_first()?;
         let field = self.field(first)?;

@@ -144,8 +144,8 @@ pub trait Strategy: Send + Sync {
         None
     }
 
-    /// Patch strategies and merge keys for strategic merge patch; `None` (custom
-    /// resources) makes strategic merge patch a 415, as upstream.
+    /// Patch strategies and merge keys for strategic merge patch, when they are not the
+    /// descriptor's schema's (see `Store::patch_schema`).
     fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
         None
     }

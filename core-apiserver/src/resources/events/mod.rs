@@ -192,11 +192,6 @@ impl kas_registry::Strategy for Strategy {
         selectable_fields(obj)
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("", "v1", "Event")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     /// Upstream `printEvent` with `Wide`, as server-side tables are generated.
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         print_event(obj)

@@ -114,11 +114,6 @@ impl kas_registry::Strategy for Strategy {
             .collect()
     }
 
-    fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
-        kas_apimachinery::patch::builtin_schema("events.k8s.io", "v1", "Event")
-            .map(|s| s as &dyn kas_apimachinery::patch::PatchSchema)
-    }
-
     /// Upstream prints the internal Event whichever group was asked.
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         print_event(&convert::EventsV1.to_stored(obj.clone()))

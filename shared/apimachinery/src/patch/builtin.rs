@@ -1,6 +1,7 @@
-//! Patch schemas of the built-in types served first, from the `patchStrategy` and
+//! Test fixtures: patch schemas of a few built-in types, from the `patchStrategy` and
 //! `patchMergeKey` tags of upstream's Go structs (k8s.io/api core/v1, events/v1,
-//! coordination/v1, meta/v1). A field without a row has no strategy: its lists are atomic
+//! coordination/v1, meta/v1), for this crate's own tests, which cannot use kas-api's
+//! generated tables. The server reads those. A field without a row has no strategy: its lists are atomic
 //! (e.g. `tolerations`, `managedFields`, ServiceAccount `imagePullSecrets`, Namespace
 //! `spec.finalizers`).
 
@@ -68,17 +69,6 @@ const POD_STATUS: &[(&str, PatchMeta)] = &[
     ("podIPs", PatchMeta::merge_by("ip")),
     ("hostIPs", PatchMeta::merge_by("ip")),
 ];
-
-/// ObjectMeta's rows, relative to `metadata`.
-pub fn object_meta_rows() -> &'static [(&'static str, PatchMeta)] {
-    OBJECT_META
-}
-
-/// PodSpec's own rows, relative to the PodSpec (the Pod schema adds each container list's
-/// `ports`, `env`, `volumeMounts` and `volumeDevices` rows on top).
-pub fn pod_spec_rows() -> &'static [(&'static str, PatchMeta)] {
-    POD_SPEC
-}
 
 /// A root type: TypeMeta inline, `metadata` an ObjectMeta, plus `fields`.
 fn object(go_name: &'static str, fields: &[&str]) -> SchemaTable {

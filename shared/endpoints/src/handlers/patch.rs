@@ -21,7 +21,7 @@ pub fn apply(store: &Store, patch_type: PatchType, current: &Value, body: &[u8])
             Value::String(store.descriptor.api_version()),
         );
     }
-    apply_typed(patch_type, &current, body, store.strategy.patch_schema())
+    apply_typed(patch_type, &current, body, store.patch_schema())
 }
 
 /// A patch applied to a document that already carries its type, such as the Scale a

@@ -131,7 +131,7 @@ async fn patch(
 ) -> Result<Response<Body>> {
     // Strategic merge is served where the parent serves it (built-ins, not custom
     // resources), with the Scale's own patch metadata.
-    let schema = store.strategy.patch_schema().map(|_| &SCALE);
+    let schema = store.patch_schema().map(|_| &SCALE);
     let patch_type = decode::patch_type(headers, schema.is_none())?;
     let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;

@@ -85,7 +85,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     // Upstream's order: the patch type (415), the answer type (406), the body (413), the
     // options (400, 422).
-    let patch_type = decode::patch_type(headers, store.strategy.patch_schema().is_none())?;
+    let patch_type = decode::patch_type(headers, store.patch_schema().is_none())?;
     let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
     let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;

@@ -44,6 +44,19 @@ pub struct Store {
     admission: Chain,
 }
 
+impl Store {
+    /// Patch strategies and merge keys for strategic merge patch: the strategy's, else the
+    /// kind's schema (a built-in type's Go markers); `None` makes strategic merge patch a
+    /// 415, as upstream answers for custom resources.
+    pub fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {
+        self.strategy.patch_schema().or_else(|| {
+            self.descriptor
+                .schema
+                .map(|m| m as &dyn kas_apimachinery::patch::PatchSchema)
+        })
+    }
+}
+
 /// The resource's selectable attributes (upstream's `GetAttrs`): its labels and the fields
 /// of `Strategy::field_set`. A watch cache under the store must be built with this.
 pub fn get_attrs(strategy: &Arc<dyn Strategy>) -> AttrsFunc {
