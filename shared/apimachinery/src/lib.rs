@@ -16,6 +16,7 @@ pub mod labels;
 pub mod managed_fields;
 pub mod patch;
 pub mod protobuf;
+pub mod resource;
 pub mod runtime;
 pub mod schema;
 pub mod selection;

@@ -234,7 +234,8 @@ pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
 /// `omitempty` is written as `""`, `0`, `false`, or `null` for a nil pointer, slice or map.
 /// A `null` where Go keeps no nil becomes the zero value. So an event posted without
 /// them is stored with `source: {}`, `eventTime: null` and `reportingComponent: ""`, as
-/// upstream stores it. Expects `omit_empty` to have run (see [`go_encoded`]).
+/// upstream stores it. Quantities are written in their canonical form. Expects
+/// `omit_empty` to have run (see [`go_encoded`]).
 pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
     use serde_json::Value;
     match (kind, value) {
@@ -261,6 +262,16 @@ pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
         }
         (Kind::Array(inner), Value::Array(items)) => {
             items.iter_mut().for_each(|v| fill_element(v, inner));
+        }
+        // Go writes a decoded Quantity in its canonical form (`1000m` as `1`).
+        (Kind::Quantity, v @ (Value::String(_) | Value::Number(_))) => {
+            let text = match &*v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if let Some(canonical) = crate::resource::canonical(&text) {
+                *v = Value::String(canonical);
+            }
         }
         _ => {}
     }
@@ -524,6 +535,16 @@ mod tests {
         required: &[],
         atomic: false,
     };
+
+    #[test]
+    fn quantities_are_written_canonically() {
+        let mut v = serde_json::json!({"size": "1000m"});
+        go_encoded(&mut v, &Kind::Message(&ZEROS));
+        assert_eq!(v["size"], "1");
+        let mut v = serde_json::json!({"size": 1536});
+        go_encoded(&mut v, &Kind::Message(&ZEROS));
+        assert_eq!(v["size"], "1536");
+    }
 
     #[test]
     fn fill_zero_writes_what_go_writes_for_zero_fields() {

@@ -1,0 +1,404 @@
+//! `resource.Quantity` (`k8s.io/apimachinery/pkg/api/resource`): parsing with upstream's
+//! errors, the canonical form Go writes (`1000m` is written `1`, `1024Ki` `1Mi`, `0.5` `500m`),
+//! and comparison. A value is kept exactly as `unscaled × 10^scale`; like upstream, values
+//! more precise than nano units are rounded up (away from zero) to the next nano, and a
+//! binary-SI value is capped at the largest int64. Values too large for 128 bits (far past
+//! anything upstream's int64 fast path holds) are refused as not numeric.
+
+use std::cmp::Ordering;
+
+/// `resource.ErrFormatWrong`.
+pub const ERR_FORMAT_WRONG: &str = "quantities must match the regular expression \
+     '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+/// `resource.ErrSuffix`.
+pub const ERR_SUFFIX: &str = "unable to parse quantity's suffix";
+/// `resource.ErrNumeric`.
+pub const ERR_NUMERIC: &str = "unable to parse numeric part of quantity";
+
+/// How a quantity is written back (`resource.Format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `1e3`.
+    DecimalExponent,
+    /// `5Gi`.
+    BinarySI,
+    /// `5G`, `500m`.
+    DecimalSI,
+}
+
+/// A parsed quantity: `unscaled × 10^scale`, and the format it was written in.
+#[derive(Clone, Copy, Debug)]
+pub struct Quantity {
+    unscaled: i128,
+    scale: i32,
+    pub format: Format,
+}
+
+/// The decimal and binary SI suffixes, with their base and exponent.
+const SUFFIXES: [(&str, u32, i32); 16] = [
+    ("", 10, 0),
+    ("n", 10, -9),
+    ("u", 10, -6),
+    ("m", 10, -3),
+    ("k", 10, 3),
+    ("M", 10, 6),
+    ("G", 10, 9),
+    ("T", 10, 12),
+    ("P", 10, 15),
+    ("E", 10, 18),
+    ("Ki", 2, 10),
+    ("Mi", 2, 20),
+    ("Gi", 2, 30),
+    ("Ti", 2, 40),
+    ("Pi", 2, 50),
+    ("Ei", 2, 60),
+];
+
+/// Nano units: the finest scale a quantity keeps.
+const NANO: i32 = -9;
+
+/// Checks `s` as `ParseQuantity` would, returning upstream's error text.
+pub fn check(s: &str) -> Result<(), &'static str> {
+    Quantity::parse(s).map(|_| ())
+}
+
+impl Quantity {
+    /// `resource.ParseQuantity`.
+    pub fn parse(s: &str) -> Result<Quantity, &'static str> {
+        let (positive, num, denom, suffix) = split(s)?;
+        let (base, exponent, format) = interpret(suffix)?;
+        let digits = format!("{num}{denom}");
+        let mut unscaled: i128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| ERR_NUMERIC)?
+        };
+        let mut scale = -i32::try_from(denom.len()).map_err(|_| ERR_NUMERIC)?;
+        if base == 10 {
+            scale = scale.checked_add(exponent).ok_or(ERR_NUMERIC)?;
+        } else {
+            let factor = 1i128.checked_shl(exponent as u32).ok_or(ERR_NUMERIC)?;
+            unscaled = unscaled.checked_mul(factor).ok_or(ERR_NUMERIC)?;
+        }
+        let mut q = Quantity {
+            unscaled,
+            scale,
+            format,
+        };
+        q.round_up_to_nano()?;
+        if format == Format::BinarySI {
+            if q.cmp_value(&Quantity::int(i64::MAX as i128)) == Ordering::Greater {
+                q = Quantity::int(i64::MAX as i128);
+            }
+            if q.unscaled != 0 && q.cmp_value(&Quantity::int(1)) == Ordering::Less {
+                // Below one, binary suffixes would need rounding: upstream switches.
+                q.format = Format::DecimalSI;
+            }
+        }
+        if !positive {
+            q.unscaled = -q.unscaled;
+        }
+        Ok(q)
+    }
+
+    fn int(v: i128) -> Quantity {
+        Quantity {
+            unscaled: v,
+            scale: 0,
+            format: Format::DecimalSI,
+        }
+    }
+
+    /// Rounds a value finer than nano units up, away from zero (`inf.RoundUp`).
+    fn round_up_to_nano(&mut self) -> Result<(), &'static str> {
+        if self.scale >= NANO || self.unscaled == 0 {
+            return Ok(());
+        }
+        let drop = u32::try_from(NANO - self.scale).map_err(|_| ERR_NUMERIC)?;
+        let divisor = 10i128.checked_pow(drop);
+        let quotient = match divisor {
+            Some(d) => {
+                let q = self.unscaled / d;
+                if self.unscaled % d == 0 { q } else { q + 1 }
+            }
+            // More digits dropped than 128 bits hold: the value is below one nano.
+            None => 1,
+        };
+        self.unscaled = quotient;
+        self.scale = NANO;
+        Ok(())
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.unscaled == 0
+    }
+
+    /// `Cmp`: the values compared, whatever their formats.
+    pub fn cmp_value(&self, other: &Quantity) -> Ordering {
+        let scale = self.scale.min(other.scale);
+        match (self.rescaled(scale), other.rescaled(scale)) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            // One side is too large to rescale: compare signs, then magnitudes by scale.
+            _ => (self.unscaled.signum(), self.scale).cmp(&(other.unscaled.signum(), other.scale)),
+        }
+    }
+
+    fn rescaled(&self, scale: i32) -> Option<i128> {
+        let up = u32::try_from(self.scale - scale).ok()?;
+        self.unscaled.checked_mul(10i128.checked_pow(up)?)
+    }
+
+    /// `MilliValue`: the value in thousandths, rounded up.
+    pub fn milli_value(&self) -> i128 {
+        self.scaled_ceil(-3)
+    }
+
+    /// `Value`: the value rounded up to an integer.
+    pub fn value(&self) -> i128 {
+        self.scaled_ceil(0)
+    }
+
+    fn scaled_ceil(&self, scale: i32) -> i128 {
+        if self.scale >= scale {
+            return self.rescaled(scale).unwrap_or(i128::MAX);
+        }
+        let d = 10i128
+            .checked_pow((scale - self.scale) as u32)
+            .unwrap_or(i128::MAX);
+        let q = self.unscaled / d;
+        if self.unscaled % d != 0 && self.unscaled > 0 {
+            q + 1
+        } else {
+            q
+        }
+    }
+
+    /// `String()`: the canonical form Go writes (`CanonicalizeBytes`).
+    pub fn canonical(&self) -> String {
+        if self.unscaled == 0 {
+            return "0".into();
+        }
+        let mut format = self.format;
+        if format == Format::BinarySI {
+            let small = self.cmp_value(&Quantity::int(-1024)) == Ordering::Greater
+                && self.cmp_value(&Quantity::int(1024)) == Ordering::Less;
+            if small || self.exact_int().is_none() {
+                format = Format::DecimalSI;
+            }
+        }
+        match format {
+            Format::BinarySI => {
+                let (mut v, mut times) = (self.exact_int().unwrap_or_default(), 0);
+                while v.abs() >= 1024 && v % 1024 == 0 {
+                    v /= 1024;
+                    times += 1;
+                }
+                let suffix = SUFFIXES
+                    .iter()
+                    .find(|(_, b, e)| *b == 2 && *e == times * 10)
+                    .map_or("", |(s, ..)| *s);
+                format!("{v}{suffix}")
+            }
+            _ => {
+                let (mut m, mut e) = (self.unscaled, self.scale);
+                while m.abs() >= 10 && m % 10 == 0 {
+                    m /= 10;
+                    e += 1;
+                }
+                // The exponent goes down to a multiple of three (Go's `%` truncates).
+                match e % 3 {
+                    1 | -2 => {
+                        m *= 10;
+                        e -= 1;
+                    }
+                    2 | -1 => {
+                        m *= 100;
+                        e -= 2;
+                    }
+                    _ => {}
+                }
+                let suffix = if format == Format::DecimalExponent {
+                    if e == 0 {
+                        String::new()
+                    } else {
+                        format!("e{e}")
+                    }
+                } else {
+                    SUFFIXES
+                        .iter()
+                        .find(|(_, b, x)| *b == 10 && *x == e)
+                        .map_or("", |(s, ..)| *s)
+                        .to_owned()
+                };
+                format!("{m}{suffix}")
+            }
+        }
+    }
+
+    /// The value as an integer, when it is one and fits (`AsScale(0)` exactly).
+    fn exact_int(&self) -> Option<i128> {
+        if self.scale >= 0 {
+            return self.rescaled(0);
+        }
+        let d = 10i128.checked_pow(self.scale.unsigned_abs())?;
+        (self.unscaled % d == 0).then(|| self.unscaled / d)
+    }
+}
+
+/// The canonical form of a quantity string, as Go writes a decoded Quantity; `None` when it
+/// does not parse.
+pub fn canonical(s: &str) -> Option<String> {
+    Quantity::parse(s.trim()).ok().map(|q| q.canonical())
+}
+
+/// `parseQuantityString`: the sign, the digits before and after the point, the suffix.
+fn split(s: &str) -> Result<(bool, &str, &str, &str), &'static str> {
+    if s.is_empty() {
+        return Err(ERR_FORMAT_WRONG);
+    }
+    let b = s.as_bytes();
+    let mut pos = 0;
+    let positive = match b[0] {
+        b'+' => {
+            pos = 1;
+            true
+        }
+        b'-' => {
+            pos = 1;
+            false
+        }
+        _ => true,
+    };
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let num_start = pos;
+    pos += digits(pos);
+    let num = &s[num_start..pos];
+    let mut denom = "";
+    if pos < b.len() && b[pos] == b'.' {
+        pos += 1;
+        let start = pos;
+        pos += digits(pos);
+        denom = &s[start..pos];
+    }
+    if num.is_empty() && denom.is_empty() {
+        return Err(ERR_FORMAT_WRONG);
+    }
+    let suffix_start = pos;
+    pos += b[pos..]
+        .iter()
+        .take_while(|c| b"eEinumkKMGTP".contains(c))
+        .count();
+    if pos < b.len() && matches!(b[pos], b'+' | b'-') {
+        pos += 1;
+    }
+    pos += digits(pos);
+    if pos != b.len() {
+        return Err(ERR_FORMAT_WRONG);
+    }
+    Ok((positive, num, denom, &s[suffix_start..]))
+}
+
+/// `quantitySuffixer.interpret`: a decimal or binary SI suffix, or an exponent.
+fn interpret(suffix: &str) -> Result<(u32, i32, Format), &'static str> {
+    if let Some((_, base, exp)) = SUFFIXES.iter().find(|(s, ..)| *s == suffix) {
+        let format = if *base == 2 {
+            Format::BinarySI
+        } else {
+            Format::DecimalSI
+        };
+        return Ok((*base, *exp, format));
+    }
+    let exponent = suffix
+        .strip_prefix('e')
+        .or_else(|| suffix.strip_prefix('E'));
+    match exponent {
+        Some(exp) if !exp.is_empty() => match exp.parse::<i64>() {
+            Ok(e) => i32::try_from(e)
+                .map(|e| (10, e, Format::DecimalExponent))
+                .map_err(|_| ERR_NUMERIC),
+            Err(_) => Err(ERR_SUFFIX),
+        },
+        _ => Err(ERR_SUFFIX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_what_parse_quantity_accepts() {
+        for ok in [
+            "0", "1", "100m", "1.5", "+1", "-2Gi", "1Ki", ".5", "1.", "1e3", "1E-3", "5n", "12e+2",
+            "0.1u",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn rejects_with_upstreams_errors() {
+        assert_eq!(check(""), Err(ERR_FORMAT_WRONG));
+        assert_eq!(check("abc"), Err(ERR_FORMAT_WRONG));
+        assert_eq!(check("1 Gi"), Err(ERR_FORMAT_WRONG));
+        assert_eq!(check("1Gb"), Err(ERR_FORMAT_WRONG));
+        assert_eq!(check("1iK"), Err(ERR_SUFFIX));
+        assert_eq!(check("1Mm"), Err(ERR_SUFFIX));
+        assert_eq!(check("1e"), Err(ERR_SUFFIX));
+        assert_eq!(check("."), Err(ERR_FORMAT_WRONG));
+    }
+
+    /// Canonical forms from upstream's `quantity_test.go` table (`TestQuantityParse`).
+    #[test]
+    fn canonical_forms_are_upstreams() {
+        for (input, want) in [
+            ("0", "0"),
+            ("0m", "0"),
+            ("0Ki", "0"),
+            ("1000m", "1"),
+            ("100m", "100m"),
+            ("0.5", "500m"),
+            (".5", "500m"),
+            ("1.5", "1500m"),
+            ("1024Ki", "1Mi"),
+            ("1Ki", "1Ki"),
+            ("0.5Ki", "512"),
+            ("1536Ki", "1536Ki"),
+            ("1Mi", "1Mi"),
+            ("1000Mi", "1000Mi"),
+            ("1.5Gi", "1536Mi"),
+            ("1e3", "1e3"),
+            ("1E6", "1e6"),
+            ("1e-3", "1e-3"),
+            ("100e-3", "100e-3"),
+            ("12e+2", "1200"),
+            ("1000k", "1M"),
+            ("1001k", "1001k"),
+            ("50000", "50k"),
+            ("5n", "5n"),
+            ("0.1n", "1n"),
+            ("1.1n", "2n"),
+            ("0.1u", "100n"),
+            ("-2Gi", "-2Gi"),
+            ("-1.5", "-1500m"),
+            ("+1", "1"),
+            ("1.", "1"),
+            ("100M", "100M"),
+            ("7E", "7E"),
+        ] {
+            let q = Quantity::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(q.canonical(), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn compares_values_across_formats() {
+        let q = |s| Quantity::parse(s).expect("parse");
+        assert_eq!(q("1").cmp_value(&q("1000m")), Ordering::Equal);
+        assert_eq!(q("1Ki").cmp_value(&q("1k")), Ordering::Greater);
+        assert_eq!(q("-1").cmp_value(&q("0")), Ordering::Less);
+        assert_eq!(q("1500m").milli_value(), 1500);
+        assert_eq!(q("1500m").value(), 2);
+        assert_eq!(q("1Gi").value(), 1 << 30);
+    }
+}
