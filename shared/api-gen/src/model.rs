@@ -150,7 +150,11 @@ pub fn build(pb_src: &std::path::Path, defs: &BTreeMap<String, Definition>) -> R
             });
         }
     }
-    overlay::check(&messages)?;
+    overlay::check(|def, field| {
+        messages
+            .iter()
+            .any(|m| m.def == def && m.fields.iter().any(|f| f.name == field))
+    })?;
     Ok(Model { messages, kinds })
 }
 

@@ -10,8 +10,6 @@
 
 use anyhow::{Result, bail};
 
-use crate::model::GenMessage;
-
 /// What an entry says of a field.
 #[derive(Clone, Copy, Default)]
 pub struct Facts {
@@ -468,13 +466,11 @@ pub fn facts(def: &str, field: &str) -> Facts {
         .unwrap_or_default()
 }
 
-/// Every entry names a generated field, so a stale one is caught.
-pub fn check(messages: &[GenMessage]) -> Result<()> {
+/// Every entry names a generated field (`known(definition, field)`), so a stale one is
+/// caught.
+pub fn check(known: impl Fn(&str, &str) -> bool) -> Result<()> {
     for (def, field, _) in OVERLAY {
-        let known = messages
-            .iter()
-            .any(|m| m.def == *def && m.fields.iter().any(|f| f.name == *field));
-        if !known {
+        if !known(def, field) {
             bail!("overlay entry {def}.{field} names no generated field");
         }
     }
