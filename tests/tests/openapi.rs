@@ -117,6 +117,11 @@ fn kubectl_explain_reads_the_schemas() {
     ] {
         assert!(explain.contains(line), "missing {line:?} in\n{explain}");
     }
+    // The descriptions are upstream's own text, from the generated tables.
+    assert!(
+        explain.contains("ConfigMap holds configuration data for pods to consume."),
+        "{explain}"
+    );
     let labels = ok(&c, &["explain", "configmap.metadata.labels"]);
     assert!(
         labels.contains("FIELD: labels <map[string]string>"),

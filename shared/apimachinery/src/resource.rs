@@ -27,11 +27,16 @@ pub enum Format {
 }
 
 /// A parsed quantity: `unscaled × 10^scale`, and the format it was written in.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Quantity {
     unscaled: i128,
     scale: i32,
     pub format: Format,
+    /// Upstream's `int64Amount` when `ParseQuantity` took its int64 fast path.
+    int64_amount: Option<(i64, i32)>,
+    /// Upstream's cached string `s`: the input, when the fast path found it canonical;
+    /// Go writes it back as it is (`+1` stays `+1`, `1E6` stays `1E6`).
+    cached: Option<String>,
 }
 
 /// The decimal and binary SI suffixes, with their base and exponent.
@@ -65,8 +70,15 @@ pub fn check(s: &str) -> Result<(), &'static str> {
 impl Quantity {
     /// `resource.ParseQuantity`.
     pub fn parse(s: &str) -> Result<Quantity, &'static str> {
+        if s == "0" {
+            return Ok(Quantity {
+                cached: Some(s.to_owned()),
+                ..Quantity::int(0)
+            });
+        }
         let (positive, num, denom, suffix) = split(s)?;
         let (base, exponent, format) = interpret(suffix)?;
+        let fast = fast_path(s, positive, num, denom, exponent, format)?;
         let digits = format!("{num}{denom}");
         let mut unscaled: i128 = if digits.is_empty() {
             0
@@ -84,6 +96,8 @@ impl Quantity {
             unscaled,
             scale,
             format,
+            int64_amount: None,
+            cached: None,
         };
         q.round_up_to_nano()?;
         if format == Format::BinarySI {
@@ -98,6 +112,10 @@ impl Quantity {
         if !positive {
             q.unscaled = -q.unscaled;
         }
+        if let Some((amount, cached)) = fast {
+            q.int64_amount = Some(amount);
+            q.cached = cached;
+        }
         Ok(q)
     }
 
@@ -106,7 +124,33 @@ impl Quantity {
             unscaled: v,
             scale: 0,
             format: Format::DecimalSI,
+            int64_amount: None,
+            cached: None,
         }
+    }
+
+    /// What Go's `%#v` prints for the Quantity `ParseQuantity` returns, as a bad value in
+    /// a validation error (Quantity's `String` has a pointer receiver, so upstream's
+    /// `field.Error` falls back to `%#v`). A value off the int64 fast path holds an
+    /// `*inf.Dec` whose address Go prints; that is written as `0xc000000000`.
+    pub fn go_syntax(&self) -> String {
+        let (value, scale) = self.int64_amount.unwrap_or((0, 0));
+        let dec = if self.int64_amount.is_some() || self.cached.as_deref() == Some("0") {
+            "(*inf.Dec)(nil)"
+        } else {
+            "(*inf.Dec)(0xc000000000)"
+        };
+        let format = match self.format {
+            Format::DecimalExponent => "DecimalExponent",
+            Format::BinarySI => "BinarySI",
+            Format::DecimalSI => "DecimalSI",
+        };
+        format!(
+            "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, \
+             d:resource.infDecAmount{{Dec:{dec}}}, s:{}, Format:{}}}",
+            crate::golang::strconv::quote(self.cached.as_deref().unwrap_or("")),
+            crate::golang::strconv::quote(format),
+        )
     }
 
     /// Rounds a value finer than nano units up, away from zero (`inf.RoundUp`).
@@ -173,8 +217,12 @@ impl Quantity {
         }
     }
 
-    /// `String()`: the canonical form Go writes (`CanonicalizeBytes`).
+    /// `String()`: what Go writes: the cached input, else the canonical form
+    /// (`CanonicalizeBytes`).
     pub fn canonical(&self) -> String {
+        if let Some(s) = &self.cached {
+            return s.clone();
+        }
         if self.unscaled == 0 {
             return "0".into();
         }
@@ -243,6 +291,54 @@ impl Quantity {
         let d = 10i128.checked_pow(self.scale.unsigned_abs())?;
         (self.unscaled % d == 0).then(|| self.unscaled / d)
     }
+}
+
+/// `ParseQuantity`'s int64 fast path: the `int64Amount` (value, scale) and, when the
+/// input is already canonical, the string it caches; `None` off the fast path.
+#[allow(clippy::type_complexity)]
+fn fast_path(
+    s: &str,
+    positive: bool,
+    num: &str,
+    denom: &str,
+    exponent: i32,
+    format: Format,
+) -> Result<Option<((i64, i32), Option<String>)>, &'static str> {
+    const MAX_INT64_FACTORS: i64 = 18;
+    let digits = (num.len() + denom.len()) as i64;
+    let (mut scale, precision, mantissa) = match format {
+        Format::DecimalExponent | Format::DecimalSI => {
+            (i64::from(exponent), MAX_INT64_FACTORS - digits, 1i64)
+        }
+        Format::BinarySI if exponent >= 0 && denom.is_empty() => {
+            // Go: 15 - len(num) - int32(float32(exponent)*3/10) - 1
+            let shifted = (exponent as f32 * 3.0 / 10.0) as i64;
+            let precision = 15 - num.len() as i64 - shifted - 1;
+            (0, precision, 1i64.checked_shl(exponent as u32).unwrap_or(0))
+        }
+        Format::BinarySI => (0, -1, 1),
+    };
+    if precision < 0 {
+        return Ok(None);
+    }
+    scale -= denom.len() as i64;
+    if scale < i64::from(NANO) {
+        return Ok(None);
+    }
+    let shifted = format!("{num}{denom}");
+    let value: i64 = shifted.parse().map_err(|_| ERR_NUMERIC)?;
+    let Some(mut result) = value.checked_mul(mantissa) else {
+        return Ok(None);
+    };
+    if !positive {
+        result = -result;
+    }
+    let scale = i32::try_from(scale).map_err(|_| ERR_NUMERIC)?;
+    let canonical = match format {
+        Format::BinarySI => exponent % 10 == 0 && value & 0x07 != 0,
+        _ => scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0'),
+    };
+    Ok(Some(((result, scale), canonical.then(|| s.to_owned()))))
 }
 
 /// The canonical form of a quantity string, as Go writes a decoded Quantity; `None` when it
@@ -368,7 +464,7 @@ mod tests {
             ("1000Mi", "1000Mi"),
             ("1.5Gi", "1536Mi"),
             ("1e3", "1e3"),
-            ("1E6", "1e6"),
+            ("1E6", "1E6"),
             ("1e-3", "1e-3"),
             ("100e-3", "100e-3"),
             ("12e+2", "1200"),
@@ -381,14 +477,30 @@ mod tests {
             ("0.1u", "100n"),
             ("-2Gi", "-2Gi"),
             ("-1.5", "-1500m"),
-            ("+1", "1"),
-            ("1.", "1"),
+            ("+1", "+1"),
+            ("1.", "1."),
             ("100M", "100M"),
             ("7E", "7E"),
         ] {
             let q = Quantity::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(q.canonical(), want, "{input}");
         }
+    }
+
+    #[test]
+    fn bad_values_print_as_go_prints_a_quantity() {
+        let q = Quantity::parse("1500m").expect("parse");
+        assert_eq!(
+            q.go_syntax(),
+            "resource.Quantity{i:resource.int64Amount{value:1500, scale:-3}, \
+             d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"1500m\", Format:\"DecimalSI\"}"
+        );
+        let q = Quantity::parse("1000m").expect("parse");
+        assert_eq!(
+            q.go_syntax(),
+            "resource.Quantity{i:resource.int64Amount{value:1000, scale:-3}, \
+             d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"DecimalSI\"}"
+        );
     }
 
     #[test]
