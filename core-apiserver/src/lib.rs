@@ -1,6 +1,7 @@
 //! core-apiserver's resources: each a descriptor plus a strategy, served by the generic
 //! store of kas-registry from etcd.
 
+pub mod helper;
 pub mod options;
 pub mod resources;
 

@@ -4,6 +4,7 @@ pub mod configmaps;
 pub mod events;
 pub mod leases;
 pub mod namespaces;
+pub mod resourcequotas;
 pub mod secrets;
 pub mod serviceaccounts;
 
@@ -76,6 +77,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     serviceaccounts::install,
     namespaces::install,
     leases::install,
+    resourcequotas::install,
     events::install,
     events::v1::install,
 ];

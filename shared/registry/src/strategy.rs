@@ -80,6 +80,12 @@ pub trait Strategy: Send + Sync {
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors;
 
+    /// Validation of a write through the `status` subresource (upstream's status
+    /// strategy's `ValidateUpdate`); the main update's by default.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        self.validate_update(new, old)
+    }
+
     fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
         Vec::new()
     }

@@ -107,7 +107,11 @@ impl Store {
             } else {
                 self.track_managed_fields(&mut merged, Some(current), subresource, opts);
             }
-            let errors = self.strategy.validate_update(&merged, current);
+            let errors = if declared_status {
+                self.strategy.validate_status_update(&merged, current)
+            } else {
+                self.strategy.validate_update(&merged, current)
+            };
             if !errors.is_empty() {
                 return Err(self.invalid(&merged, errors));
             }
