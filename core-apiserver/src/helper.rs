@@ -70,6 +70,11 @@ pub fn is_quota_huge_page_resource_name(name: &str) -> bool {
     name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")
 }
 
+/// Upstream `IsHugePageResourceName`.
+pub fn is_huge_page_resource_name(name: &str) -> bool {
+    name.starts_with("hugepages-")
+}
+
 /// Upstream `IsStandardResourceName`.
 pub fn is_standard_resource_name(name: &str) -> bool {
     STANDARD_RESOURCES.contains(&name) || is_quota_huge_page_resource_name(name)

@@ -145,3 +145,88 @@ fn resource_quotas_as_kubectl_uses_them() {
         "resourcequota \"q1\" deleted\n"
     );
 }
+
+fn apply_stdin(c: &TestCluster, verb: &[&str], manifest: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(verb)
+        .args(["-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(manifest.as_bytes())
+        .expect("write");
+    child.wait_with_output().expect("kubectl")
+}
+
+const LIMITS: &str = "apiVersion: v1
+kind: LimitRange
+metadata:
+  name: limits
+spec:
+  limits:
+  - type: Container
+    max:
+      cpu: 2000m
+    min:
+      memory: 64Mi
+  - type: Pod
+    max:
+      memory: 1Gi
+";
+
+#[test]
+fn limit_ranges_are_defaulted_and_checked() {
+    let c = start_cluster(|_| {});
+    let out = apply_stdin(&c, &["create"], LIMITS);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // SetDefaults_LimitRangeItem: a container's default is its max, its default request
+    // the default or the min.
+    let limits = ok(
+        &c,
+        &["get", "limits", "limits", "-o", "jsonpath={.spec.limits}"],
+    );
+    let limits: serde_json::Value = serde_json::from_str(&limits).expect("json");
+    assert_eq!(
+        limits,
+        serde_json::json!([
+            {"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"},
+             "default": {"cpu": "2"}, "defaultRequest": {"cpu": "2", "memory": "64Mi"}},
+            {"type": "Pod", "max": {"memory": "1Gi"}},
+        ])
+    );
+    let table = ok(&c, &["get", "limitranges"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "CREATED", "AT"], "{table}");
+
+    let bad = LIMITS
+        .replace("name: limits", "name: bad")
+        .replace("memory: 64Mi", "cpu: 3");
+    let out = apply_stdin(&c, &["create"], &bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for part in [
+        r#"LimitRange "bad" is invalid"#,
+        "spec.limits[0].min[cpu]: Invalid value: resource.Quantity{",
+        "min value 3 is greater than max value 2",
+    ] {
+        assert!(err.contains(part), "missing {part:?} in {err}");
+    }
+}

@@ -3,6 +3,7 @@
 pub mod configmaps;
 pub mod events;
 pub mod leases;
+pub mod limitranges;
 pub mod namespaces;
 pub mod resourcequotas;
 pub mod secrets;
@@ -77,6 +78,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     serviceaccounts::install,
     namespaces::install,
     leases::install,
+    limitranges::install,
     resourcequotas::install,
     events::install,
     events::v1::install,
