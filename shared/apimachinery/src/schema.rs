@@ -239,24 +239,7 @@ pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
 pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
     use serde_json::Value;
     match (kind, value) {
-        (Kind::Message(m), Value::Object(map)) => {
-            for f in m.json_fields().into_iter().filter(|f| f.tag != 0) {
-                match map.get_mut(f.name) {
-                    Some(v) if !v.is_null() => fill_zero(v, &f.kind),
-                    Some(v) => match written_zero(f) {
-                        Some(zero) => *v = zero,
-                        None => {
-                            map.remove(f.name);
-                        }
-                    },
-                    None => {
-                        if let Some(zero) = written_zero(f) {
-                            map.insert(f.name.to_owned(), zero);
-                        }
-                    }
-                }
-            }
-        }
+        (Kind::Message(m), Value::Object(map)) => fill_fields(map, m.fields),
         (Kind::Map(inner), Value::Object(map)) => {
             map.values_mut().for_each(|v| fill_element(v, inner));
         }
@@ -274,6 +257,31 @@ pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
             }
         }
         _ => {}
+    }
+}
+
+/// [`fill_zero`] of a struct's fields in `map`; an embedded struct's fields are the
+/// same object's.
+fn fill_fields(map: &mut serde_json::Map<String, serde_json::Value>, fields: &'static [Field]) {
+    for f in fields.iter().filter(|f| f.tag != 0) {
+        if let (true, Kind::Message(inner)) = (f.inline, &f.kind) {
+            fill_fields(map, inner.fields);
+            continue;
+        }
+        match map.get_mut(f.name) {
+            Some(v) if !v.is_null() => fill_zero(v, &f.kind),
+            Some(v) => match written_zero(f) {
+                Some(zero) => *v = zero,
+                None => {
+                    map.remove(f.name);
+                }
+            },
+            None => {
+                if let Some(zero) = written_zero(f) {
+                    map.insert(f.name.to_owned(), zero);
+                }
+            }
+        }
     }
 }
 
