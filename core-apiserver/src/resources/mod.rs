@@ -107,3 +107,40 @@ pub fn stores(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kas_registry::Scope;
+
+    /// Every descriptor says what upstream's types say of its kind: the plural, the scope,
+    /// the list kind and the schemas come from the generated registry, so a typo in a new
+    /// resource file fails here rather than on a client.
+    #[test]
+    fn descriptors_agree_with_the_generated_kinds() {
+        let opts = ResourceOptions::default();
+        for install in RESOURCES {
+            let d = install(&opts).descriptor;
+            let entry = kas_api::KINDS
+                .iter()
+                .find(|k| (k.group, k.version, k.kind) == (d.group, d.version, d.kind))
+                .unwrap_or_else(|| {
+                    panic!("{}/{} {} is no generated kind", d.group, d.version, d.kind)
+                });
+            assert_eq!(d.plural, entry.plural, "{}", d.kind);
+            let scope = match d.scope {
+                Scope::Namespaced => "Namespace",
+                Scope::Cluster => "Cluster",
+            };
+            assert_eq!(scope, entry.scope, "{}", d.kind);
+            let schema = d.schema.expect("a built-in kind has a schema");
+            assert!(std::ptr::eq(schema, entry.message), "{}", d.kind);
+            let list = kas_api::kind(d.group, d.version, d.list_kind).expect("list kind");
+            assert!(
+                d.list_schema.is_some_and(|l| std::ptr::eq(l, list)),
+                "{}",
+                d.kind
+            );
+        }
+    }
+}
