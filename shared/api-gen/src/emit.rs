@@ -125,6 +125,7 @@ fn field(out: &mut String, f: &GenField, statics: &BTreeMap<&str, String>) -> Re
     writeln!(out, "            list_type: {list_type},")?;
     writeln!(out, "            description: {:?},", f.description)?;
     writeln!(out, "            inline: {},", f.inline)?;
+    writeln!(out, "            wrapped: {},", f.wrapped)?;
     writeln!(out, "        }},")?;
     Ok(())
 }

@@ -36,6 +36,8 @@ pub struct GenField {
     /// An embedded struct (`json:",inline"`): its fields are the parent's in JSON, a
     /// message of its own in protobuf.
     pub inline: bool,
+    /// A named slice type (`Verbs`): an array in JSON, a wrapper message in protobuf.
+    pub wrapped: bool,
 }
 
 #[derive(Debug)]
@@ -229,6 +231,9 @@ fn with_embedded(
     out
 }
 
+/// go-to-protobuf's messages for named slice types of strings.
+const WRAPPERS: [&str; 2] = ["Verbs", "ExtraValue"];
+
 struct Ctx<'a> {
     defs: &'a BTreeMap<String, Definition>,
     go_names: &'a HashMap<(String, String), String>,
@@ -366,9 +371,7 @@ impl Ctx<'_> {
         if f.repeated {
             kind = GenKind::Array(Box::new(kind));
         } else if json_type == Some("array") && matches!(kind, GenKind::Message(_)) {
-            // A named slice type (`Verbs []string`) is a wrapper message in protobuf; the
-            // schema model has no kind for that yet, so it is described as its JSON.
-            kind = GenKind::Array(Box::new(GenKind::Scalar("String")));
+            bail!("{name}: a named slice type that is not among the known wrappers");
         }
         let markers = pb::markers(&f.doc);
         let marker = |k: &str| markers.iter().find(|(m, _)| m == k).map(|(_, v)| v.clone());
@@ -418,6 +421,9 @@ impl Ctx<'_> {
             },
             name,
             inline: false,
+            wrapped: !f.repeated
+                && matches!(&f.ty, PbType::Message(path)
+                    if path.last().is_some_and(|n| WRAPPERS.contains(&n.as_str()))),
         })
     }
 
@@ -439,7 +445,7 @@ impl Ctx<'_> {
                 }
                 // go-to-protobuf's messages for named slice types (`Verbs []string`,
                 // `ExtraValue []string`): JSON arrays.
-                if matches!(name.as_str(), "Verbs" | "ExtraValue") {
+                if WRAPPERS.contains(&name.as_str()) {
                     return Ok(GenKind::Array(Box::new(GenKind::Scalar("String"))));
                 }
                 let pkg = PACKAGES
@@ -472,6 +478,7 @@ fn type_meta_field(name: &str, prop: &Value) -> GenField {
             .unwrap_or_default()
             .to_owned(),
         inline: false,
+        wrapped: false,
     }
 }
 

@@ -118,6 +118,15 @@ macro_rules! pb_kinds {
 
 include!("../src/generated/pb_types.rs");
 
+/// Discovery's documents too: `APIResource.verbs` is go-to-protobuf's `Verbs` wrapper.
+#[test]
+fn discovery_documents_survive_prost() {
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+    round_trip::<meta::APIResourceList>("", "v1", "APIResourceList");
+    round_trip::<meta::APIGroupList>("", "v1", "APIGroupList");
+    round_trip::<meta::Status>("", "v1", "Status");
+}
+
 /// The test notices a wrong number: the same sample with one tag changed does not survive.
 #[test]
 fn a_wrong_tag_is_caught() {

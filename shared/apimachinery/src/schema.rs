@@ -76,6 +76,10 @@ pub struct Field {
     /// its fields are the parent's in JSON, and a message of its own, numbered `tag`, in
     /// protobuf. [`Message::field`] and [`Message::json_fields`] look through it.
     pub inline: bool,
+    /// A named slice type (`Verbs []string`, a [`Kind::Array`]): an array in JSON, and in
+    /// protobuf a message of its own, numbered `tag`, holding the items as its field 1
+    /// (go-to-protobuf's wrapper for such types).
+    pub wrapped: bool,
 }
 
 impl Field {
@@ -91,6 +95,7 @@ impl Field {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         }
     }
 

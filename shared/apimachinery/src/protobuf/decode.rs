@@ -96,11 +96,48 @@ pub(super) fn decode_into(
             .zip(state.slots.iter_mut())
             .find(|(f, _)| f.tag == tag);
         match found {
+            Some((field, slot)) if field.wrapped => {
+                decode_wrapped(field, wire_type, &mut r, slot, depth)?
+            }
             Some((field, slot)) => {
                 decode_occurrence(&field.kind, field.name, wire_type, &mut r, slot, depth)?
             }
             // Unknown fields are skipped, as gogo does.
             None => r.skip(wire_type)?,
+        }
+    }
+    Ok(())
+}
+
+/// A named slice type's wrapper message: its field 1 occurrences are the items. Seen at
+/// all, the slice is not nil.
+fn decode_wrapped(
+    field: &'static Field,
+    wire_type: u8,
+    r: &mut Reader<'_>,
+    slot: &mut Slot,
+    depth: usize,
+) -> Result<()> {
+    expect_wire(wire_type, LEN, field.name)?;
+    if depth > MAX_DEPTH {
+        return Err(Error::TooDeep);
+    }
+    if !matches!(slot, Slot::List(_)) {
+        *slot = Slot::List(Vec::new());
+    }
+    let mut inner = Reader::new(r.bytes()?);
+    while let Some((tag, wire_type)) = inner.next_field("wrapper")? {
+        if tag == 1 {
+            decode_occurrence(
+                &field.kind,
+                field.name,
+                wire_type,
+                &mut inner,
+                slot,
+                depth + 1,
+            )?;
+        } else {
+            inner.skip(wire_type)?;
         }
     }
     Ok(())

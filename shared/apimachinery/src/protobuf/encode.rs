@@ -100,6 +100,14 @@ fn encode_field(
     ctx: &mut Ctx,
 ) -> Result<()> {
     match field.kind {
+        // A named slice type: its wrapper message, when the slice is not nil.
+        Kind::Array(_) if field.wrapped => {
+            let Some(v) = v else { return Ok(()) };
+            let mark = begin_nested(field.tag, out);
+            encode_struct(&field.kind, Some(v), out, ctx)?;
+            end_nested(mark, out);
+            Ok(())
+        }
         Kind::Array(elem) => {
             let Some(v) = v else { return Ok(()) };
             let items = v.as_array().ok_or_else(|| ctx.type_error(v, &field.kind))?;

@@ -22,6 +22,7 @@ pub static API_SERVICE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static API_SERVICE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static API_SERVICE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -55,6 +58,7 @@ pub static API_SERVICE: Message = Message {
             list_type: None,
             description: "Spec contains information for locating and communicating with a server",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -66,6 +70,7 @@ pub static API_SERVICE: Message = Message {
             list_type: None,
             description: "Status contains derived information about an API server",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["metadata"],
@@ -87,6 +92,7 @@ pub static API_SERVICE_CONDITION: Message = Message {
             list_type: None,
             description: "Type is the type of the condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -98,6 +104,7 @@ pub static API_SERVICE_CONDITION: Message = Message {
             list_type: None,
             description: "Status is the status of the condition. Can be True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -109,6 +116,7 @@ pub static API_SERVICE_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -120,6 +128,7 @@ pub static API_SERVICE_CONDITION: Message = Message {
             list_type: None,
             description: "Unique, one-word, CamelCase reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -131,6 +140,7 @@ pub static API_SERVICE_CONDITION: Message = Message {
             list_type: None,
             description: "Human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -152,6 +162,7 @@ pub static API_SERVICE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -163,6 +174,7 @@ pub static API_SERVICE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -174,6 +186,7 @@ pub static API_SERVICE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -185,6 +198,7 @@ pub static API_SERVICE_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of APIService",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -206,6 +220,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Service is a reference to the service for this API server.  It must communicate on port 443. If the Service is nil, that means the handling for the API groupversion is handled locally on this server. The call will simply delegate to the normal handler chain to be fulfilled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -217,6 +232,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Group is the API group name this server hosts",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "version",
@@ -228,6 +244,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Version is the API version this server hosts.  For example, \"v1\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "insecureSkipTLSVerify",
@@ -239,6 +256,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "InsecureSkipTLSVerify disables TLS certificate verification when communicating with this server. This is strongly discouraged.  You should use the CABundle instead.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "caBundle",
@@ -250,6 +268,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving certificate. If unspecified, system trust roots on the apiserver are used.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groupPriorityMinimum",
@@ -261,6 +280,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "GroupPriorityMinimum is the priority this group should have at least. Higher priority means that the group is preferred by clients over lower priority ones. Note that other versions of this group might specify even higher GroupPriorityMinimum values such that the whole group gets a higher priority. The primary sort is based on GroupPriorityMinimum, ordered highest number to lowest (20 before 10). The secondary sort is based on the alphabetical comparison of the name of the object.  (v1.bar before v1.foo) We'd recommend something like: *.k8s.io (except extensions) at 18000 and PaaSes (OpenShift, Deis) are recommended to be in the 2000s",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "versionPriority",
@@ -272,6 +292,7 @@ pub static API_SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "VersionPriority controls the ordering of this API version inside of its group.  Must be greater than zero. The primary sort is based on VersionPriority, ordered highest to lowest (20 before 10). Since it's inside of a group, the number can be small, probably in the 10s. In case of equal version priorities, the version string will be used to compute the order inside a group. If the version string is \"kube-like\", it will sort above non \"kube-like\" version strings, which are ordered lexicographically. \"Kube-like\" versions start with a \"v\", then are followed by a number (the major version), then optionally the string \"alpha\" or \"beta\" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["groupPriorityMinimum", "versionPriority"],
@@ -293,6 +314,7 @@ pub static API_SERVICE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Current service state of apiService.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -314,6 +336,7 @@ pub static SERVICE_REFERENCE: Message = Message {
             list_type: None,
             description: "Namespace is the namespace of the service",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -325,6 +348,7 @@ pub static SERVICE_REFERENCE: Message = Message {
             list_type: None,
             description: "Name is the name of the service",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -336,6 +360,7 @@ pub static SERVICE_REFERENCE: Message = Message {
             list_type: None,
             description: "If specified, the port on the service that hosting webhook. Default to 443 for backward compatibility. `port` should be a valid port number (1-65535, inclusive).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

@@ -22,6 +22,7 @@ pub static CONTROLLER_REVISION: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static CONTROLLER_REVISION: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static CONTROLLER_REVISION: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "data",
@@ -55,6 +58,7 @@ pub static CONTROLLER_REVISION: Message = Message {
             list_type: None,
             description: "Data is the serialized representation of the state.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "revision",
@@ -66,6 +70,7 @@ pub static CONTROLLER_REVISION: Message = Message {
             list_type: None,
             description: "Revision indicates the revision of the state represented by Data.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["revision"],
@@ -87,6 +92,7 @@ pub static CONTROLLER_REVISION_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -98,6 +104,7 @@ pub static CONTROLLER_REVISION_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -109,6 +116,7 @@ pub static CONTROLLER_REVISION_LIST: Message = Message {
             list_type: None,
             description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -120,6 +128,7 @@ pub static CONTROLLER_REVISION_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of ControllerRevisions",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -141,6 +150,7 @@ pub static DAEMON_SET: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -152,6 +162,7 @@ pub static DAEMON_SET: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -163,6 +174,7 @@ pub static DAEMON_SET: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -174,6 +186,7 @@ pub static DAEMON_SET: Message = Message {
             list_type: None,
             description: "The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -185,6 +198,7 @@ pub static DAEMON_SET: Message = Message {
             list_type: None,
             description: "The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -206,6 +220,7 @@ pub static DAEMON_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Type of DaemonSet condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -217,6 +232,7 @@ pub static DAEMON_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -228,6 +244,7 @@ pub static DAEMON_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -239,6 +256,7 @@ pub static DAEMON_SET_CONDITION: Message = Message {
             list_type: None,
             description: "The reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -250,6 +268,7 @@ pub static DAEMON_SET_CONDITION: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about the transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -271,6 +290,7 @@ pub static DAEMON_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -282,6 +302,7 @@ pub static DAEMON_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -293,6 +314,7 @@ pub static DAEMON_SET_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -304,6 +326,7 @@ pub static DAEMON_SET_LIST: Message = Message {
             list_type: None,
             description: "A list of daemon sets.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -325,6 +348,7 @@ pub static DAEMON_SET_SPEC: Message = Message {
             list_type: None,
             description: "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -336,6 +360,7 @@ pub static DAEMON_SET_SPEC: Message = Message {
             list_type: None,
             description: "An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updateStrategy",
@@ -347,6 +372,7 @@ pub static DAEMON_SET_SPEC: Message = Message {
             list_type: None,
             description: "An update strategy to replace existing DaemonSet pods with new pods.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReadySeconds",
@@ -358,6 +384,7 @@ pub static DAEMON_SET_SPEC: Message = Message {
             list_type: None,
             description: "The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "revisionHistoryLimit",
@@ -369,6 +396,7 @@ pub static DAEMON_SET_SPEC: Message = Message {
             list_type: None,
             description: "The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["selector", "template"],
@@ -390,6 +418,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "numberMisscheduled",
@@ -401,6 +430,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of nodes that are running the daemon pod, but are not supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "desiredNumberScheduled",
@@ -412,6 +442,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "numberReady",
@@ -423,6 +454,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "observedGeneration",
@@ -434,6 +466,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The most recent generation observed by the daemon set controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updatedNumberScheduled",
@@ -445,6 +478,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The total number of nodes that are running updated daemon pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "numberAvailable",
@@ -456,6 +490,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "numberUnavailable",
@@ -467,6 +502,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of nodes that should be running the daemon pod and have none of the daemon pod running and available (ready for at least spec.minReadySeconds)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "collisionCount",
@@ -478,6 +514,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: None,
             description: "Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -489,6 +526,7 @@ pub static DAEMON_SET_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a DaemonSet's current state.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["currentNumberScheduled", "desiredNumberScheduled", "numberMisscheduled", "numberReady"],
@@ -510,6 +548,7 @@ pub static DAEMON_SET_UPDATE_STRATEGY: Message = Message {
             list_type: None,
             description: "Type of daemon set update. Can be \"RollingUpdate\" or \"OnDelete\". Default is RollingUpdate.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rollingUpdate",
@@ -521,6 +560,7 @@ pub static DAEMON_SET_UPDATE_STRATEGY: Message = Message {
             list_type: None,
             description: "Rolling update config params. Present only if type = \"RollingUpdate\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -542,6 +582,7 @@ pub static DEPLOYMENT: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -553,6 +594,7 @@ pub static DEPLOYMENT: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -564,6 +606,7 @@ pub static DEPLOYMENT: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -575,6 +618,7 @@ pub static DEPLOYMENT: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of the Deployment.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -586,6 +630,7 @@ pub static DEPLOYMENT: Message = Message {
             list_type: None,
             description: "Most recently observed status of the Deployment.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -607,6 +652,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "Type of deployment condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -618,6 +664,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastUpdateTime",
@@ -629,6 +676,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "The last time this condition was updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -640,6 +688,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -651,6 +700,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "The reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -662,6 +712,7 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about the transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -683,6 +734,7 @@ pub static DEPLOYMENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -694,6 +746,7 @@ pub static DEPLOYMENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -705,6 +758,7 @@ pub static DEPLOYMENT_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -716,6 +770,7 @@ pub static DEPLOYMENT_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of Deployments.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -737,6 +792,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "Number of desired pods. This is a pointer to distinguish between explicit zero and not specified. Defaults to 1.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -748,6 +804,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -759,6 +816,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is \"Always\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "strategy",
@@ -770,6 +828,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "The deployment strategy to use to replace existing pods with new ones.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReadySeconds",
@@ -781,6 +840,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "revisionHistoryLimit",
@@ -792,6 +852,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "paused",
@@ -803,6 +864,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "Indicates that the deployment is paused.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "progressDeadlineSeconds",
@@ -814,6 +876,7 @@ pub static DEPLOYMENT_SPEC: Message = Message {
             list_type: None,
             description: "The maximum time in seconds for a deployment to make progress before it is considered to be failed. The deployment controller will continue to process failed deployments and a condition with a ProgressDeadlineExceeded reason will be surfaced in the deployment status. Note that progress will not be estimated during the time a deployment is paused. Defaults to 600s.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["selector", "template"],
@@ -835,6 +898,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "The generation observed by the deployment controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "replicas",
@@ -846,6 +910,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of non-terminating pods targeted by this deployment (their labels match the selector).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updatedReplicas",
@@ -857,6 +922,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readyReplicas",
@@ -868,6 +934,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of non-terminating pods targeted by this Deployment with a Ready Condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "availableReplicas",
@@ -879,6 +946,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "unavailableReplicas",
@@ -890,6 +958,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of unavailable pods targeted by this deployment. This is the total number of pods that are still required for the deployment to have 100% available capacity. They may either be pods that are running but not yet available or pods that still have not been created.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminatingReplicas",
@@ -901,6 +970,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Total number of terminating pods targeted by this deployment. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.\n\nThis is an alpha field. Enable DeploymentReplicaSetTerminatingReplicas to be able to use this field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -912,6 +982,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a deployment's current state.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "collisionCount",
@@ -923,6 +994,7 @@ pub static DEPLOYMENT_STATUS: Message = Message {
             list_type: None,
             description: "Count of hash collisions for the Deployment. The Deployment controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ReplicaSet.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -944,6 +1016,7 @@ pub static DEPLOYMENT_STRATEGY: Message = Message {
             list_type: None,
             description: "Type of deployment. Can be \"Recreate\" or \"RollingUpdate\". Default is RollingUpdate.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rollingUpdate",
@@ -955,6 +1028,7 @@ pub static DEPLOYMENT_STRATEGY: Message = Message {
             list_type: None,
             description: "Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -976,6 +1050,7 @@ pub static REPLICA_SET: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -987,6 +1062,7 @@ pub static REPLICA_SET: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -998,6 +1074,7 @@ pub static REPLICA_SET: Message = Message {
             list_type: None,
             description: "If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -1009,6 +1086,7 @@ pub static REPLICA_SET: Message = Message {
             list_type: None,
             description: "Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1020,6 +1098,7 @@ pub static REPLICA_SET: Message = Message {
             list_type: None,
             description: "Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1041,6 +1120,7 @@ pub static REPLICA_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Type of replica set condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1052,6 +1132,7 @@ pub static REPLICA_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -1063,6 +1144,7 @@ pub static REPLICA_SET_CONDITION: Message = Message {
             list_type: None,
             description: "The last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -1074,6 +1156,7 @@ pub static REPLICA_SET_CONDITION: Message = Message {
             list_type: None,
             description: "The reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -1085,6 +1168,7 @@ pub static REPLICA_SET_CONDITION: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about the transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -1106,6 +1190,7 @@ pub static REPLICA_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1117,6 +1202,7 @@ pub static REPLICA_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1128,6 +1214,7 @@ pub static REPLICA_SET_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1139,6 +1226,7 @@ pub static REPLICA_SET_LIST: Message = Message {
             list_type: None,
             description: "List of ReplicaSets. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1160,6 +1248,7 @@ pub static REPLICA_SET_SPEC: Message = Message {
             list_type: None,
             description: "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReadySeconds",
@@ -1171,6 +1260,7 @@ pub static REPLICA_SET_SPEC: Message = Message {
             list_type: None,
             description: "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -1182,6 +1272,7 @@ pub static REPLICA_SET_SPEC: Message = Message {
             list_type: None,
             description: "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -1193,6 +1284,7 @@ pub static REPLICA_SET_SPEC: Message = Message {
             list_type: None,
             description: "Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["selector"],
@@ -1214,6 +1306,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fullyLabeledReplicas",
@@ -1225,6 +1318,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readyReplicas",
@@ -1236,6 +1330,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "availableReplicas",
@@ -1247,6 +1342,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminatingReplicas",
@@ -1258,6 +1354,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "The number of terminating pods for this replica set. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.\n\nThis is an alpha field. Enable DeploymentReplicaSetTerminatingReplicas to be able to use this field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "observedGeneration",
@@ -1269,6 +1366,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: None,
             description: "ObservedGeneration reflects the generation of the most recently observed ReplicaSet.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -1280,6 +1378,7 @@ pub static REPLICA_SET_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a replica set's current state.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["replicas"],
@@ -1301,6 +1400,7 @@ pub static ROLLING_UPDATE_DAEMON_SET: Message = Message {
             list_type: None,
             description: "The maximum number of DaemonSet pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their pods stopped for an update at any given time. The update starts by stopping at most 30% of those DaemonSet pods and then brings up new DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are available at all times during the update.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxSurge",
@@ -1312,6 +1412,7 @@ pub static ROLLING_UPDATE_DAEMON_SET: Message = Message {
             list_type: None,
             description: "The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediatedly created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1333,6 +1434,7 @@ pub static ROLLING_UPDATE_DEPLOYMENT: Message = Message {
             list_type: None,
             description: "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxSurge",
@@ -1344,6 +1446,7 @@ pub static ROLLING_UPDATE_DEPLOYMENT: Message = Message {
             list_type: None,
             description: "The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1365,6 +1468,7 @@ pub static ROLLING_UPDATE_STATEFUL_SET_STRATEGY: Message = Message {
             list_type: None,
             description: "Partition indicates the ordinal at which the StatefulSet should be partitioned for updates. During a rolling update, all pods from ordinal Replicas-1 to Partition are updated. All pods from ordinal Partition-1 to 0 remain untouched. This is helpful in being able to do a canary based deployment. The default value is 0.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxUnavailable",
@@ -1376,6 +1480,7 @@ pub static ROLLING_UPDATE_STATEFUL_SET_STRATEGY: Message = Message {
             list_type: None,
             description: "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is alpha-level and is only honored by servers that enable the MaxUnavailableStatefulSet feature. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1397,6 +1502,7 @@ pub static STATEFUL_SET: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1408,6 +1514,7 @@ pub static STATEFUL_SET: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1419,6 +1526,7 @@ pub static STATEFUL_SET: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -1430,6 +1538,7 @@ pub static STATEFUL_SET: Message = Message {
             list_type: None,
             description: "Spec defines the desired identities of pods in this set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1441,6 +1550,7 @@ pub static STATEFUL_SET: Message = Message {
             list_type: None,
             description: "Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1462,6 +1572,7 @@ pub static STATEFUL_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Type of statefulset condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1473,6 +1584,7 @@ pub static STATEFUL_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -1484,6 +1596,7 @@ pub static STATEFUL_SET_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -1495,6 +1608,7 @@ pub static STATEFUL_SET_CONDITION: Message = Message {
             list_type: None,
             description: "The reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -1506,6 +1620,7 @@ pub static STATEFUL_SET_CONDITION: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about the transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -1527,6 +1642,7 @@ pub static STATEFUL_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1538,6 +1654,7 @@ pub static STATEFUL_SET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1549,6 +1666,7 @@ pub static STATEFUL_SET_LIST: Message = Message {
             list_type: None,
             description: "Standard list's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1560,6 +1678,7 @@ pub static STATEFUL_SET_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of stateful sets.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1581,6 +1700,7 @@ pub static STATEFUL_SET_ORDINALS: Message = Message {
             list_type: None,
             description: "start is the number representing the first replica's index. It may be used to number replicas from an alternate index (eg: 1-indexed) over the default 0-indexed names, or to orchestrate progressive movement of replicas from one StatefulSet to another. If set, replica indices will be in the range:\n  [.spec.ordinals.start, .spec.ordinals.start + .spec.replicas).\nIf unset, defaults to 0. Replica indices will be in the range:\n  [0, .spec.replicas).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1602,6 +1722,7 @@ pub static STATEFUL_SET_PERSISTENT_VOLUME_CLAIM_RETENTION_POLICY: Message = Mess
             list_type: None,
             description: "WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted. The default policy of `Retain` causes PVCs to not be affected by StatefulSet deletion. The `Delete` policy causes those PVCs to be deleted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "whenScaled",
@@ -1613,6 +1734,7 @@ pub static STATEFUL_SET_PERSISTENT_VOLUME_CLAIM_RETENTION_POLICY: Message = Mess
             list_type: None,
             description: "WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down. The default policy of `Retain` causes PVCs to not be affected by a scaledown. The `Delete` policy causes the associated PVCs for any excess pods above the replica count to be deleted.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1634,6 +1756,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "replicas is the desired number of replicas of the given Template. These are replicas in the sense that they are instantiations of the same Template, but individual replicas also have a consistent identity. If unspecified, defaults to 1.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -1645,6 +1768,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -1656,6 +1780,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named \"web\" with index number \"3\" would be named \"web-3\". The only allowed template.spec.restartPolicy value is \"Always\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeClaimTemplates",
@@ -1667,6 +1792,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serviceName",
@@ -1678,6 +1804,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where \"pod-specific-string\" is managed by the StatefulSet controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podManagementPolicy",
@@ -1689,6 +1816,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updateStrategy",
@@ -1700,6 +1828,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "revisionHistoryLimit",
@@ -1711,6 +1840,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The revision history consists of all revisions not represented by a currently applied StatefulSetSpec version. The default value is 10.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReadySeconds",
@@ -1722,6 +1852,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "persistentVolumeClaimRetentionPolicy",
@@ -1733,6 +1864,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ordinals",
@@ -1744,6 +1876,7 @@ pub static STATEFUL_SET_SPEC: Message = Message {
             list_type: None,
             description: "ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a \"0\" index to the first replica and increments the index by one for each additional replica requested.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["selector", "template"],
@@ -1765,6 +1898,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the StatefulSet's generation, which is updated on mutation by the API Server.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "replicas",
@@ -1776,6 +1910,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "replicas is the number of Pods created by the StatefulSet controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readyReplicas",
@@ -1787,6 +1922,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "readyReplicas is the number of pods created for this StatefulSet with a Ready Condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentReplicas",
@@ -1798,6 +1934,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updatedReplicas",
@@ -1809,6 +1946,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentRevision",
@@ -1820,6 +1958,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [0,currentReplicas).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "updateRevision",
@@ -1831,6 +1970,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [replicas-updatedReplicas,replicas)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "collisionCount",
@@ -1842,6 +1982,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "collisionCount is the count of hash collisions for the StatefulSet. The StatefulSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -1853,6 +1994,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a statefulset's current state.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "availableReplicas",
@@ -1864,6 +2006,7 @@ pub static STATEFUL_SET_STATUS: Message = Message {
             list_type: None,
             description: "Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["replicas"],
@@ -1885,6 +2028,7 @@ pub static STATEFUL_SET_UPDATE_STRATEGY: Message = Message {
             list_type: None,
             description: "Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rollingUpdate",
@@ -1896,6 +2040,7 @@ pub static STATEFUL_SET_UPDATE_STRATEGY: Message = Message {
             list_type: None,
             description: "RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

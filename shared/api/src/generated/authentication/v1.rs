@@ -22,6 +22,7 @@ pub static BOUND_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Kind of the referent. Valid kinds are 'Pod' and 'Secret'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static BOUND_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "API version of the referent.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -44,6 +46,7 @@ pub static BOUND_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name of the referent.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -55,6 +58,7 @@ pub static BOUND_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "UID of the referent.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -76,6 +80,7 @@ pub static SELF_SUBJECT_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -87,6 +92,7 @@ pub static SELF_SUBJECT_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -98,6 +104,7 @@ pub static SELF_SUBJECT_REVIEW: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -109,6 +116,7 @@ pub static SELF_SUBJECT_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server with the user attributes.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -130,6 +138,7 @@ pub static SELF_SUBJECT_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "User attributes of the user making this request.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -151,6 +160,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -162,6 +172,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -173,6 +184,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -184,6 +196,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -195,6 +208,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates whether the token can be authenticated.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -216,6 +230,7 @@ pub static TOKEN_REQUEST_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expirationSeconds",
@@ -227,6 +242,7 @@ pub static TOKEN_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "ExpirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "boundObjectRef",
@@ -238,6 +254,7 @@ pub static TOKEN_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "BoundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["audiences"],
@@ -259,6 +276,7 @@ pub static TOKEN_REQUEST_STATUS: Message = Message {
             list_type: None,
             description: "Token is the opaque bearer token.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expirationTimestamp",
@@ -270,6 +288,7 @@ pub static TOKEN_REQUEST_STATUS: Message = Message {
             list_type: None,
             description: "ExpirationTimestamp is the time of expiration of the returned token.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["expirationTimestamp", "token"],
@@ -291,6 +310,7 @@ pub static TOKEN_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -302,6 +322,7 @@ pub static TOKEN_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -313,6 +334,7 @@ pub static TOKEN_REVIEW: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -324,6 +346,7 @@ pub static TOKEN_REVIEW: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -335,6 +358,7 @@ pub static TOKEN_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates whether the request can be authenticated.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -356,6 +380,7 @@ pub static TOKEN_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "Token is the opaque bearer token.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "audiences",
@@ -367,6 +392,7 @@ pub static TOKEN_REVIEW_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -388,6 +414,7 @@ pub static TOKEN_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Authenticated indicates that the token was associated with a known user.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -399,6 +426,7 @@ pub static TOKEN_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "User is the UserInfo associated with the provided token.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "audiences",
@@ -410,6 +438,7 @@ pub static TOKEN_REVIEW_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is \"true\", the token is valid against the audience of the Kubernetes API server.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "error",
@@ -421,6 +450,7 @@ pub static TOKEN_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Error indicates that the token couldn't be checked",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -442,6 +472,7 @@ pub static USER_INFO: Message = Message {
             list_type: None,
             description: "The name that uniquely identifies this user among all active users.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -453,6 +484,7 @@ pub static USER_INFO: Message = Message {
             list_type: None,
             description: "A unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groups",
@@ -464,6 +496,7 @@ pub static USER_INFO: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The names of groups this user is a part of.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "extra",
@@ -475,6 +508,7 @@ pub static USER_INFO: Message = Message {
             list_type: None,
             description: "Any additional information provided by the authenticator.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

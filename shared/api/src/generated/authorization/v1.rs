@@ -22,6 +22,7 @@ pub static FIELD_SELECTOR_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "requirements",
@@ -33,6 +34,7 @@ pub static FIELD_SELECTOR_ATTRIBUTES: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -54,6 +56,7 @@ pub static LABEL_SELECTOR_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "requirements",
@@ -65,6 +68,7 @@ pub static LABEL_SELECTOR_ATTRIBUTES: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -86,6 +90,7 @@ pub static LOCAL_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -97,6 +102,7 @@ pub static LOCAL_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -108,6 +114,7 @@ pub static LOCAL_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -119,6 +126,7 @@ pub static LOCAL_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -130,6 +138,7 @@ pub static LOCAL_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates whether the request is allowed or not",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -151,6 +160,7 @@ pub static NON_RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Path is the URL path of the request",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "verb",
@@ -162,6 +172,7 @@ pub static NON_RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Verb is the standard HTTP verb",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -183,6 +194,7 @@ pub static NON_RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Verb is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceURLs",
@@ -194,6 +206,7 @@ pub static NON_RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["verbs"],
@@ -215,6 +228,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces \"\" (empty) is defaulted for LocalSubjectAccessReviews \"\" (empty) is empty for cluster-scoped resources \"\" (empty) means \"all\" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "verb",
@@ -226,6 +240,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -237,6 +252,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Group is the API Group of the Resource.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "version",
@@ -248,6 +264,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Version is the API Version of the Resource.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -259,6 +276,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Resource is one of the existing resource types.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subresource",
@@ -270,6 +288,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Subresource is one of the existing resource types.  \"\" means none.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -281,6 +300,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "Name is the name of the resource being requested for a \"get\" or deleted for a \"delete\". \"\" (empty) means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldSelector",
@@ -292,6 +312,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.\n\nThis field  is alpha-level. To use this field, you must enable the `AuthorizeWithSelectors` feature gate (disabled by default).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "labelSelector",
@@ -303,6 +324,7 @@ pub static RESOURCE_ATTRIBUTES: Message = Message {
             list_type: None,
             description: "labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.\n\nThis field  is alpha-level. To use this field, you must enable the `AuthorizeWithSelectors` feature gate (disabled by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -324,6 +346,7 @@ pub static RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Verb is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiGroups",
@@ -335,6 +358,7 @@ pub static RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -346,6 +370,7 @@ pub static RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Resources is a list of resources this rule applies to.  \"*\" means all in the specified apiGroups.\n \"*/foo\" represents the subresource 'foo' for all resources in the specified apiGroups.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceNames",
@@ -357,6 +382,7 @@ pub static RESOURCE_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  \"*\" means all.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["verbs"],
@@ -378,6 +404,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -389,6 +416,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -400,6 +428,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -411,6 +440,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated.  user and groups must be empty",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -422,6 +452,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates whether the request is allowed or not",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -443,6 +474,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "ResourceAuthorizationAttributes describes information for a resource access request",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceAttributes",
@@ -454,6 +486,7 @@ pub static SELF_SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "NonResourceAttributes describes information for a non-resource access request",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -475,6 +508,7 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -486,6 +520,7 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -497,6 +532,7 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -508,6 +544,7 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -519,6 +556,7 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates the set of actions a user can perform.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -540,6 +578,7 @@ pub static SELF_SUBJECT_RULES_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "Namespace to evaluate rules for. Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -561,6 +600,7 @@ pub static SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -572,6 +612,7 @@ pub static SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -583,6 +624,7 @@ pub static SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -594,6 +636,7 @@ pub static SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Spec holds information about the request being evaluated",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -605,6 +648,7 @@ pub static SUBJECT_ACCESS_REVIEW: Message = Message {
             list_type: None,
             description: "Status is filled in by the server and indicates whether the request is allowed or not",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -626,6 +670,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "ResourceAuthorizationAttributes describes information for a resource access request",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceAttributes",
@@ -637,6 +682,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "NonResourceAttributes describes information for a non-resource access request",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -648,6 +694,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "User is the user you're testing for. If you specify \"User\" but not \"Groups\", then is it interpreted as \"What if User were not a member of any groups",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groups",
@@ -659,6 +706,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Groups is the groups you're testing for.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "extra",
@@ -670,6 +718,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "Extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -681,6 +730,7 @@ pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
             list_type: None,
             description: "UID information about the requesting user.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -702,6 +752,7 @@ pub static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Allowed is required. True if the action would be allowed, false otherwise.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "denied",
@@ -713,6 +764,7 @@ pub static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Denied is optional. True if the action would be denied, otherwise false. If both allowed is false and denied is false, then the authorizer has no opinion on whether to authorize the action. Denied may not be true if Allowed is true.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -724,6 +776,7 @@ pub static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Reason is optional.  It indicates why a request was allowed or denied.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "evaluationError",
@@ -735,6 +788,7 @@ pub static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "EvaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["allowed"],
@@ -756,6 +810,7 @@ pub static SUBJECT_RULES_REVIEW_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ResourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceRules",
@@ -767,6 +822,7 @@ pub static SUBJECT_RULES_REVIEW_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "NonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "incomplete",
@@ -778,6 +834,7 @@ pub static SUBJECT_RULES_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "Incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "evaluationError",
@@ -789,6 +846,7 @@ pub static SUBJECT_RULES_REVIEW_STATUS: Message = Message {
             list_type: None,
             description: "EvaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["incomplete", "nonResourceRules", "resourceRules"],

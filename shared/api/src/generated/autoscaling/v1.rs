@@ -22,6 +22,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -33,6 +34,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -44,6 +46,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "apiVersion is the API version of the referent",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],
@@ -65,6 +68,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -76,6 +80,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -87,6 +92,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -98,6 +104,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -109,6 +116,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "status is the current information about the autoscaler.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -130,6 +138,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -141,6 +150,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -152,6 +162,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -163,6 +174,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "items is the list of horizontal pod autoscaler objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -184,6 +196,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReplicas",
@@ -195,6 +208,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxReplicas",
@@ -206,6 +220,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "targetCPUUtilizationPercentage",
@@ -217,6 +232,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["maxReplicas", "scaleTargetRef"],
@@ -238,6 +254,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "observedGeneration is the most recent generation observed by this autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastScaleTime",
@@ -249,6 +266,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentReplicas",
@@ -260,6 +278,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "currentReplicas is the current number of replicas of pods managed by this autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "desiredReplicas",
@@ -271,6 +290,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "desiredReplicas is the  desired number of replicas of pods managed by this autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentCPUUtilizationPercentage",
@@ -282,6 +302,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["currentReplicas", "desiredReplicas"],
@@ -303,6 +324,7 @@ pub static SCALE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -314,6 +336,7 @@ pub static SCALE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -325,6 +348,7 @@ pub static SCALE: Message = Message {
             list_type: None,
             description: "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -336,6 +360,7 @@ pub static SCALE: Message = Message {
             list_type: None,
             description: "spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -347,6 +372,7 @@ pub static SCALE: Message = Message {
             list_type: None,
             description: "status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -368,6 +394,7 @@ pub static SCALE_SPEC: Message = Message {
             list_type: None,
             description: "replicas is the desired number of instances for the scaled object.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -389,6 +416,7 @@ pub static SCALE_STATUS: Message = Message {
             list_type: None,
             description: "replicas is the actual number of observed instances of the scaled object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -400,6 +428,7 @@ pub static SCALE_STATUS: Message = Message {
             list_type: None,
             description: "selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["replicas"],

@@ -22,6 +22,7 @@ pub static CONTAINER_RESOURCE_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "name is the name of the resource in question.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -33,6 +34,7 @@ pub static CONTAINER_RESOURCE_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "target specifies the target value for the given metric",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "container",
@@ -44,6 +46,7 @@ pub static CONTAINER_RESOURCE_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "container is the name of the container in the pods of the scaling target",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["container", "name", "target"],
@@ -65,6 +68,7 @@ pub static CONTAINER_RESOURCE_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "name is the name of the resource in question.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "current",
@@ -76,6 +80,7 @@ pub static CONTAINER_RESOURCE_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "current contains the current value for the given metric",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "container",
@@ -87,6 +92,7 @@ pub static CONTAINER_RESOURCE_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "container is the name of the container in the pods of the scaling target",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["container", "current", "name"],
@@ -108,6 +114,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -119,6 +126,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -130,6 +138,7 @@ pub static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "apiVersion is the API version of the referent",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],
@@ -151,6 +160,7 @@ pub static EXTERNAL_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -162,6 +172,7 @@ pub static EXTERNAL_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "target specifies the target value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["metric", "target"],
@@ -183,6 +194,7 @@ pub static EXTERNAL_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "current",
@@ -194,6 +206,7 @@ pub static EXTERNAL_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "current contains the current value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["current", "metric"],
@@ -215,6 +228,7 @@ pub static HPA_SCALING_POLICY: Message = Message {
             list_type: None,
             description: "type is used to specify the scaling policy.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -226,6 +240,7 @@ pub static HPA_SCALING_POLICY: Message = Message {
             list_type: None,
             description: "value contains the amount of change which is permitted by the policy. It must be greater than zero",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "periodSeconds",
@@ -237,6 +252,7 @@ pub static HPA_SCALING_POLICY: Message = Message {
             list_type: None,
             description: "periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["periodSeconds", "type", "value"],
@@ -258,6 +274,7 @@ pub static HPA_SCALING_RULES: Message = Message {
             list_type: None,
             description: "stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selectPolicy",
@@ -269,6 +286,7 @@ pub static HPA_SCALING_RULES: Message = Message {
             list_type: None,
             description: "selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "policies",
@@ -280,6 +298,7 @@ pub static HPA_SCALING_RULES: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tolerance",
@@ -291,6 +310,7 @@ pub static HPA_SCALING_RULES: Message = Message {
             list_type: None,
             description: "tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).\n\nFor example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.\n\nThis is an alpha field and requires enabling the HPAConfigurableTolerance feature gate.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -312,6 +332,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -323,6 +344,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -334,6 +356,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -345,6 +368,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -356,6 +380,7 @@ pub static HORIZONTAL_POD_AUTOSCALER: Message = Message {
             list_type: None,
             description: "status is the current information about the autoscaler.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -377,6 +402,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_BEHAVIOR: Message = Message {
             list_type: None,
             description: "scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:\n  * increase no more than 4 pods per 60 seconds\n  * double the number of pods per 60 seconds\nNo stabilization is used.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scaleDown",
@@ -388,6 +414,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_BEHAVIOR: Message = Message {
             list_type: None,
             description: "scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -409,6 +436,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
             list_type: None,
             description: "type describes the current condition",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -420,6 +448,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
             list_type: None,
             description: "status is the status of the condition (True, False, Unknown)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -431,6 +460,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
             list_type: None,
             description: "lastTransitionTime is the last time the condition transitioned from one status to another",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -442,6 +472,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
             list_type: None,
             description: "reason is the reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -453,6 +484,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
             list_type: None,
             description: "message is a human-readable explanation containing details about the transition",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -474,6 +506,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -485,6 +518,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -496,6 +530,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "metadata is the standard list metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -507,6 +542,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_LIST: Message = Message {
             list_type: None,
             description: "items is the list of horizontal pod autoscaler objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -528,6 +564,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReplicas",
@@ -539,6 +576,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxReplicas",
@@ -550,6 +588,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metrics",
@@ -561,6 +600,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "behavior",
@@ -572,6 +612,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
             list_type: None,
             description: "behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["maxReplicas", "scaleTargetRef"],
@@ -593,6 +634,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "observedGeneration is the most recent generation observed by this autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastScaleTime",
@@ -604,6 +646,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentReplicas",
@@ -615,6 +658,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "desiredReplicas",
@@ -626,6 +670,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: None,
             description: "desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentMetrics",
@@ -637,6 +682,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "currentMetrics is the last read state of the metrics used by this autoscaler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -648,6 +694,7 @@ pub static HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["desiredReplicas"],
@@ -669,6 +716,7 @@ pub static METRIC_IDENTIFIER: Message = Message {
             list_type: None,
             description: "name is the name of the given metric",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -680,6 +728,7 @@ pub static METRIC_IDENTIFIER: Message = Message {
             list_type: None,
             description: "selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -701,6 +750,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "type is the type of metric source.  It should be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each mapping to a matching field in the object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "object",
@@ -712,6 +762,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pods",
@@ -723,6 +774,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -734,6 +786,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerResource",
@@ -745,6 +798,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "external",
@@ -756,6 +810,7 @@ pub static METRIC_SPEC: Message = Message {
             list_type: None,
             description: "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -777,6 +832,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "type is the type of metric source.  It will be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each corresponds to a matching field in the object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "object",
@@ -788,6 +844,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pods",
@@ -799,6 +856,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -810,6 +868,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerResource",
@@ -821,6 +880,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "external",
@@ -832,6 +892,7 @@ pub static METRIC_STATUS: Message = Message {
             list_type: None,
             description: "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -853,6 +914,7 @@ pub static METRIC_TARGET: Message = Message {
             list_type: None,
             description: "type represents whether the metric type is Utilization, Value, or AverageValue",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -864,6 +926,7 @@ pub static METRIC_TARGET: Message = Message {
             list_type: None,
             description: "value is the target value of the metric (as a quantity).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "averageValue",
@@ -875,6 +938,7 @@ pub static METRIC_TARGET: Message = Message {
             list_type: None,
             description: "averageValue is the target value of the average of the metric across all relevant pods (as a quantity)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "averageUtilization",
@@ -886,6 +950,7 @@ pub static METRIC_TARGET: Message = Message {
             list_type: None,
             description: "averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -907,6 +972,7 @@ pub static METRIC_VALUE_STATUS: Message = Message {
             list_type: None,
             description: "value is the current value of the metric (as a quantity).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "averageValue",
@@ -918,6 +984,7 @@ pub static METRIC_VALUE_STATUS: Message = Message {
             list_type: None,
             description: "averageValue is the current value of the average of the metric across all relevant pods (as a quantity)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "averageUtilization",
@@ -929,6 +996,7 @@ pub static METRIC_VALUE_STATUS: Message = Message {
             list_type: None,
             description: "currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -950,6 +1018,7 @@ pub static OBJECT_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "describedObject specifies the descriptions of a object,such as kind,name apiVersion",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -961,6 +1030,7 @@ pub static OBJECT_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "target specifies the target value for the given metric",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metric",
@@ -972,6 +1042,7 @@ pub static OBJECT_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["describedObject", "metric", "target"],
@@ -993,6 +1064,7 @@ pub static OBJECT_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "current",
@@ -1004,6 +1076,7 @@ pub static OBJECT_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "current contains the current value for the given metric",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "describedObject",
@@ -1015,6 +1088,7 @@ pub static OBJECT_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "DescribedObject specifies the descriptions of a object,such as kind,name apiVersion",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["current", "describedObject", "metric"],
@@ -1036,6 +1110,7 @@ pub static PODS_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -1047,6 +1122,7 @@ pub static PODS_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "target specifies the target value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["metric", "target"],
@@ -1068,6 +1144,7 @@ pub static PODS_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "metric identifies the target metric by name and selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "current",
@@ -1079,6 +1156,7 @@ pub static PODS_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "current contains the current value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["current", "metric"],
@@ -1100,6 +1178,7 @@ pub static RESOURCE_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "name is the name of the resource in question.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -1111,6 +1190,7 @@ pub static RESOURCE_METRIC_SOURCE: Message = Message {
             list_type: None,
             description: "target specifies the target value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "target"],
@@ -1132,6 +1212,7 @@ pub static RESOURCE_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "name is the name of the resource in question.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "current",
@@ -1143,6 +1224,7 @@ pub static RESOURCE_METRIC_STATUS: Message = Message {
             list_type: None,
             description: "current contains the current value for the given metric",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["current", "name"],

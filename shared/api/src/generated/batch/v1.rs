@@ -22,6 +22,7 @@ pub static CRON_JOB: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static CRON_JOB: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static CRON_JOB: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -55,6 +58,7 @@ pub static CRON_JOB: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -66,6 +70,7 @@ pub static CRON_JOB: Message = Message {
             list_type: None,
             description: "Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -87,6 +92,7 @@ pub static CRON_JOB_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -98,6 +104,7 @@ pub static CRON_JOB_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -109,6 +116,7 @@ pub static CRON_JOB_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -120,6 +128,7 @@ pub static CRON_JOB_LIST: Message = Message {
             list_type: None,
             description: "items is the list of CronJobs.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -141,6 +150,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "timeZone",
@@ -152,6 +162,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startingDeadlineSeconds",
@@ -163,6 +174,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "Optional deadline in seconds for starting the job if it misses scheduled time for any reason.  Missed jobs executions will be counted as failed ones.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "concurrencyPolicy",
@@ -174,6 +186,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies how to treat concurrent executions of a Job. Valid values are:\n\n- \"Allow\" (default): allows CronJobs to run concurrently; - \"Forbid\": forbids concurrent runs, skipping next run if previous run hasn't finished yet; - \"Replace\": cancels currently running job and replaces it with a new one",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "suspend",
@@ -185,6 +198,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "jobTemplate",
@@ -196,6 +210,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the job that will be created when executing a CronJob.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "successfulJobsHistoryLimit",
@@ -207,6 +222,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "The number of successful finished jobs to retain. Value must be non-negative integer. Defaults to 3.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "failedJobsHistoryLimit",
@@ -218,6 +234,7 @@ pub static CRON_JOB_SPEC: Message = Message {
             list_type: None,
             description: "The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["jobTemplate", "schedule"],
@@ -239,6 +256,7 @@ pub static CRON_JOB_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of pointers to currently running jobs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastScheduleTime",
@@ -250,6 +268,7 @@ pub static CRON_JOB_STATUS: Message = Message {
             list_type: None,
             description: "Information when was the last time the job was successfully scheduled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastSuccessfulTime",
@@ -261,6 +280,7 @@ pub static CRON_JOB_STATUS: Message = Message {
             list_type: None,
             description: "Information when was the last time the job successfully completed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -282,6 +302,7 @@ pub static JOB: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -293,6 +314,7 @@ pub static JOB: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -304,6 +326,7 @@ pub static JOB: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -315,6 +338,7 @@ pub static JOB: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -326,6 +350,7 @@ pub static JOB: Message = Message {
             list_type: None,
             description: "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -347,6 +372,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "Type of job condition, Complete or Failed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -358,6 +384,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastProbeTime",
@@ -369,6 +396,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition was checked.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -380,6 +408,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transit from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -391,6 +420,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "(brief) reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -402,6 +432,7 @@ pub static JOB_CONDITION: Message = Message {
             list_type: None,
             description: "Human readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -423,6 +454,7 @@ pub static JOB_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -434,6 +466,7 @@ pub static JOB_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -445,6 +478,7 @@ pub static JOB_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -456,6 +490,7 @@ pub static JOB_LIST: Message = Message {
             list_type: None,
             description: "items is the list of Jobs.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -477,6 +512,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "completions",
@@ -488,6 +524,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "activeDeadlineSeconds",
@@ -499,6 +536,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podFailurePolicy",
@@ -510,6 +548,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "successPolicy",
@@ -521,6 +560,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "backoffLimit",
@@ -532,6 +572,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the number of retries before marking this job failed. Defaults to 6",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "backoffLimitPerIndex",
@@ -543,6 +584,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.kubernetes.io/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxFailedIndexes",
@@ -554,6 +596,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -565,6 +608,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "manualSelector",
@@ -576,6 +620,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -587,6 +632,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are \"Never\" or \"OnFailure\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ttlSecondsAfterFinished",
@@ -598,6 +644,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "completionMode",
@@ -609,6 +656,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.\n\n`NonIndexed` means that the Job is considered complete when there have been .spec.completions successfully completed Pods. Each Pod completion is homologous to each other.\n\n`Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.kubernetes.io/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.\n\nMore completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "suspend",
@@ -620,6 +668,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podReplacementPolicy",
@@ -631,6 +680,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods\n  when they are terminating (has a metadata.deletionTimestamp) or failed.\n- Failed means to wait until a previously created Pod is fully terminated (has phase\n  Failed or Succeeded) before creating a replacement Pod.\n\nWhen using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use. This is an beta field. To use this, enable the JobPodReplacementPolicy feature toggle. This is on by default.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "managedBy",
@@ -642,6 +692,7 @@ pub static JOB_SPEC: Message = Message {
             list_type: None,
             description: "ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first \"/\" must be a valid subdomain as defined by RFC 1123. All characters trailing the first \"/\" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.\n\nThis field is beta-level. The job controller accepts setting the field when the feature gate JobManagedBy is enabled (enabled by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["template"],
@@ -663,6 +714,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The latest available observations of an object's current state. When a Job fails, one of the conditions will have type \"Failed\" and status true. When a Job is suspended, one of the conditions will have type \"Suspended\" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type \"Complete\" and status true.\n\nA job is considered finished when it is in a terminal condition, either \"Complete\" or \"Failed\". A Job cannot have both the \"Complete\" and \"Failed\" conditions. Additionally, it cannot be in the \"Complete\" and \"FailureTarget\" conditions. The \"Complete\", \"Failed\" and \"FailureTarget\" conditions cannot be disabled.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startTime",
@@ -674,6 +726,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "completionTime",
@@ -685,6 +738,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "active",
@@ -696,6 +750,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "succeeded",
@@ -707,6 +762,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "failed",
@@ -718,6 +774,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "The number of pods which reached phase Failed. The value increases monotonically.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminating",
@@ -729,6 +786,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).\n\nThis field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "completedIndexes",
@@ -740,6 +798,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "failedIndexes",
@@ -751,6 +810,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". The set of failed indexes cannot overlap with the set of completed indexes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uncountedTerminatedPods",
@@ -762,6 +822,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ready",
@@ -773,6 +834,7 @@ pub static JOB_STATUS: Message = Message {
             list_type: None,
             description: "The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -794,6 +856,7 @@ pub static JOB_TEMPLATE_SPEC: Message = Message {
             list_type: None,
             description: "Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -805,6 +868,7 @@ pub static JOB_TEMPLATE_SPEC: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -826,6 +890,7 @@ pub static POD_FAILURE_POLICY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["rules"],
@@ -847,6 +912,7 @@ pub static POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: Message = Message {
             list_type: None,
             description: "Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -858,6 +924,7 @@ pub static POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: Message = Message {
             list_type: None,
             description: "Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:\n\n- In: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is in the set of specified values.\n- NotIn: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is not in the set of specified values.\nAdditional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -869,6 +936,7 @@ pub static POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Set),
             description: "Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["operator", "values"],
@@ -890,6 +958,7 @@ pub static POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN: Message = Message {
             list_type: None,
             description: "Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -901,6 +970,7 @@ pub static POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN: Message = Message {
             list_type: None,
             description: "Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -922,6 +992,7 @@ pub static POD_FAILURE_POLICY_RULE: Message = Message {
             list_type: None,
             description: "Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:\n\n- FailJob: indicates that the pod's job is marked as Failed and all\n  running pods are terminated.\n- FailIndex: indicates that the pod's index is marked as Failed and will\n  not be restarted.\n- Ignore: indicates that the counter towards the .backoffLimit is not\n  incremented and a replacement pod is created.\n- Count: indicates that the pod is handled in the default way - the\n  counter towards the .backoffLimit is incremented.\nAdditional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "onExitCodes",
@@ -933,6 +1004,7 @@ pub static POD_FAILURE_POLICY_RULE: Message = Message {
             list_type: None,
             description: "Represents the requirement on the container exit codes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "onPodConditions",
@@ -944,6 +1016,7 @@ pub static POD_FAILURE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["action"],
@@ -965,6 +1038,7 @@ pub static SUCCESS_POLICY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the \"SucceededCriteriaMet\" condition is added, and the lingering pods are removed. The terminal state for such a Job has the \"Complete\" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["rules"],
@@ -986,6 +1060,7 @@ pub static SUCCESS_POLICY_RULE: Message = Message {
             list_type: None,
             description: "succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to \".spec.completions-1\" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". When this field is null, this field doesn't default to any value and is never evaluated at any time.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "succeededCount",
@@ -997,6 +1072,7 @@ pub static SUCCESS_POLICY_RULE: Message = Message {
             list_type: None,
             description: "succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is \"1-4\", succeededCount is \"3\", and completed indexes are \"1\", \"3\", and \"5\", the Job isn't declared as succeeded because only \"1\" and \"3\" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1018,6 +1094,7 @@ pub static UNCOUNTED_TERMINATED_PODS: Message = Message {
             list_type: Some(ListType::Set),
             description: "succeeded holds UIDs of succeeded Pods.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "failed",
@@ -1029,6 +1106,7 @@ pub static UNCOUNTED_TERMINATED_PODS: Message = Message {
             list_type: Some(ListType::Set),
             description: "failed holds UIDs of failed Pods.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

@@ -22,6 +22,7 @@ pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -55,6 +58,7 @@ pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
             list_type: None,
             description: "spec contains the certificate request, and is immutable after creation. Only the request, signerName, expirationSeconds, and usages fields can be set on creation. Other fields are derived by Kubernetes and cannot be modified by users.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -66,6 +70,7 @@ pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
             list_type: None,
             description: "status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -87,6 +92,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "type of the condition. Known conditions are \"Approved\", \"Denied\", and \"Failed\".\n\nAn \"Approved\" condition is added via the /approval subresource, indicating the request was approved and should be issued by the signer.\n\nA \"Denied\" condition is added via the /approval subresource, indicating the request was denied and should not be issued by the signer.\n\nA \"Failed\" condition is added via the /status subresource, indicating the signer failed to issue the certificate.\n\nApproved and Denied conditions are mutually exclusive. Approved, Denied, and Failed conditions cannot be removed once added.\n\nOnly one condition of a given type is allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -98,6 +104,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "status of the condition, one of True, False, Unknown. Approved, Denied, and Failed conditions may not be \"False\" or \"Unknown\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -109,6 +116,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "reason indicates a brief reason for the request state",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -120,6 +128,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "message contains a human readable message with details about the request state",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastUpdateTime",
@@ -131,6 +140,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "lastUpdateTime is the time of the last update to this condition",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -142,6 +152,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
             list_type: None,
             description: "lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -163,6 +174,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -174,6 +186,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -185,6 +198,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -196,6 +210,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_LIST: Message = Message {
             list_type: None,
             description: "items is a collection of CertificateSigningRequest objects",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -217,6 +232,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "request contains an x509 certificate signing request encoded in a \"CERTIFICATE REQUEST\" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "signerName",
@@ -228,6 +244,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "signerName indicates the requested signer, and is a qualified name.\n\nList/watch requests for CertificateSigningRequests can filter on this field using a \"spec.signerName=NAME\" fieldSelector.\n\nWell-known Kubernetes signers are:\n 1. \"kubernetes.io/kube-apiserver-client\": issues client certificates that can be used to authenticate to kube-apiserver.\n  Requests for this signer are never auto-approved by kube-controller-manager, can be issued by the \"csrsigning\" controller in kube-controller-manager.\n 2. \"kubernetes.io/kube-apiserver-client-kubelet\": issues client certificates that kubelets use to authenticate to kube-apiserver.\n  Requests for this signer can be auto-approved by the \"csrapproving\" controller in kube-controller-manager, and can be issued by the \"csrsigning\" controller in kube-controller-manager.\n 3. \"kubernetes.io/kubelet-serving\" issues serving certificates that kubelets use to serve TLS endpoints, which kube-apiserver can connect to securely.\n  Requests for this signer are never auto-approved by kube-controller-manager, and can be issued by the \"csrsigning\" controller in kube-controller-manager.\n\nMore details are available at https://k8s.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers\n\nCustom signerNames can also be specified. The signer defines:\n 1. Trust distribution: how trust (CA bundles) are distributed.\n 2. Permitted subjects: and behavior when a disallowed subject is requested.\n 3. Required, permitted, or forbidden x509 extensions in the request (including whether subjectAltNames are allowed, which types, restrictions on allowed values) and behavior when a disallowed extension is requested.\n 4. Required, permitted, or forbidden key usages / extended key usages.\n 5. Expiration/certificate lifetime: whether it is fixed by the signer, configurable by the admin.\n 6. Whether or not requests for CA certificates are allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expirationSeconds",
@@ -239,6 +256,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "usages",
@@ -250,6 +268,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "usages specifies a set of key usages requested in the issued certificate.\n\nRequests for TLS client certificates typically request: \"digital signature\", \"key encipherment\", \"client auth\".\n\nRequests for TLS serving certificates typically request: \"key encipherment\", \"digital signature\", \"server auth\".\n\nValid values are:\n \"signing\", \"digital signature\", \"content commitment\",\n \"key encipherment\", \"key agreement\", \"data encipherment\",\n \"cert sign\", \"crl sign\", \"encipher only\", \"decipher only\", \"any\",\n \"server auth\", \"client auth\",\n \"code signing\", \"email protection\", \"s/mime\",\n \"ipsec end system\", \"ipsec tunnel\", \"ipsec user\",\n \"timestamping\", \"ocsp signing\", \"microsoft sgc\", \"netscape sgc\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "username",
@@ -261,6 +280,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "username contains the name of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -272,6 +292,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "uid contains the uid of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groups",
@@ -283,6 +304,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "extra",
@@ -294,6 +316,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
             list_type: None,
             description: "extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["request", "signerName"],
@@ -315,6 +338,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "conditions applied to the request. Known conditions are \"Approved\", \"Denied\", and \"Failed\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "certificate",
@@ -326,6 +350,7 @@ pub static CERTIFICATE_SIGNING_REQUEST_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "certificate is populated with an issued certificate by the signer after an Approved condition is present. This field is set via the /status subresource. Once populated, this field is immutable.\n\nIf the certificate signing request is denied, a condition of type \"Denied\" is added and this field remains empty. If the signer cannot issue the certificate, a condition of type \"Failed\" is added and this field remains empty.\n\nValidation requirements:\n 1. certificate must contain one or more PEM blocks.\n 2. All PEM blocks must have the \"CERTIFICATE\" label, contain no headers, and the encoded data\n  must be a BER-encoded ASN.1 Certificate structure as described in section 4 of RFC5280.\n 3. Non-PEM content may appear before or after the \"CERTIFICATE\" PEM blocks and is unvalidated,\n  to allow for explanatory text as described in section 5.2 of RFC7468.\n\nIf more than one PEM block is present, and the definition of the requested spec.signerName does not indicate otherwise, the first block is the issued certificate, and subsequent blocks should be treated as intermediate certificates and presented in TLS handshakes.\n\nThe certificate is encoded in PEM format.\n\nWhen serialized as JSON or YAML, the data is additionally base64-encoded, so it consists of:\n\n    base64(\n    -----BEGIN CERTIFICATE-----\n    ...\n    -----END CERTIFICATE-----\n    )",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

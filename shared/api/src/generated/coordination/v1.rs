@@ -22,6 +22,7 @@ pub static LEASE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static LEASE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static LEASE: Message = Message {
             list_type: None,
             description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -55,6 +58,7 @@ pub static LEASE: Message = Message {
             list_type: None,
             description: "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -76,6 +80,7 @@ pub static LEASE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -87,6 +92,7 @@ pub static LEASE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -98,6 +104,7 @@ pub static LEASE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -109,6 +116,7 @@ pub static LEASE_LIST: Message = Message {
             list_type: None,
             description: "items is a list of schema objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -130,6 +138,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "leaseDurationSeconds",
@@ -141,6 +150,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "acquireTime",
@@ -152,6 +162,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "acquireTime is a time when the current lease was acquired.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "renewTime",
@@ -163,6 +174,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "renewTime is a time when the current holder of a lease has last updated the lease.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "leaseTransitions",
@@ -174,6 +186,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "leaseTransitions is the number of transitions of a lease between holders.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "strategy",
@@ -185,6 +198,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preferredHolder",
@@ -196,6 +210,7 @@ pub static LEASE_SPEC: Message = Message {
             list_type: None,
             description: "PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

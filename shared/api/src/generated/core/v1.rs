@@ -22,6 +22,7 @@ pub static AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -33,6 +34,7 @@ pub static AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "partition",
@@ -44,6 +46,7 @@ pub static AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as \"1\". Similarly, the volume partition for /dev/sda is \"0\" (or you can leave the property empty).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -55,6 +58,7 @@ pub static AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly value true will force the readOnly setting in VolumeMounts. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["volumeID"],
@@ -76,6 +80,7 @@ pub static AFFINITY: Message = Message {
             list_type: None,
             description: "Describes node affinity scheduling rules for the pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podAffinity",
@@ -87,6 +92,7 @@ pub static AFFINITY: Message = Message {
             list_type: None,
             description: "Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podAntiAffinity",
@@ -98,6 +104,7 @@ pub static AFFINITY: Message = Message {
             list_type: None,
             description: "Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -119,6 +126,7 @@ pub static APP_ARMOR_PROFILE: Message = Message {
             list_type: None,
             description: "type indicates which kind of AppArmor profile will be applied. Valid options are:\n  Localhost - a profile pre-loaded on the node.\n  RuntimeDefault - the container runtime's default profile.\n  Unconfined - no AppArmor enforcement.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "localhostProfile",
@@ -130,6 +138,7 @@ pub static APP_ARMOR_PROFILE: Message = Message {
             list_type: None,
             description: "localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is \"Localhost\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -151,6 +160,7 @@ pub static ATTACHED_VOLUME: Message = Message {
             list_type: None,
             description: "Name of the attached volume",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "devicePath",
@@ -162,6 +172,7 @@ pub static ATTACHED_VOLUME: Message = Message {
             list_type: None,
             description: "DevicePath represents the device path where the volume should be available",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["devicePath", "name"],
@@ -183,6 +194,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "diskName is the Name of the data disk in the blob storage",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "diskURI",
@@ -194,6 +206,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "diskURI is the URI of data disk in the blob storage",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "cachingMode",
@@ -205,6 +218,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "cachingMode is the Host Caching mode: None, Read Only, Read Write.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -216,6 +230,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -227,6 +242,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -238,6 +254,7 @@ pub static AZURE_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["diskName", "diskURI"],
@@ -259,6 +276,7 @@ pub static AZURE_FILE_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretName is the name of secret that contains Azure Storage Account Name and Key",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "shareName",
@@ -270,6 +288,7 @@ pub static AZURE_FILE_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "shareName is the azure Share Name",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -281,6 +300,7 @@ pub static AZURE_FILE_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretNamespace",
@@ -292,6 +312,7 @@ pub static AZURE_FILE_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["secretName", "shareName"],
@@ -313,6 +334,7 @@ pub static AZURE_FILE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretName is the  name of secret that contains Azure Storage Account Name and Key",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "shareName",
@@ -324,6 +346,7 @@ pub static AZURE_FILE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "shareName is the azure share Name",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -335,6 +358,7 @@ pub static AZURE_FILE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["secretName", "shareName"],
@@ -356,6 +380,7 @@ pub static BINDING: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -367,6 +392,7 @@ pub static BINDING: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -378,6 +404,7 @@ pub static BINDING: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "target",
@@ -389,6 +416,7 @@ pub static BINDING: Message = Message {
             list_type: None,
             description: "The target object that you want to bind to the standard object.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["target"],
@@ -410,6 +438,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "driver is the name of the driver to use for this volume. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeHandle",
@@ -421,6 +450,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -432,6 +462,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -443,6 +474,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeAttributes",
@@ -454,6 +486,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeAttributes of the volume to publish.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "controllerPublishSecretRef",
@@ -465,6 +498,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeStageSecretRef",
@@ -476,6 +510,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodePublishSecretRef",
@@ -487,6 +522,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "controllerExpandSecretRef",
@@ -498,6 +534,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeExpandSecretRef",
@@ -509,6 +546,7 @@ pub static CSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["driver", "volumeHandle"],
@@ -530,6 +568,7 @@ pub static CSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -541,6 +580,7 @@ pub static CSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -552,6 +592,7 @@ pub static CSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType to mount. Ex. \"ext4\", \"xfs\", \"ntfs\". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeAttributes",
@@ -563,6 +604,7 @@ pub static CSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodePublishSecretRef",
@@ -574,6 +616,7 @@ pub static CSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["driver"],
@@ -595,6 +638,7 @@ pub static CAPABILITIES: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Added capabilities",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "drop",
@@ -606,6 +650,7 @@ pub static CAPABILITIES: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Removed capabilities",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -627,6 +672,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -638,6 +684,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -649,6 +696,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretFile",
@@ -660,6 +708,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -671,6 +720,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -682,6 +732,7 @@ pub static CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["monitors"],
@@ -703,6 +754,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -714,6 +766,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -725,6 +778,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretFile",
@@ -736,6 +790,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -747,6 +802,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -758,6 +814,7 @@ pub static CEPH_FS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["monitors"],
@@ -779,6 +836,7 @@ pub static CINDER_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -790,6 +848,7 @@ pub static CINDER_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -801,6 +860,7 @@ pub static CINDER_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -812,6 +872,7 @@ pub static CINDER_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["volumeID"],
@@ -833,6 +894,7 @@ pub static CINDER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -844,6 +906,7 @@ pub static CINDER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -855,6 +918,7 @@ pub static CINDER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -866,6 +930,7 @@ pub static CINDER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is optional: points to a secret object containing parameters used to connect to OpenStack.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["volumeID"],
@@ -887,6 +952,7 @@ pub static CLIENT_IP_CONFIG: Message = Message {
             list_type: None,
             description: "timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == \"ClientIP\". Default value is 10800(for 3 hours).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -908,6 +974,7 @@ pub static CLUSTER_TRUST_BUNDLE_PROJECTION: Message = Message {
             list_type: None,
             description: "Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "signerName",
@@ -919,6 +986,7 @@ pub static CLUSTER_TRUST_BUNDLE_PROJECTION: Message = Message {
             list_type: None,
             description: "Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "labelSelector",
@@ -930,6 +998,7 @@ pub static CLUSTER_TRUST_BUNDLE_PROJECTION: Message = Message {
             list_type: None,
             description: "Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as \"match nothing\".  If set but empty, interpreted as \"match everything\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -941,6 +1010,7 @@ pub static CLUSTER_TRUST_BUNDLE_PROJECTION: Message = Message {
             list_type: None,
             description: "If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -952,6 +1022,7 @@ pub static CLUSTER_TRUST_BUNDLE_PROJECTION: Message = Message {
             list_type: None,
             description: "Relative path from the volume root to write the bundle.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path"],
@@ -973,6 +1044,7 @@ pub static COMPONENT_CONDITION: Message = Message {
             list_type: None,
             description: "Type of condition for a component. Valid value: \"Healthy\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -984,6 +1056,7 @@ pub static COMPONENT_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition for a component. Valid values for \"Healthy\": \"True\", \"False\", or \"Unknown\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -995,6 +1068,7 @@ pub static COMPONENT_CONDITION: Message = Message {
             list_type: None,
             description: "Message about the condition for a component. For example, information about a health check.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "error",
@@ -1006,6 +1080,7 @@ pub static COMPONENT_CONDITION: Message = Message {
             list_type: None,
             description: "Condition error code for a component. For example, a health check error code.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -1027,6 +1102,7 @@ pub static COMPONENT_STATUS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1038,6 +1114,7 @@ pub static COMPONENT_STATUS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1049,6 +1126,7 @@ pub static COMPONENT_STATUS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -1060,6 +1138,7 @@ pub static COMPONENT_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "List of component conditions observed",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1081,6 +1160,7 @@ pub static COMPONENT_STATUS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1092,6 +1172,7 @@ pub static COMPONENT_STATUS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1103,6 +1184,7 @@ pub static COMPONENT_STATUS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1114,6 +1196,7 @@ pub static COMPONENT_STATUS_LIST: Message = Message {
             list_type: None,
             description: "List of ComponentStatus objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1135,6 +1218,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1146,6 +1230,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1157,6 +1242,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "immutable",
@@ -1168,6 +1254,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "data",
@@ -1179,6 +1266,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "binaryData",
@@ -1190,6 +1278,7 @@ pub static CONFIG_MAP: Message = Message {
             list_type: None,
             description: "BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1211,6 +1300,7 @@ pub static CONFIG_MAP_ENV_SOURCE: Message = Message {
             list_type: None,
             description: "The ConfigMap to select from.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -1222,6 +1312,7 @@ pub static CONFIG_MAP_ENV_SOURCE: Message = Message {
             list_type: None,
             description: "Specify whether the ConfigMap must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1243,6 +1334,7 @@ pub static CONFIG_MAP_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "The ConfigMap to select from.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "key",
@@ -1254,6 +1346,7 @@ pub static CONFIG_MAP_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "The key to select.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -1265,6 +1358,7 @@ pub static CONFIG_MAP_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "Specify whether the ConfigMap or its key must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key"],
@@ -1286,6 +1380,7 @@ pub static CONFIG_MAP_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1297,6 +1392,7 @@ pub static CONFIG_MAP_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1308,6 +1404,7 @@ pub static CONFIG_MAP_LIST: Message = Message {
             list_type: None,
             description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1319,6 +1416,7 @@ pub static CONFIG_MAP_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of ConfigMaps.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1340,6 +1438,7 @@ pub static CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -1351,6 +1450,7 @@ pub static CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -1362,6 +1462,7 @@ pub static CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceVersion",
@@ -1373,6 +1474,7 @@ pub static CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kubeletConfigKey",
@@ -1384,6 +1486,7 @@ pub static CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kubeletConfigKey", "name", "namespace"],
@@ -1405,6 +1508,7 @@ pub static CONFIG_MAP_PROJECTION: Message = Message {
             list_type: None,
             description: "",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1416,6 +1520,7 @@ pub static CONFIG_MAP_PROJECTION: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -1427,6 +1532,7 @@ pub static CONFIG_MAP_PROJECTION: Message = Message {
             list_type: None,
             description: "optional specify whether the ConfigMap or its keys must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1448,6 +1554,7 @@ pub static CONFIG_MAP_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1459,6 +1566,7 @@ pub static CONFIG_MAP_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultMode",
@@ -1470,6 +1578,7 @@ pub static CONFIG_MAP_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -1481,6 +1590,7 @@ pub static CONFIG_MAP_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "optional specify whether the ConfigMap or its keys must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1502,6 +1612,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -1513,6 +1624,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "command",
@@ -1524,6 +1636,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "args",
@@ -1535,6 +1648,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "workingDir",
@@ -1546,6 +1660,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ports",
@@ -1557,6 +1672,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Map(&["containerPort", "protocol"])),
             description: "List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default \"0.0.0.0\" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "envFrom",
@@ -1568,6 +1684,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "List of sources to populate environment variables in the container. The keys defined within a source must be a C_IDENTIFIER. All invalid keys will be reported as an event when the container is starting. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "env",
@@ -1579,6 +1696,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of environment variables to set in the container. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -1590,6 +1708,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resizePolicy",
@@ -1601,6 +1720,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Resources resize policy for the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "restartPolicy",
@@ -1612,6 +1732,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "RestartPolicy defines the restart behavior of individual containers in a pod. This field may only be set for init containers, and the only allowed value is \"Always\". For non-init containers or when this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Setting the RestartPolicy as \"Always\" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy \"Always\" will be shut down. This lifecycle differs from normal init containers and is often referred to as a \"sidecar\" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeMounts",
@@ -1623,6 +1744,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Map(&["mountPath"])),
             description: "Pod volumes to mount into the container's filesystem. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeDevices",
@@ -1634,6 +1756,7 @@ pub static CONTAINER: Message = Message {
             list_type: Some(ListType::Map(&["devicePath"])),
             description: "volumeDevices is the list of block devices to be used by the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "livenessProbe",
@@ -1645,6 +1768,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readinessProbe",
@@ -1656,6 +1780,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startupProbe",
@@ -1667,6 +1792,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lifecycle",
@@ -1678,6 +1804,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Actions that the management system should take in response to container lifecycle events. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationMessagePath",
@@ -1689,6 +1816,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationMessagePolicy",
@@ -1700,6 +1828,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "imagePullPolicy",
@@ -1711,6 +1840,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "securityContext",
@@ -1722,6 +1852,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stdin",
@@ -1733,6 +1864,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stdinOnce",
@@ -1744,6 +1876,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tty",
@@ -1755,6 +1888,7 @@ pub static CONTAINER: Message = Message {
             list_type: None,
             description: "Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -1776,6 +1910,7 @@ pub static CONTAINER_IMAGE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Names by which this image is known. e.g. [\"kubernetes.example/hyperkube:v1.0.7\", \"cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7\"]",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sizeBytes",
@@ -1787,6 +1922,7 @@ pub static CONTAINER_IMAGE: Message = Message {
             list_type: None,
             description: "The size of the image in bytes.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1808,6 +1944,7 @@ pub static CONTAINER_PORT: Message = Message {
             list_type: None,
             description: "If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostPort",
@@ -1819,6 +1956,7 @@ pub static CONTAINER_PORT: Message = Message {
             list_type: None,
             description: "Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerPort",
@@ -1830,6 +1968,7 @@ pub static CONTAINER_PORT: Message = Message {
             list_type: None,
             description: "Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protocol",
@@ -1841,6 +1980,7 @@ pub static CONTAINER_PORT: Message = Message {
             list_type: None,
             description: "Protocol for port. Must be UDP, TCP, or SCTP. Defaults to \"TCP\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostIP",
@@ -1852,6 +1992,7 @@ pub static CONTAINER_PORT: Message = Message {
             list_type: None,
             description: "What host IP to bind the external port to.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["containerPort"],
@@ -1873,6 +2014,7 @@ pub static CONTAINER_RESIZE_POLICY: Message = Message {
             list_type: None,
             description: "Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "restartPolicy",
@@ -1884,6 +2026,7 @@ pub static CONTAINER_RESIZE_POLICY: Message = Message {
             list_type: None,
             description: "Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["resourceName", "restartPolicy"],
@@ -1905,6 +2048,7 @@ pub static CONTAINER_STATE: Message = Message {
             list_type: None,
             description: "Details about a waiting container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "running",
@@ -1916,6 +2060,7 @@ pub static CONTAINER_STATE: Message = Message {
             list_type: None,
             description: "Details about a running container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminated",
@@ -1927,6 +2072,7 @@ pub static CONTAINER_STATE: Message = Message {
             list_type: None,
             description: "Details about a terminated container",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1948,6 +2094,7 @@ pub static CONTAINER_STATE_RUNNING: Message = Message {
             list_type: None,
             description: "Time at which the container was last (re-)started",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1969,6 +2116,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Exit status from the last termination of the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "signal",
@@ -1980,6 +2128,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Signal from the last termination of the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -1991,6 +2140,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "(brief) reason from the last termination of the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -2002,6 +2152,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Message regarding the last termination of the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startedAt",
@@ -2013,6 +2164,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Time at which previous execution of the container started",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "finishedAt",
@@ -2024,6 +2176,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Time at which the container last terminated",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerID",
@@ -2035,6 +2188,7 @@ pub static CONTAINER_STATE_TERMINATED: Message = Message {
             list_type: None,
             description: "Container's ID in the format '<type>://<container_id>'",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["exitCode"],
@@ -2056,6 +2210,7 @@ pub static CONTAINER_STATE_WAITING: Message = Message {
             list_type: None,
             description: "(brief) reason the container is not yet running.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -2067,6 +2222,7 @@ pub static CONTAINER_STATE_WAITING: Message = Message {
             list_type: None,
             description: "Message regarding why the container is not yet running.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2088,6 +2244,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "state",
@@ -2099,6 +2256,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "State holds details about the container's current condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastState",
@@ -2110,6 +2268,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ready",
@@ -2121,6 +2280,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).\n\nThe value is typically used to determine whether a container is ready to accept traffic.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "restartCount",
@@ -2132,6 +2292,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -2143,6 +2304,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "Image is the name of container image that the container is running. The container image may not match the image used in the PodSpec, as it may have been resolved by the runtime. More info: https://kubernetes.io/docs/concepts/containers/images.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "imageID",
@@ -2154,6 +2316,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerID",
@@ -2165,6 +2328,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example \"containerd\").",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "started",
@@ -2176,6 +2340,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatedResources",
@@ -2187,6 +2352,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -2198,6 +2364,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeMounts",
@@ -2209,6 +2376,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["mountPath"])),
             description: "Status of volume mounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -2220,6 +2388,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "User represents user identity information initially attached to the first process of the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatedResourcesStatus",
@@ -2231,6 +2400,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "AllocatedResourcesStatus represents the status of various resources allocated for this Pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stopSignal",
@@ -2242,6 +2412,7 @@ pub static CONTAINER_STATUS: Message = Message {
             list_type: None,
             description: "StopSignal reports the effective stop signal for this container",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["image", "imageID", "name", "ready", "restartCount"],
@@ -2263,6 +2434,7 @@ pub static CONTAINER_USER: Message = Message {
             list_type: None,
             description: "Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2284,6 +2456,7 @@ pub static DAEMON_ENDPOINT: Message = Message {
             list_type: None,
             description: "Port number of the given endpoint.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["Port"],
@@ -2305,6 +2478,7 @@ pub static DOWNWARD_API_PROJECTION: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Items is a list of DownwardAPIVolume file",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2326,6 +2500,7 @@ pub static DOWNWARD_API_VOLUME_FILE: Message = Message {
             list_type: None,
             description: "Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldRef",
@@ -2337,6 +2512,7 @@ pub static DOWNWARD_API_VOLUME_FILE: Message = Message {
             list_type: None,
             description: "Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceFieldRef",
@@ -2348,6 +2524,7 @@ pub static DOWNWARD_API_VOLUME_FILE: Message = Message {
             list_type: None,
             description: "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mode",
@@ -2359,6 +2536,7 @@ pub static DOWNWARD_API_VOLUME_FILE: Message = Message {
             list_type: None,
             description: "Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path"],
@@ -2380,6 +2558,7 @@ pub static DOWNWARD_API_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Items is a list of downward API volume file",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultMode",
@@ -2391,6 +2570,7 @@ pub static DOWNWARD_API_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2412,6 +2592,7 @@ pub static EMPTY_DIR_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "medium represents what type of storage medium should back this directory. The default is \"\" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sizeLimit",
@@ -2423,6 +2604,7 @@ pub static EMPTY_DIR_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2444,6 +2626,7 @@ pub static ENDPOINT_ADDRESS: Message = Message {
             list_type: None,
             description: "The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostname",
@@ -2455,6 +2638,7 @@ pub static ENDPOINT_ADDRESS: Message = Message {
             list_type: None,
             description: "The Hostname of this endpoint",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeName",
@@ -2466,6 +2650,7 @@ pub static ENDPOINT_ADDRESS: Message = Message {
             list_type: None,
             description: "Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "targetRef",
@@ -2477,6 +2662,7 @@ pub static ENDPOINT_ADDRESS: Message = Message {
             list_type: None,
             description: "Reference to object providing the endpoint.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["ip"],
@@ -2498,6 +2684,7 @@ pub static ENDPOINT_PORT: Message = Message {
             list_type: None,
             description: "The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -2509,6 +2696,7 @@ pub static ENDPOINT_PORT: Message = Message {
             list_type: None,
             description: "The port number of the endpoint.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protocol",
@@ -2520,6 +2708,7 @@ pub static ENDPOINT_PORT: Message = Message {
             list_type: None,
             description: "The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "appProtocol",
@@ -2531,6 +2720,7 @@ pub static ENDPOINT_PORT: Message = Message {
             list_type: None,
             description: "The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:\n\n* Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and https://www.iana.org/assignments/service-names).\n\n* Kubernetes-defined prefixed names:\n  * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-\n  * 'kubernetes.io/ws'  - WebSocket over cleartext as described in https://www.rfc-editor.org/rfc/rfc6455\n  * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455\n\n* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port"],
@@ -2552,6 +2742,7 @@ pub static ENDPOINT_SUBSET: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "notReadyAddresses",
@@ -2563,6 +2754,7 @@ pub static ENDPOINT_SUBSET: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ports",
@@ -2574,6 +2766,7 @@ pub static ENDPOINT_SUBSET: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Port numbers available on the related IP addresses.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2595,6 +2788,7 @@ pub static ENDPOINTS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -2606,6 +2800,7 @@ pub static ENDPOINTS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -2617,6 +2812,7 @@ pub static ENDPOINTS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subsets",
@@ -2628,6 +2824,7 @@ pub static ENDPOINTS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2649,6 +2846,7 @@ pub static ENDPOINTS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -2660,6 +2858,7 @@ pub static ENDPOINTS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -2671,6 +2870,7 @@ pub static ENDPOINTS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -2682,6 +2882,7 @@ pub static ENDPOINTS_LIST: Message = Message {
             list_type: None,
             description: "List of endpoints.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -2703,6 +2904,7 @@ pub static ENV_FROM_SOURCE: Message = Message {
             list_type: None,
             description: "Optional text to prepend to the name of each environment variable. Must be a C_IDENTIFIER.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "configMapRef",
@@ -2714,6 +2916,7 @@ pub static ENV_FROM_SOURCE: Message = Message {
             list_type: None,
             description: "The ConfigMap to select from",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -2725,6 +2928,7 @@ pub static ENV_FROM_SOURCE: Message = Message {
             list_type: None,
             description: "The Secret to select from",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2746,6 +2950,7 @@ pub static ENV_VAR: Message = Message {
             list_type: None,
             description: "Name of the environment variable. Must be a C_IDENTIFIER.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -2757,6 +2962,7 @@ pub static ENV_VAR: Message = Message {
             list_type: None,
             description: "Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to \"\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "valueFrom",
@@ -2768,6 +2974,7 @@ pub static ENV_VAR: Message = Message {
             list_type: None,
             description: "Source for the environment variable's value. Cannot be used if value is not empty.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -2789,6 +2996,7 @@ pub static ENV_VAR_SOURCE: Message = Message {
             list_type: None,
             description: "Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceFieldRef",
@@ -2800,6 +3008,7 @@ pub static ENV_VAR_SOURCE: Message = Message {
             list_type: None,
             description: "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "configMapKeyRef",
@@ -2811,6 +3020,7 @@ pub static ENV_VAR_SOURCE: Message = Message {
             list_type: None,
             description: "Selects a key of a ConfigMap.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretKeyRef",
@@ -2822,6 +3032,7 @@ pub static ENV_VAR_SOURCE: Message = Message {
             list_type: None,
             description: "Selects a key of a secret in the pod's namespace",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2843,6 +3054,7 @@ pub static EPHEMERAL_CONTAINER: Message = Message {
             list_type: None,
             description: "Ephemeral containers have all of the fields of Container, plus additional fields specific to ephemeral containers. Fields in common with Container are in the following inlined struct so than an EphemeralContainer may easily be converted to a Container.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "targetContainerName",
@@ -2854,6 +3066,7 @@ pub static EPHEMERAL_CONTAINER: Message = Message {
             list_type: None,
             description: "If set, the name of the container from PodSpec that this ephemeral container targets. The ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not set then the ephemeral container uses the namespaces configured in the Pod spec.\n\nThe container runtime must implement support for this feature. If the runtime does not support namespace targeting then the result of setting this field is undefined.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -2875,6 +3088,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -2886,6 +3100,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Container image name. More info: https://kubernetes.io/docs/concepts/containers/images",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "command",
@@ -2897,6 +3112,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "args",
@@ -2908,6 +3124,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "workingDir",
@@ -2919,6 +3136,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ports",
@@ -2930,6 +3148,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Map(&["containerPort", "protocol"])),
             description: "Ports are not allowed for ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "envFrom",
@@ -2941,6 +3160,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "List of sources to populate environment variables in the container. The keys defined within a source must be a C_IDENTIFIER. All invalid keys will be reported as an event when the container is starting. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "env",
@@ -2952,6 +3172,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of environment variables to set in the container. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -2963,6 +3184,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resizePolicy",
@@ -2974,6 +3196,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Resources resize policy for the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "restartPolicy",
@@ -2985,6 +3208,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Restart policy for the container to manage the restart behavior of each container within a pod. This may only be set for init containers. You cannot set this field on ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeMounts",
@@ -2996,6 +3220,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Map(&["mountPath"])),
             description: "Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeDevices",
@@ -3007,6 +3232,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: Some(ListType::Map(&["devicePath"])),
             description: "volumeDevices is the list of block devices to be used by the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "livenessProbe",
@@ -3018,6 +3244,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Probes are not allowed for ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readinessProbe",
@@ -3029,6 +3256,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Probes are not allowed for ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startupProbe",
@@ -3040,6 +3268,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Probes are not allowed for ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lifecycle",
@@ -3051,6 +3280,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Lifecycle is not allowed for ephemeral containers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationMessagePath",
@@ -3062,6 +3292,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationMessagePolicy",
@@ -3073,6 +3304,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "imagePullPolicy",
@@ -3084,6 +3316,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "securityContext",
@@ -3095,6 +3328,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stdin",
@@ -3106,6 +3340,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stdinOnce",
@@ -3117,6 +3352,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tty",
@@ -3128,6 +3364,7 @@ pub static EPHEMERAL_CONTAINER_COMMON: Message = Message {
             list_type: None,
             description: "Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -3149,6 +3386,7 @@ pub static EPHEMERAL_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).\n\nAn existing PVC with that name that is not owned by the pod will *not* be used for the pod to avoid using an unrelated volume by mistake. Starting the pod is then blocked until the unrelated PVC is removed. If such a pre-created PVC is meant to be used by the pod, the PVC has to updated with an owner reference to the pod once the pod exists. Normally this should not be necessary, but it may be useful when manually reconstructing a broken cluster.\n\nThis field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.\n\nRequired, must not be nil.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3170,6 +3408,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -3181,6 +3420,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -3192,6 +3432,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "involvedObject",
@@ -3203,6 +3444,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "The object that this event is about.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -3214,6 +3456,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -3225,6 +3468,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "A human-readable description of the status of this operation.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "source",
@@ -3236,6 +3480,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "The component reporting this event. Should be a short machine understandable string.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "firstTimestamp",
@@ -3247,6 +3492,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTimestamp",
@@ -3258,6 +3504,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "The time at which the most recent occurrence of this event was recorded.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "count",
@@ -3269,6 +3516,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "The number of times this event has occurred.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -3280,6 +3528,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Type of this event (Normal, Warning), new types could be added in the future",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "eventTime",
@@ -3291,6 +3540,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Time when this Event was first observed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "series",
@@ -3302,6 +3552,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Data about the Event series this event represents or nil if it's a singleton Event.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "action",
@@ -3313,6 +3564,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "What action was taken/failed regarding to the Regarding object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "related",
@@ -3324,6 +3576,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Optional secondary object for more complex actions.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reportingComponent",
@@ -3335,6 +3588,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reportingInstance",
@@ -3346,6 +3600,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "ID of the controller instance, e.g. `kubelet-xyzf`.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["involvedObject", "metadata"],
@@ -3367,6 +3622,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -3378,6 +3634,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -3389,6 +3646,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -3400,6 +3658,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "List of events",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -3421,6 +3680,7 @@ pub static EVENT_SERIES: Message = Message {
             list_type: None,
             description: "Number of occurrences in this series up to the last heartbeat time",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastObservedTime",
@@ -3432,6 +3692,7 @@ pub static EVENT_SERIES: Message = Message {
             list_type: None,
             description: "Time of the last occurrence observed",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3453,6 +3714,7 @@ pub static EVENT_SOURCE: Message = Message {
             list_type: None,
             description: "Component from which the event is generated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "host",
@@ -3464,6 +3726,7 @@ pub static EVENT_SOURCE: Message = Message {
             list_type: None,
             description: "Node name on which the event is generated.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3485,6 +3748,7 @@ pub static EXEC_ACTION: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3506,6 +3770,7 @@ pub static FC_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "targetWWNs is Optional: FC target worldwide names (WWNs)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lun",
@@ -3517,6 +3782,7 @@ pub static FC_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "lun is Optional: FC target lun number",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -3528,6 +3794,7 @@ pub static FC_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3539,6 +3806,7 @@ pub static FC_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "wwids",
@@ -3550,6 +3818,7 @@ pub static FC_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3571,6 +3840,7 @@ pub static FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "driver is the name of the driver to use for this volume.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -3582,6 +3852,7 @@ pub static FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default filesystem depends on FlexVolume script.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -3593,6 +3864,7 @@ pub static FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3604,6 +3876,7 @@ pub static FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "options",
@@ -3615,6 +3888,7 @@ pub static FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "options is Optional: this field holds extra command options if any.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["driver"],
@@ -3636,6 +3910,7 @@ pub static FLEX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "driver is the name of the driver to use for this volume.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -3647,6 +3922,7 @@ pub static FLEX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default filesystem depends on FlexVolume script.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -3658,6 +3934,7 @@ pub static FLEX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3669,6 +3946,7 @@ pub static FLEX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "options",
@@ -3680,6 +3958,7 @@ pub static FLEX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "options is Optional: this field holds extra command options if any.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["driver"],
@@ -3701,6 +3980,7 @@ pub static FLOCKER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be considered as deprecated",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "datasetUUID",
@@ -3712,6 +3992,7 @@ pub static FLOCKER_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -3733,6 +4014,7 @@ pub static GCE_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -3744,6 +4026,7 @@ pub static GCE_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "partition",
@@ -3755,6 +4038,7 @@ pub static GCE_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as \"1\". Similarly, the volume partition for /dev/sda is \"0\" (or you can leave the property empty). More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3766,6 +4050,7 @@ pub static GCE_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["pdName"],
@@ -3787,6 +4072,7 @@ pub static GRPC_ACTION: Message = Message {
             list_type: None,
             description: "Port number of the gRPC service. Number must be in the range 1 to 65535.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "service",
@@ -3798,6 +4084,7 @@ pub static GRPC_ACTION: Message = Message {
             list_type: None,
             description: "Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md).\n\nIf this is not specified, the default behavior is defined by gRPC.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port"],
@@ -3819,6 +4106,7 @@ pub static GIT_REPO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "repository is the URL",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "revision",
@@ -3830,6 +4118,7 @@ pub static GIT_REPO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "revision is the commit hash for the specified revision.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "directory",
@@ -3841,6 +4130,7 @@ pub static GIT_REPO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["repository"],
@@ -3862,6 +4152,7 @@ pub static GLUSTERFS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -3873,6 +4164,7 @@ pub static GLUSTERFS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3884,6 +4176,7 @@ pub static GLUSTERFS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "endpointsNamespace",
@@ -3895,6 +4188,7 @@ pub static GLUSTERFS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["endpoints", "path"],
@@ -3916,6 +4210,7 @@ pub static GLUSTERFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -3927,6 +4222,7 @@ pub static GLUSTERFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -3938,6 +4234,7 @@ pub static GLUSTERFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["endpoints", "path"],
@@ -3959,6 +4256,7 @@ pub static HTTP_GET_ACTION: Message = Message {
             list_type: None,
             description: "Path to access on the HTTP server.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -3970,6 +4268,7 @@ pub static HTTP_GET_ACTION: Message = Message {
             list_type: None,
             description: "Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "host",
@@ -3981,6 +4280,7 @@ pub static HTTP_GET_ACTION: Message = Message {
             list_type: None,
             description: "Host name to connect to, defaults to the pod IP. You probably want to set \"Host\" in httpHeaders instead.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scheme",
@@ -3992,6 +4292,7 @@ pub static HTTP_GET_ACTION: Message = Message {
             list_type: None,
             description: "Scheme to use for connecting to the host. Defaults to HTTP.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "httpHeaders",
@@ -4003,6 +4304,7 @@ pub static HTTP_GET_ACTION: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Custom headers to set in the request. HTTP allows repeated headers.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port"],
@@ -4024,6 +4326,7 @@ pub static HTTP_HEADER: Message = Message {
             list_type: None,
             description: "The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -4035,6 +4338,7 @@ pub static HTTP_HEADER: Message = Message {
             list_type: None,
             description: "The header field value",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "value"],
@@ -4056,6 +4360,7 @@ pub static HOST_ALIAS: Message = Message {
             list_type: None,
             description: "IP address of the host file entry.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostnames",
@@ -4067,6 +4372,7 @@ pub static HOST_ALIAS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Hostnames for the above IP address.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["ip"],
@@ -4088,6 +4394,7 @@ pub static HOST_IP: Message = Message {
             list_type: None,
             description: "IP is the IP address assigned to the host",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["ip"],
@@ -4109,6 +4416,7 @@ pub static HOST_PATH_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -4120,6 +4428,7 @@ pub static HOST_PATH_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "type for HostPath Volume Defaults to \"\" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path"],
@@ -4141,6 +4450,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iqn",
@@ -4152,6 +4462,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iqn is Target iSCSI Qualified Name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lun",
@@ -4163,6 +4474,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "lun is iSCSI Target Lun number.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iscsiInterface",
@@ -4174,6 +4486,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -4185,6 +4498,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -4196,6 +4510,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "portals",
@@ -4207,6 +4522,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "chapAuthDiscovery",
@@ -4218,6 +4534,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "chapAuthSession",
@@ -4229,6 +4546,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "chapAuthSession defines whether support iSCSI Session CHAP authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -4240,6 +4558,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "initiatorName",
@@ -4251,6 +4570,7 @@ pub static ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["iqn", "lun", "targetPortal"],
@@ -4272,6 +4592,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iqn",
@@ -4283,6 +4604,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iqn is the target iSCSI Qualified Name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lun",
@@ -4294,6 +4616,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "lun represents iSCSI Target Lun number.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iscsiInterface",
@@ -4305,6 +4628,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -4316,6 +4640,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -4327,6 +4652,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "portals",
@@ -4338,6 +4664,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "chapAuthDiscovery",
@@ -4349,6 +4676,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "chapAuthSession",
@@ -4360,6 +4688,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "chapAuthSession defines whether support iSCSI Session CHAP authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -4371,6 +4700,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "initiatorName",
@@ -4382,6 +4712,7 @@ pub static ISCSI_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["iqn", "lun", "targetPortal"],
@@ -4403,6 +4734,7 @@ pub static IMAGE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pullPolicy",
@@ -4414,6 +4746,7 @@ pub static IMAGE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4435,6 +4768,7 @@ pub static KEY_TO_PATH: Message = Message {
             list_type: None,
             description: "key is the key to project.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -4446,6 +4780,7 @@ pub static KEY_TO_PATH: Message = Message {
             list_type: None,
             description: "path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mode",
@@ -4457,6 +4792,7 @@ pub static KEY_TO_PATH: Message = Message {
             list_type: None,
             description: "mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key", "path"],
@@ -4478,6 +4814,7 @@ pub static LIFECYCLE: Message = Message {
             list_type: None,
             description: "PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preStop",
@@ -4489,6 +4826,7 @@ pub static LIFECYCLE: Message = Message {
             list_type: None,
             description: "PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stopSignal",
@@ -4500,6 +4838,7 @@ pub static LIFECYCLE: Message = Message {
             list_type: None,
             description: "StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4521,6 +4860,7 @@ pub static LIFECYCLE_HANDLER: Message = Message {
             list_type: None,
             description: "Exec specifies a command to execute in the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "httpGet",
@@ -4532,6 +4872,7 @@ pub static LIFECYCLE_HANDLER: Message = Message {
             list_type: None,
             description: "HTTPGet specifies an HTTP GET request to perform.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tcpSocket",
@@ -4543,6 +4884,7 @@ pub static LIFECYCLE_HANDLER: Message = Message {
             list_type: None,
             description: "Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sleep",
@@ -4554,6 +4896,7 @@ pub static LIFECYCLE_HANDLER: Message = Message {
             list_type: None,
             description: "Sleep represents a duration that the container should sleep.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4575,6 +4918,7 @@ pub static LIMIT_RANGE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -4586,6 +4930,7 @@ pub static LIMIT_RANGE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -4597,6 +4942,7 @@ pub static LIMIT_RANGE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -4608,6 +4954,7 @@ pub static LIMIT_RANGE: Message = Message {
             list_type: None,
             description: "Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4629,6 +4976,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "Type of resource that this limit applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "max",
@@ -4640,6 +4988,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "Max usage constraints on this kind by resource name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "min",
@@ -4651,6 +5000,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "Min usage constraints on this kind by resource name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "default",
@@ -4662,6 +5012,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "Default resource requirement limit value by resource name if resource limit is omitted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultRequest",
@@ -4673,6 +5024,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxLimitRequestRatio",
@@ -4684,6 +5036,7 @@ pub static LIMIT_RANGE_ITEM: Message = Message {
             list_type: None,
             description: "MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -4705,6 +5058,7 @@ pub static LIMIT_RANGE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -4716,6 +5070,7 @@ pub static LIMIT_RANGE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -4727,6 +5082,7 @@ pub static LIMIT_RANGE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -4738,6 +5094,7 @@ pub static LIMIT_RANGE_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of LimitRange objects. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -4759,6 +5116,7 @@ pub static LIMIT_RANGE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Limits is the list of LimitRangeItem objects that are enforced.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["limits"],
@@ -4780,6 +5138,7 @@ pub static LINUX_CONTAINER_USER: Message = Message {
             list_type: None,
             description: "UID is the primary uid initially attached to the first process in the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "gid",
@@ -4791,6 +5150,7 @@ pub static LINUX_CONTAINER_USER: Message = Message {
             list_type: None,
             description: "GID is the primary gid initially attached to the first process in the container",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "supplementalGroups",
@@ -4802,6 +5162,7 @@ pub static LINUX_CONTAINER_USER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "SupplementalGroups are the supplemental groups initially attached to the first process in the container",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["gid", "uid"],
@@ -4823,6 +5184,7 @@ pub static LOAD_BALANCER_INGRESS: Message = Message {
             list_type: None,
             description: "IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostname",
@@ -4834,6 +5196,7 @@ pub static LOAD_BALANCER_INGRESS: Message = Message {
             list_type: None,
             description: "Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ipMode",
@@ -4845,6 +5208,7 @@ pub static LOAD_BALANCER_INGRESS: Message = Message {
             list_type: None,
             description: "IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to \"VIP\" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to \"Proxy\" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ports",
@@ -4856,6 +5220,7 @@ pub static LOAD_BALANCER_INGRESS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Ports is a list of records of service ports If used, every port defined in the service should have an entry in it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4877,6 +5242,7 @@ pub static LOAD_BALANCER_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4898,6 +5264,7 @@ pub static LOCAL_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -4919,6 +5286,7 @@ pub static LOCAL_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -4930,6 +5298,7 @@ pub static LOCAL_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default value is to auto-select a filesystem if unspecified.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path"],
@@ -4951,6 +5320,7 @@ pub static MODIFY_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -4962,6 +5332,7 @@ pub static MODIFY_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "status is the status of the ControllerModifyVolume operation. It can be in any of following states:\n - Pending\n   Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as\n   the specified VolumeAttributesClass not existing.\n - InProgress\n   InProgress indicates that the volume is being modified.\n - Infeasible\n  Infeasible indicates that the request has been rejected as invalid by the CSI driver. To\n\t  resolve the error, a valid VolumeAttributesClass needs to be specified.\nNote: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status"],
@@ -4983,6 +5354,7 @@ pub static NFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "server is the hostname or IP address of the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -4994,6 +5366,7 @@ pub static NFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "path that is exported by the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -5005,6 +5378,7 @@ pub static NFS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path", "server"],
@@ -5026,6 +5400,7 @@ pub static NAMESPACE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -5037,6 +5412,7 @@ pub static NAMESPACE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -5048,6 +5424,7 @@ pub static NAMESPACE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -5059,6 +5436,7 @@ pub static NAMESPACE: Message = Message {
             list_type: None,
             description: "Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -5070,6 +5448,7 @@ pub static NAMESPACE: Message = Message {
             list_type: None,
             description: "Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5091,6 +5470,7 @@ pub static NAMESPACE_CONDITION: Message = Message {
             list_type: None,
             description: "Type of namespace controller condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -5102,6 +5482,7 @@ pub static NAMESPACE_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -5113,6 +5494,7 @@ pub static NAMESPACE_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -5124,6 +5506,7 @@ pub static NAMESPACE_CONDITION: Message = Message {
             list_type: None,
             description: "Unique, one-word, CamelCase reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -5135,6 +5518,7 @@ pub static NAMESPACE_CONDITION: Message = Message {
             list_type: None,
             description: "Human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -5156,6 +5540,7 @@ pub static NAMESPACE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -5167,6 +5552,7 @@ pub static NAMESPACE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -5178,6 +5564,7 @@ pub static NAMESPACE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -5189,6 +5576,7 @@ pub static NAMESPACE_LIST: Message = Message {
             list_type: None,
             description: "Items is the list of Namespace objects in the list. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -5210,6 +5598,7 @@ pub static NAMESPACE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5231,6 +5620,7 @@ pub static NAMESPACE_STATUS: Message = Message {
             list_type: None,
             description: "Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -5242,6 +5632,7 @@ pub static NAMESPACE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a namespace's current state.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5263,6 +5654,7 @@ pub static NODE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -5274,6 +5666,7 @@ pub static NODE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -5285,6 +5678,7 @@ pub static NODE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -5296,6 +5690,7 @@ pub static NODE: Message = Message {
             list_type: None,
             description: "Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -5307,6 +5702,7 @@ pub static NODE: Message = Message {
             list_type: None,
             description: "Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5328,6 +5724,7 @@ pub static NODE_ADDRESS: Message = Message {
             list_type: None,
             description: "Node address type, one of Hostname, ExternalIP or InternalIP.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "address",
@@ -5339,6 +5736,7 @@ pub static NODE_ADDRESS: Message = Message {
             list_type: None,
             description: "The node address.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["address", "type"],
@@ -5360,6 +5758,7 @@ pub static NODE_AFFINITY: Message = Message {
             list_type: None,
             description: "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preferredDuringSchedulingIgnoredDuringExecution",
@@ -5371,6 +5770,7 @@ pub static NODE_AFFINITY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5392,6 +5792,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "Type of node condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -5403,6 +5804,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastHeartbeatTime",
@@ -5414,6 +5816,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "Last time we got an update on a given condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -5425,6 +5828,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transit from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -5436,6 +5840,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "(brief) reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -5447,6 +5852,7 @@ pub static NODE_CONDITION: Message = Message {
             list_type: None,
             description: "Human readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -5468,6 +5874,7 @@ pub static NODE_CONFIG_SOURCE: Message = Message {
             list_type: None,
             description: "ConfigMap is a reference to a Node's ConfigMap",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5489,6 +5896,7 @@ pub static NODE_CONFIG_STATUS: Message = Message {
             list_type: None,
             description: "Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "active",
@@ -5500,6 +5908,7 @@ pub static NODE_CONFIG_STATUS: Message = Message {
             list_type: None,
             description: "Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastKnownGood",
@@ -5511,6 +5920,7 @@ pub static NODE_CONFIG_STATUS: Message = Message {
             list_type: None,
             description: "LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "error",
@@ -5522,6 +5932,7 @@ pub static NODE_CONFIG_STATUS: Message = Message {
             list_type: None,
             description: "Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5543,6 +5954,7 @@ pub static NODE_DAEMON_ENDPOINTS: Message = Message {
             list_type: None,
             description: "Endpoint on which Kubelet is listening.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5564,6 +5976,7 @@ pub static NODE_FEATURES: Message = Message {
             list_type: None,
             description: "SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5585,6 +5998,7 @@ pub static NODE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -5596,6 +6010,7 @@ pub static NODE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -5607,6 +6022,7 @@ pub static NODE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -5618,6 +6034,7 @@ pub static NODE_LIST: Message = Message {
             list_type: None,
             description: "List of nodes",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -5639,6 +6056,7 @@ pub static NODE_RUNTIME_HANDLER: Message = Message {
             list_type: None,
             description: "Runtime handler name. Empty for the default runtime handler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "features",
@@ -5650,6 +6068,7 @@ pub static NODE_RUNTIME_HANDLER: Message = Message {
             list_type: None,
             description: "Supported features.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5671,6 +6090,7 @@ pub static NODE_RUNTIME_HANDLER_FEATURES: Message = Message {
             list_type: None,
             description: "RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "userNamespaces",
@@ -5682,6 +6102,7 @@ pub static NODE_RUNTIME_HANDLER_FEATURES: Message = Message {
             list_type: None,
             description: "UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5703,6 +6124,7 @@ pub static NODE_SELECTOR: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Required. A list of node selector terms. The terms are ORed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["nodeSelectorTerms"],
@@ -5724,6 +6146,7 @@ pub static NODE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "The label key that the selector applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -5735,6 +6158,7 @@ pub static NODE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -5746,6 +6170,7 @@ pub static NODE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key", "operator"],
@@ -5767,6 +6192,7 @@ pub static NODE_SELECTOR_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of node selector requirements by node's labels.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "matchFields",
@@ -5778,6 +6204,7 @@ pub static NODE_SELECTOR_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of node selector requirements by node's fields.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5799,6 +6226,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: None,
             description: "PodCIDR represents the pod IP range assigned to the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podCIDRs",
@@ -5810,6 +6238,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: Some(ListType::Set),
             description: "podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "providerID",
@@ -5821,6 +6250,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: None,
             description: "ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "unschedulable",
@@ -5832,6 +6262,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: None,
             description: "Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "taints",
@@ -5843,6 +6274,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If specified, the node's taints.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "configSource",
@@ -5854,6 +6286,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: None,
             description: "Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "externalID",
@@ -5865,6 +6298,7 @@ pub static NODE_SPEC: Message = Message {
             list_type: None,
             description: "Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -5886,6 +6320,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatable",
@@ -5897,6 +6332,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "phase",
@@ -5908,6 +6344,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -5919,6 +6356,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "addresses",
@@ -5930,6 +6368,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "daemonEndpoints",
@@ -5941,6 +6380,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Endpoints of daemons running on the Node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeInfo",
@@ -5952,6 +6392,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "images",
@@ -5963,6 +6404,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "List of container images on this node",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumesInUse",
@@ -5974,6 +6416,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "List of attachable volumes in use (mounted) by the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumesAttached",
@@ -5985,6 +6428,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "List of volumes that are attached to the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "config",
@@ -5996,6 +6440,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Status of the config assigned to the node via the dynamic Kubelet config feature.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runtimeHandlers",
@@ -6007,6 +6452,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The available runtime handlers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "features",
@@ -6018,6 +6464,7 @@ pub static NODE_STATUS: Message = Message {
             list_type: None,
             description: "Features describes the set of features implemented by the CRI implementation.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6039,6 +6486,7 @@ pub static NODE_SWAP_STATUS: Message = Message {
             list_type: None,
             description: "Total amount of swap memory in bytes.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6060,6 +6508,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "systemUUID",
@@ -6071,6 +6520,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "bootID",
@@ -6082,6 +6532,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "Boot ID reported by the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kernelVersion",
@@ -6093,6 +6544,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "osImage",
@@ -6104,6 +6556,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerRuntimeVersion",
@@ -6115,6 +6568,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kubeletVersion",
@@ -6126,6 +6580,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "Kubelet Version reported by the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kubeProxyVersion",
@@ -6137,6 +6592,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "Deprecated: KubeProxy Version reported by the node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operatingSystem",
@@ -6148,6 +6604,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "The Operating System reported by the node",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "architecture",
@@ -6159,6 +6616,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "The Architecture reported by the node",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "swap",
@@ -6170,6 +6628,7 @@ pub static NODE_SYSTEM_INFO: Message = Message {
             list_type: None,
             description: "Swap Info reported by the node.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion", "machineID", "operatingSystem", "osImage", "systemUUID"],
@@ -6191,6 +6650,7 @@ pub static OBJECT_FIELD_SELECTOR: Message = Message {
             list_type: None,
             description: "Version of the schema the FieldPath is written in terms of, defaults to \"v1\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldPath",
@@ -6202,6 +6662,7 @@ pub static OBJECT_FIELD_SELECTOR: Message = Message {
             list_type: None,
             description: "Path of the field to select in the specified API version.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["fieldPath"],
@@ -6223,6 +6684,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -6234,6 +6696,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -6245,6 +6708,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -6256,6 +6720,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -6267,6 +6732,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "API version of the referent.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceVersion",
@@ -6278,6 +6744,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldPath",
@@ -6289,6 +6756,7 @@ pub static OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6310,6 +6778,7 @@ pub static PERSISTENT_VOLUME: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -6321,6 +6790,7 @@ pub static PERSISTENT_VOLUME: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -6332,6 +6802,7 @@ pub static PERSISTENT_VOLUME: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -6343,6 +6814,7 @@ pub static PERSISTENT_VOLUME: Message = Message {
             list_type: None,
             description: "spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -6354,6 +6826,7 @@ pub static PERSISTENT_VOLUME: Message = Message {
             list_type: None,
             description: "status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6375,6 +6848,7 @@ pub static PERSISTENT_VOLUME_CLAIM: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -6386,6 +6860,7 @@ pub static PERSISTENT_VOLUME_CLAIM: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -6397,6 +6872,7 @@ pub static PERSISTENT_VOLUME_CLAIM: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -6408,6 +6884,7 @@ pub static PERSISTENT_VOLUME_CLAIM: Message = Message {
             list_type: None,
             description: "spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -6419,6 +6896,7 @@ pub static PERSISTENT_VOLUME_CLAIM: Message = Message {
             list_type: None,
             description: "status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6440,6 +6918,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -6451,6 +6930,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastProbeTime",
@@ -6462,6 +6942,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "lastProbeTime is the time we probed the condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -6473,6 +6954,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "lastTransitionTime is the time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -6484,6 +6966,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports \"Resizing\" that means the underlying persistent volume is being resized.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -6495,6 +6978,7 @@ pub static PERSISTENT_VOLUME_CLAIM_CONDITION: Message = Message {
             list_type: None,
             description: "message is the human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -6516,6 +7000,7 @@ pub static PERSISTENT_VOLUME_CLAIM_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -6527,6 +7012,7 @@ pub static PERSISTENT_VOLUME_CLAIM_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -6538,6 +7024,7 @@ pub static PERSISTENT_VOLUME_CLAIM_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -6549,6 +7036,7 @@ pub static PERSISTENT_VOLUME_CLAIM_LIST: Message = Message {
             list_type: None,
             description: "items is a list of persistent volume claims. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -6570,6 +7058,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -6581,6 +7070,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "selector is a label query over volumes to consider for binding.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -6592,6 +7082,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "resources represents the minimum resources the volume should have. If RecoverVolumeExpansionFailure feature is enabled users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeName",
@@ -6603,6 +7094,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "volumeName is the binding reference to the PersistentVolume backing this claim.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageClassName",
@@ -6614,6 +7106,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeMode",
@@ -6625,6 +7118,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "dataSource",
@@ -6636,6 +7130,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "dataSourceRef",
@@ -6647,6 +7142,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef\n  allows any non-core object, as well as PersistentVolumeClaim objects.\n* While dataSource ignores disallowed values (dropping them), dataSourceRef\n  preserves all values, and generates an error if a disallowed value is\n  specified.\n* While dataSource only allows local objects, dataSourceRef allows objects\n  in any namespaces.\n(Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeAttributesClassName",
@@ -6658,6 +7154,7 @@ pub static PERSISTENT_VOLUME_CLAIM_SPEC: Message = Message {
             list_type: None,
             description: "volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string value means that no VolumeAttributesClass will be applied to the claim but it's not allowed to reset this field to empty string once it is set. If unspecified and the PersistentVolumeClaim is unbound, the default VolumeAttributesClass will be set by the persistentvolume controller if it exists. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/ (Beta) Using this field requires the VolumeAttributesClass feature gate to be enabled (off by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6679,6 +7176,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "phase represents the current phase of PersistentVolumeClaim.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "accessModes",
@@ -6690,6 +7188,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "capacity",
@@ -6701,6 +7200,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "capacity represents the actual resources of the underlying volume.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -6712,6 +7212,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatedResources",
@@ -6723,6 +7224,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nCapacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.\n\nA controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.\n\nThis is an alpha field and requires enabling RecoverVolumeExpansionFailure feature.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatedResourceStatuses",
@@ -6734,6 +7236,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nClaimResourceStatus can be in any of following states:\n\t- ControllerResizeInProgress:\n\t\tState set when resize controller starts resizing the volume in control-plane.\n\t- ControllerResizeFailed:\n\t\tState set when resize has failed in resize controller with a terminal error.\n\t- NodeResizePending:\n\t\tState set when resize controller has finished resizing the volume but further resizing of\n\t\tvolume is needed on the node.\n\t- NodeResizeInProgress:\n\t\tState set when kubelet starts resizing the volume.\n\t- NodeResizeFailed:\n\t\tState set when resizing has failed in kubelet with a terminal error. Transient errors don't set\n\t\tNodeResizeFailed.\nFor example: if expanding a PVC for more capacity - this field can be one of the following states:\n\t- pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeFailed\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizePending\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeFailed\"\nWhen this field is not set, it means that no resize operation is in progress for the given PVC.\n\nA controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.\n\nThis is an alpha field and requires enabling RecoverVolumeExpansionFailure feature.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentVolumeAttributesClassName",
@@ -6745,6 +7248,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim This is a beta field and requires enabling VolumeAttributesClass feature (off by default).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "modifyVolumeStatus",
@@ -6756,6 +7260,7 @@ pub static PERSISTENT_VOLUME_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted. This is a beta field and requires enabling VolumeAttributesClass feature (off by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -6777,6 +7282,7 @@ pub static PERSISTENT_VOLUME_CLAIM_TEMPLATE: Message = Message {
             list_type: None,
             description: "May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -6788,6 +7294,7 @@ pub static PERSISTENT_VOLUME_CLAIM_TEMPLATE: Message = Message {
             list_type: None,
             description: "The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim are also valid here.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -6809,6 +7316,7 @@ pub static PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -6820,6 +7328,7 @@ pub static PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly Will force the ReadOnly setting in VolumeMounts. Default false.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["claimName"],
@@ -6841,6 +7350,7 @@ pub static PERSISTENT_VOLUME_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -6852,6 +7362,7 @@ pub static PERSISTENT_VOLUME_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -6863,6 +7374,7 @@ pub static PERSISTENT_VOLUME_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -6874,6 +7386,7 @@ pub static PERSISTENT_VOLUME_LIST: Message = Message {
             list_type: None,
             description: "items is a list of persistent volumes. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -6895,6 +7408,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "awsElasticBlockStore",
@@ -6906,6 +7420,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostPath",
@@ -6917,6 +7432,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "glusterfs",
@@ -6928,6 +7444,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nfs",
@@ -6939,6 +7456,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rbd",
@@ -6950,6 +7468,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iscsi",
@@ -6961,6 +7480,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "cinder",
@@ -6972,6 +7492,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "cephfs",
@@ -6983,6 +7504,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fc",
@@ -6994,6 +7516,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "flocker",
@@ -7005,6 +7528,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "flexVolume",
@@ -7016,6 +7540,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "azureFile",
@@ -7027,6 +7552,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "vsphereVolume",
@@ -7038,6 +7564,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "quobyte",
@@ -7049,6 +7576,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "azureDisk",
@@ -7060,6 +7588,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "photonPersistentDisk",
@@ -7071,6 +7600,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "portworxVolume",
@@ -7082,6 +7612,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scaleIO",
@@ -7093,6 +7624,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "local",
@@ -7104,6 +7636,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "local represents directly-attached storage with node affinity",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageos",
@@ -7115,6 +7648,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "csi",
@@ -7126,6 +7660,7 @@ pub static PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "csi represents storage that is handled by an external CSI driver.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7147,6 +7682,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "",
@@ -7158,6 +7694,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "persistentVolumeSource is the actual volume backing the persistent volume.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "accessModes",
@@ -7169,6 +7706,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "claimRef",
@@ -7180,6 +7718,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "persistentVolumeReclaimPolicy",
@@ -7191,6 +7730,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageClassName",
@@ -7202,6 +7742,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mountOptions",
@@ -7213,6 +7754,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "mountOptions is the list of mount options, e.g. [\"ro\", \"soft\"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeMode",
@@ -7224,6 +7766,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeAffinity",
@@ -7235,6 +7778,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeAttributesClassName",
@@ -7246,6 +7790,7 @@ pub static PERSISTENT_VOLUME_SPEC: Message = Message {
             list_type: None,
             description: "Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process. This is a beta field and requires enabling VolumeAttributesClass feature (off by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7267,6 +7812,7 @@ pub static PERSISTENT_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -7278,6 +7824,7 @@ pub static PERSISTENT_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "message is a human-readable message indicating details about why the volume is in this state.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -7289,6 +7836,7 @@ pub static PERSISTENT_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastPhaseTransitionTime",
@@ -7300,6 +7848,7 @@ pub static PERSISTENT_VOLUME_STATUS: Message = Message {
             list_type: None,
             description: "lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7321,6 +7870,7 @@ pub static PHOTON_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "pdID is the ID that identifies Photon Controller persistent disk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -7332,6 +7882,7 @@ pub static PHOTON_PERSISTENT_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["pdID"],
@@ -7353,6 +7904,7 @@ pub static POD: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -7364,6 +7916,7 @@ pub static POD: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -7375,6 +7928,7 @@ pub static POD: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -7386,6 +7940,7 @@ pub static POD: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -7397,6 +7952,7 @@ pub static POD: Message = Message {
             list_type: None,
             description: "Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7418,6 +7974,7 @@ pub static POD_AFFINITY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preferredDuringSchedulingIgnoredDuringExecution",
@@ -7429,6 +7986,7 @@ pub static POD_AFFINITY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7450,6 +8008,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: None,
             description: "A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespaces",
@@ -7461,6 +8020,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means \"this pod's namespace\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "topologyKey",
@@ -7472,6 +8032,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: None,
             description: "This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespaceSelector",
@@ -7483,6 +8044,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: None,
             description: "A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means \"this pod's namespace\". An empty selector ({}) matches all namespaces.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "matchLabelKeys",
@@ -7494,6 +8056,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mismatchLabelKeys",
@@ -7505,6 +8068,7 @@ pub static POD_AFFINITY_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["topologyKey"],
@@ -7526,6 +8090,7 @@ pub static POD_ANTI_AFFINITY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the anti-affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preferredDuringSchedulingIgnoredDuringExecution",
@@ -7537,6 +8102,7 @@ pub static POD_ANTI_AFFINITY: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7558,6 +8124,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "observedGeneration",
@@ -7569,6 +8136,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "If set, this represents the .metadata.generation that the pod condition was set based upon. This is an alpha field. Enable PodObservedGenerationTracking to be able to use this field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -7580,6 +8148,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastProbeTime",
@@ -7591,6 +8160,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Last time we probed the condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -7602,6 +8172,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -7613,6 +8184,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Unique, one-word, CamelCase reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -7624,6 +8196,7 @@ pub static POD_CONDITION: Message = Message {
             list_type: None,
             description: "Human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -7645,6 +8218,7 @@ pub static POD_DNS_CONFIG: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "searches",
@@ -7656,6 +8230,7 @@ pub static POD_DNS_CONFIG: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "options",
@@ -7667,6 +8242,7 @@ pub static POD_DNS_CONFIG: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7688,6 +8264,7 @@ pub static POD_DNS_CONFIG_OPTION: Message = Message {
             list_type: None,
             description: "Name is this DNS resolver option's name. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -7699,6 +8276,7 @@ pub static POD_DNS_CONFIG_OPTION: Message = Message {
             list_type: None,
             description: "Value is this DNS resolver option's value.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -7720,6 +8298,7 @@ pub static POD_IP: Message = Message {
             list_type: None,
             description: "IP is the IP address assigned to the pod",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["ip"],
@@ -7741,6 +8320,7 @@ pub static POD_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -7752,6 +8332,7 @@ pub static POD_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -7763,6 +8344,7 @@ pub static POD_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -7774,6 +8356,7 @@ pub static POD_LIST: Message = Message {
             list_type: None,
             description: "List of pods. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -7795,6 +8378,7 @@ pub static POD_OS: Message = Message {
             list_type: None,
             description: "Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration Clients should expect to handle additional values and treat unrecognized values in this field as os: null",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -7816,6 +8400,7 @@ pub static POD_READINESS_GATE: Message = Message {
             list_type: None,
             description: "ConditionType refers to a condition in the pod's condition list with matching type.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["conditionType"],
@@ -7837,6 +8422,7 @@ pub static POD_RESOURCE_CLAIM: Message = Message {
             list_type: None,
             description: "Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceClaimName",
@@ -7848,6 +8434,7 @@ pub static POD_RESOURCE_CLAIM: Message = Message {
             list_type: None,
             description: "ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceClaimTemplateName",
@@ -7859,6 +8446,7 @@ pub static POD_RESOURCE_CLAIM: Message = Message {
             list_type: None,
             description: "ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.\n\nThe template will be used to create a new ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted. The pod name and resource name, along with a generated component, will be used to form a unique name for the ResourceClaim, which will be recorded in pod.status.resourceClaimStatuses.\n\nThis field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -7880,6 +8468,7 @@ pub static POD_RESOURCE_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceClaimName",
@@ -7891,6 +8480,7 @@ pub static POD_RESOURCE_CLAIM_STATUS: Message = Message {
             list_type: None,
             description: "ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod. If this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -7912,6 +8502,7 @@ pub static POD_SCHEDULING_GATE: Message = Message {
             list_type: None,
             description: "Name of the scheduling gate. Each scheduling gate must have a unique name field.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -7933,6 +8524,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "windowsOptions",
@@ -7944,6 +8536,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsUser",
@@ -7955,6 +8548,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsGroup",
@@ -7966,6 +8560,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsNonRoot",
@@ -7977,6 +8572,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "supplementalGroups",
@@ -7988,6 +8584,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "supplementalGroupsPolicy",
@@ -7999,6 +8596,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "Defines how supplemental groups of the first container processes are calculated. Valid values are \"Merge\" and \"Strict\". If not specified, \"Merge\" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsGroup",
@@ -8010,6 +8608,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:\n\n1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----\n\nIf unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sysctls",
@@ -8021,6 +8620,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsGroupChangePolicy",
@@ -8032,6 +8632,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are \"OnRootMismatch\" and \"Always\". If not specified, \"Always\" is used. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "seccompProfile",
@@ -8043,6 +8644,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "appArmorProfile",
@@ -8054,6 +8656,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "seLinuxChangePolicy",
@@ -8065,6 +8668,7 @@ pub static POD_SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are \"MountOption\" and \"Recursive\".\n\n\"Recursive\" means relabeling of all files on all Pod volumes by the container runtime. This may be slow for large volumes, but allows mixing privileged and unprivileged Pods sharing the same volume on the same node.\n\n\"MountOption\" mounts all eligible Pod volumes with `-o context` mount option. This requires all Pods that share the same volume to use the same SELinux label. It is not possible to share the same volume among privileged and unprivileged Pods. Eligible volumes are in-tree FibreChannel and iSCSI volumes, and all CSI volumes whose CSI driver announces SELinux support by setting spec.seLinuxMount: true in their CSIDriver instance. Other volumes are always re-labelled recursively. \"MountOption\" value is allowed only when SELinuxMount feature gate is enabled.\n\nIf not specified and SELinuxMount feature gate is enabled, \"MountOption\" is used. If not specified and SELinuxMount feature gate is disabled, \"MountOption\" is used for ReadWriteOncePod volumes and \"Recursive\" for all other volumes.\n\nThis field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.\n\nAll Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -8086,6 +8690,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "initContainers",
@@ -8097,6 +8702,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containers",
@@ -8108,6 +8714,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ephemeralContainers",
@@ -8119,6 +8726,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "restartPolicy",
@@ -8130,6 +8738,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationGracePeriodSeconds",
@@ -8141,6 +8750,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "activeDeadlineSeconds",
@@ -8152,6 +8762,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "dnsPolicy",
@@ -8163,6 +8774,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Set DNS policy for the pod. Defaults to \"ClusterFirst\". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeSelector",
@@ -8174,6 +8786,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serviceAccountName",
@@ -8185,6 +8798,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serviceAccount",
@@ -8196,6 +8810,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "automountServiceAccountToken",
@@ -8207,6 +8822,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeName",
@@ -8218,6 +8834,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostNetwork",
@@ -8229,6 +8846,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Host networking requested for this pod. Use the host's network namespace. If this option is set, the ports that will be used must be specified. Default to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostPID",
@@ -8240,6 +8858,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Use the host's pid namespace. Optional: Default to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostIPC",
@@ -8251,6 +8870,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Use the host's ipc namespace. Optional: Default to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "shareProcessNamespace",
@@ -8262,6 +8882,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "securityContext",
@@ -8273,6 +8894,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "imagePullSecrets",
@@ -8284,6 +8906,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostname",
@@ -8295,6 +8918,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subdomain",
@@ -8306,6 +8930,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "If specified, the fully qualified Pod hostname will be \"<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>\". If not specified, the pod will not have a domainname at all.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "affinity",
@@ -8317,6 +8942,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "If specified, the pod's scheduling constraints",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "schedulerName",
@@ -8328,6 +8954,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tolerations",
@@ -8339,6 +8966,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If specified, the pod's tolerations.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostAliases",
@@ -8350,6 +8978,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["ip"])),
             description: "HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "priorityClassName",
@@ -8361,6 +8990,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "If specified, indicates the pod's priority. \"system-node-critical\" and \"system-cluster-critical\" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "priority",
@@ -8372,6 +9002,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "dnsConfig",
@@ -8383,6 +9014,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readinessGates",
@@ -8394,6 +9026,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runtimeClassName",
@@ -8405,6 +9038,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the \"legacy\" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "enableServiceLinks",
@@ -8416,6 +9050,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preemptionPolicy",
@@ -8427,6 +9062,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "overhead",
@@ -8438,6 +9074,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "topologySpreadConstraints",
@@ -8449,6 +9086,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["topologyKey", "whenUnsatisfiable"])),
             description: "TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "setHostnameAsFQDN",
@@ -8460,6 +9098,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\\\SYSTEM\\\\CurrentControlSet\\\\Services\\\\Tcpip\\\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "os",
@@ -8471,6 +9110,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.\n\nIf the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions\n\nIf the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostUsers",
@@ -8482,6 +9122,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host. This field is alpha-level and is only honored by servers that enable the UserNamespacesSupport feature.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "schedulingGates",
@@ -8493,6 +9134,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.\n\nSchedulingGates can only be set at pod creation time, and be removed only afterwards.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceClaims",
@@ -8504,6 +9146,7 @@ pub static POD_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.\n\nThis is an alpha field and requires enabling the DynamicResourceAllocation feature gate.\n\nThis field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -8515,6 +9158,7 @@ pub static POD_SPEC: Message = Message {
             list_type: None,
             description: "Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for \"cpu\" and \"memory\" resource names only. ResourceClaims are not supported.\n\nThis field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.\n\nThis is an alpha field and requires enabling the PodLevelResources feature gate.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["containers"],
@@ -8536,6 +9180,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "If set, this represents the .metadata.generation that the pod status was set based upon. This is an alpha field. Enable PodObservedGenerationTracking to be able to use this field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "phase",
@@ -8547,6 +9192,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:\n\nPending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -8558,6 +9204,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -8569,6 +9216,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about why the pod is in this condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -8580,6 +9228,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nominatedNodeName",
@@ -8591,6 +9240,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostIP",
@@ -8602,6 +9252,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostIPs",
@@ -8613,6 +9264,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podIP",
@@ -8624,6 +9276,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podIPs",
@@ -8635,6 +9288,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["ip"])),
             description: "podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "startTime",
@@ -8646,6 +9300,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "initContainerStatuses",
@@ -8657,6 +9312,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "containerStatuses",
@@ -8668,6 +9324,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "qosClass",
@@ -8679,6 +9336,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ephemeralContainerStatuses",
@@ -8690,6 +9348,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resize",
@@ -8701,6 +9360,7 @@ pub static POD_STATUS: Message = Message {
             list_type: None,
             description: "Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to \"Proposed\" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceClaimStatuses",
@@ -8712,6 +9372,7 @@ pub static POD_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "Status of resource claims.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -8733,6 +9394,7 @@ pub static POD_TEMPLATE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -8744,6 +9406,7 @@ pub static POD_TEMPLATE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -8755,6 +9418,7 @@ pub static POD_TEMPLATE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -8766,6 +9430,7 @@ pub static POD_TEMPLATE: Message = Message {
             list_type: None,
             description: "Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -8787,6 +9452,7 @@ pub static POD_TEMPLATE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -8798,6 +9464,7 @@ pub static POD_TEMPLATE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -8809,6 +9476,7 @@ pub static POD_TEMPLATE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -8820,6 +9488,7 @@ pub static POD_TEMPLATE_LIST: Message = Message {
             list_type: None,
             description: "List of pod templates",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -8841,6 +9510,7 @@ pub static POD_TEMPLATE_SPEC: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -8852,6 +9522,7 @@ pub static POD_TEMPLATE_SPEC: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -8873,6 +9544,7 @@ pub static PORT_STATUS: Message = Message {
             list_type: None,
             description: "Port is the port number of the service port of which status is recorded here",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protocol",
@@ -8884,6 +9556,7 @@ pub static PORT_STATUS: Message = Message {
             list_type: None,
             description: "Protocol is the protocol of the service port of which status is recorded here The supported values are: \"TCP\", \"UDP\", \"SCTP\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "error",
@@ -8895,6 +9568,7 @@ pub static PORT_STATUS: Message = Message {
             list_type: None,
             description: "Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port", "protocol"],
@@ -8916,6 +9590,7 @@ pub static PORTWORX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeID uniquely identifies a Portworx volume",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -8927,6 +9602,7 @@ pub static PORTWORX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -8938,6 +9614,7 @@ pub static PORTWORX_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["volumeID"],
@@ -8959,6 +9636,7 @@ pub static PREFERRED_SCHEDULING_TERM: Message = Message {
             list_type: None,
             description: "Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preference",
@@ -8970,6 +9648,7 @@ pub static PREFERRED_SCHEDULING_TERM: Message = Message {
             list_type: None,
             description: "A node selector term, associated with the corresponding weight.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["preference", "weight"],
@@ -8991,6 +9670,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "The action taken to determine the health of a container",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "initialDelaySeconds",
@@ -9002,6 +9682,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "timeoutSeconds",
@@ -9013,6 +9694,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "periodSeconds",
@@ -9024,6 +9706,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "successThreshold",
@@ -9035,6 +9718,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "failureThreshold",
@@ -9046,6 +9730,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "terminationGracePeriodSeconds",
@@ -9057,6 +9742,7 @@ pub static PROBE: Message = Message {
             list_type: None,
             description: "Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9078,6 +9764,7 @@ pub static PROBE_HANDLER: Message = Message {
             list_type: None,
             description: "Exec specifies a command to execute in the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "httpGet",
@@ -9089,6 +9776,7 @@ pub static PROBE_HANDLER: Message = Message {
             list_type: None,
             description: "HTTPGet specifies an HTTP GET request to perform.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tcpSocket",
@@ -9100,6 +9788,7 @@ pub static PROBE_HANDLER: Message = Message {
             list_type: None,
             description: "TCPSocket specifies a connection to a TCP port.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "grpc",
@@ -9111,6 +9800,7 @@ pub static PROBE_HANDLER: Message = Message {
             list_type: None,
             description: "GRPC specifies a GRPC HealthCheckRequest.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9132,6 +9822,7 @@ pub static PROJECTED_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "sources is the list of volume projections. Each entry in this list handles one source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultMode",
@@ -9143,6 +9834,7 @@ pub static PROJECTED_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9164,6 +9856,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volume",
@@ -9175,6 +9868,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volume is a string that references an already created Quobyte volume by name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -9186,6 +9880,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -9197,6 +9892,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "user to map volume access to Defaults to serivceaccount user",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -9208,6 +9904,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "group to map volume access to Default is no group",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tenant",
@@ -9219,6 +9916,7 @@ pub static QUOBYTE_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["registry", "volume"],
@@ -9240,6 +9938,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -9251,6 +9950,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -9262,6 +9962,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pool",
@@ -9273,6 +9974,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -9284,6 +9986,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "keyring",
@@ -9295,6 +9998,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -9306,6 +10010,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -9317,6 +10022,7 @@ pub static RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["image", "monitors"],
@@ -9338,6 +10044,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -9349,6 +10056,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -9360,6 +10068,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pool",
@@ -9371,6 +10080,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -9382,6 +10092,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "keyring",
@@ -9393,6 +10104,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -9404,6 +10116,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -9415,6 +10128,7 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["image", "monitors"],
@@ -9436,6 +10150,7 @@ pub static REPLICATION_CONTROLLER: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -9447,6 +10162,7 @@ pub static REPLICATION_CONTROLLER: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -9458,6 +10174,7 @@ pub static REPLICATION_CONTROLLER: Message = Message {
             list_type: None,
             description: "If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -9469,6 +10186,7 @@ pub static REPLICATION_CONTROLLER: Message = Message {
             list_type: None,
             description: "Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -9480,6 +10198,7 @@ pub static REPLICATION_CONTROLLER: Message = Message {
             list_type: None,
             description: "Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9501,6 +10220,7 @@ pub static REPLICATION_CONTROLLER_CONDITION: Message = Message {
             list_type: None,
             description: "Type of replication controller condition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -9512,6 +10232,7 @@ pub static REPLICATION_CONTROLLER_CONDITION: Message = Message {
             list_type: None,
             description: "Status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -9523,6 +10244,7 @@ pub static REPLICATION_CONTROLLER_CONDITION: Message = Message {
             list_type: None,
             description: "The last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -9534,6 +10256,7 @@ pub static REPLICATION_CONTROLLER_CONDITION: Message = Message {
             list_type: None,
             description: "The reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -9545,6 +10268,7 @@ pub static REPLICATION_CONTROLLER_CONDITION: Message = Message {
             list_type: None,
             description: "A human readable message indicating details about the transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["status", "type"],
@@ -9566,6 +10290,7 @@ pub static REPLICATION_CONTROLLER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -9577,6 +10302,7 @@ pub static REPLICATION_CONTROLLER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -9588,6 +10314,7 @@ pub static REPLICATION_CONTROLLER_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -9599,6 +10326,7 @@ pub static REPLICATION_CONTROLLER_LIST: Message = Message {
             list_type: None,
             description: "List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -9620,6 +10348,7 @@ pub static REPLICATION_CONTROLLER_SPEC: Message = Message {
             list_type: None,
             description: "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minReadySeconds",
@@ -9631,6 +10360,7 @@ pub static REPLICATION_CONTROLLER_SPEC: Message = Message {
             list_type: None,
             description: "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -9642,6 +10372,7 @@ pub static REPLICATION_CONTROLLER_SPEC: Message = Message {
             list_type: None,
             description: "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "template",
@@ -9653,6 +10384,7 @@ pub static REPLICATION_CONTROLLER_SPEC: Message = Message {
             list_type: None,
             description: "Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9674,6 +10406,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: None,
             description: "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fullyLabeledReplicas",
@@ -9685,6 +10418,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: None,
             description: "The number of pods that have labels matching the labels of the pod template of the replication controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readyReplicas",
@@ -9696,6 +10430,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: None,
             description: "The number of ready replicas for this replication controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "availableReplicas",
@@ -9707,6 +10442,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: None,
             description: "The number of available replicas (ready for at least minReadySeconds) for this replication controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "observedGeneration",
@@ -9718,6 +10454,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: None,
             description: "ObservedGeneration reflects the generation of the most recently observed replication controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -9729,6 +10466,7 @@ pub static REPLICATION_CONTROLLER_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Represents the latest available observations of a replication controller's current state.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["replicas"],
@@ -9750,6 +10488,7 @@ pub static RESOURCE_CLAIM: Message = Message {
             list_type: None,
             description: "Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "request",
@@ -9761,6 +10500,7 @@ pub static RESOURCE_CLAIM: Message = Message {
             list_type: None,
             description: "Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -9782,6 +10522,7 @@ pub static RESOURCE_FIELD_SELECTOR: Message = Message {
             list_type: None,
             description: "Container name: required for volumes, optional for env vars",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -9793,6 +10534,7 @@ pub static RESOURCE_FIELD_SELECTOR: Message = Message {
             list_type: None,
             description: "Required: resource to select",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "divisor",
@@ -9804,6 +10546,7 @@ pub static RESOURCE_FIELD_SELECTOR: Message = Message {
             list_type: None,
             description: "Specifies the output format of the exposed resources, defaults to \"1\"",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["resource"],
@@ -9825,6 +10568,7 @@ pub static RESOURCE_HEALTH: Message = Message {
             list_type: None,
             description: "ResourceID is the unique identifier of the resource. See the ResourceID type for more information.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "health",
@@ -9836,6 +10580,7 @@ pub static RESOURCE_HEALTH: Message = Message {
             list_type: None,
             description: "Health of the resource. can be one of:\n - Healthy: operates as normal\n - Unhealthy: reported unhealthy. We consider this a temporary health issue\n              since we do not have a mechanism today to distinguish\n              temporary and permanent issues.\n - Unknown: The status cannot be determined.\n            For example, Device Plugin got unregistered and hasn't been re-registered since.\n\nIn future we may want to introduce the PermanentlyUnhealthy Status.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["resourceID"],
@@ -9857,6 +10602,7 @@ pub static RESOURCE_QUOTA: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -9868,6 +10614,7 @@ pub static RESOURCE_QUOTA: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -9879,6 +10626,7 @@ pub static RESOURCE_QUOTA: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -9890,6 +10638,7 @@ pub static RESOURCE_QUOTA: Message = Message {
             list_type: None,
             description: "Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -9901,6 +10650,7 @@ pub static RESOURCE_QUOTA: Message = Message {
             list_type: None,
             description: "Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -9922,6 +10672,7 @@ pub static RESOURCE_QUOTA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -9933,6 +10684,7 @@ pub static RESOURCE_QUOTA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -9944,6 +10696,7 @@ pub static RESOURCE_QUOTA_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -9955,6 +10708,7 @@ pub static RESOURCE_QUOTA_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of ResourceQuota objects. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -9976,6 +10730,7 @@ pub static RESOURCE_QUOTA_SPEC: Message = Message {
             list_type: None,
             description: "hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scopes",
@@ -9987,6 +10742,7 @@ pub static RESOURCE_QUOTA_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scopeSelector",
@@ -9998,6 +10754,7 @@ pub static RESOURCE_QUOTA_SPEC: Message = Message {
             list_type: None,
             description: "scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10019,6 +10776,7 @@ pub static RESOURCE_QUOTA_STATUS: Message = Message {
             list_type: None,
             description: "Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "used",
@@ -10030,6 +10788,7 @@ pub static RESOURCE_QUOTA_STATUS: Message = Message {
             list_type: None,
             description: "Used is the current observed total usage of the resource in the namespace.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10051,6 +10810,7 @@ pub static RESOURCE_REQUIREMENTS: Message = Message {
             list_type: None,
             description: "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "requests",
@@ -10062,6 +10822,7 @@ pub static RESOURCE_REQUIREMENTS: Message = Message {
             list_type: None,
             description: "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "claims",
@@ -10073,6 +10834,7 @@ pub static RESOURCE_REQUIREMENTS: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.\n\nThis is an alpha field and requires enabling the DynamicResourceAllocation feature gate.\n\nThis field is immutable. It can only be set for containers.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10094,6 +10856,7 @@ pub static RESOURCE_STATUS: Message = Message {
             list_type: None,
             description: "Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be \"claim:<claim_name>/<request>\". When this status is reported about a container, the \"claim_name\" and \"request\" must match one of the claims of this container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -10105,6 +10868,7 @@ pub static RESOURCE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["resourceID"])),
             description: "List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -10126,6 +10890,7 @@ pub static SE_LINUX_OPTIONS: Message = Message {
             list_type: None,
             description: "User is a SELinux user label that applies to the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "role",
@@ -10137,6 +10902,7 @@ pub static SE_LINUX_OPTIONS: Message = Message {
             list_type: None,
             description: "Role is a SELinux role label that applies to the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -10148,6 +10914,7 @@ pub static SE_LINUX_OPTIONS: Message = Message {
             list_type: None,
             description: "Type is a SELinux type label that applies to the container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "level",
@@ -10159,6 +10926,7 @@ pub static SE_LINUX_OPTIONS: Message = Message {
             list_type: None,
             description: "Level is SELinux level label that applies to the container.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10180,6 +10948,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "gateway is the host address of the ScaleIO API Gateway.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "system",
@@ -10191,6 +10960,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "system is the name of the storage system as configured in ScaleIO.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -10202,6 +10972,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sslEnabled",
@@ -10213,6 +10984,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "sslEnabled is the flag to enable/disable SSL communication with Gateway, default false",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protectionDomain",
@@ -10224,6 +10996,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storagePool",
@@ -10235,6 +11008,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageMode",
@@ -10246,6 +11020,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeName",
@@ -10257,6 +11032,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -10268,6 +11044,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -10279,6 +11056,7 @@ pub static SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["gateway", "secretRef", "system"],
@@ -10300,6 +11078,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "gateway is the host address of the ScaleIO API Gateway.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "system",
@@ -10311,6 +11090,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "system is the name of the storage system as configured in ScaleIO.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -10322,6 +11102,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sslEnabled",
@@ -10333,6 +11114,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "sslEnabled Flag enable/disable SSL communication with Gateway, default false",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protectionDomain",
@@ -10344,6 +11126,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storagePool",
@@ -10355,6 +11138,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageMode",
@@ -10366,6 +11150,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeName",
@@ -10377,6 +11162,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -10388,6 +11174,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -10399,6 +11186,7 @@ pub static SCALE_IO_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["gateway", "secretRef", "system"],
@@ -10420,6 +11208,7 @@ pub static SCOPE_SELECTOR: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of scope selector requirements by scope of the resources.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10441,6 +11230,7 @@ pub static SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "The name of the scope that the selector applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -10452,6 +11242,7 @@ pub static SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -10463,6 +11254,7 @@ pub static SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["operator", "scopeName"],
@@ -10484,6 +11276,7 @@ pub static SECCOMP_PROFILE: Message = Message {
             list_type: None,
             description: "type indicates which kind of seccomp profile will be applied. Valid options are:\n\nLocalhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "localhostProfile",
@@ -10495,6 +11288,7 @@ pub static SECCOMP_PROFILE: Message = Message {
             list_type: None,
             description: "localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is \"Localhost\". Must NOT be set for any other type.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -10516,6 +11310,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -10527,6 +11322,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -10538,6 +11334,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "immutable",
@@ -10549,6 +11346,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "data",
@@ -10560,6 +11358,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "stringData",
@@ -10571,6 +11370,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -10582,6 +11382,7 @@ pub static SECRET: Message = Message {
             list_type: None,
             description: "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10603,6 +11404,7 @@ pub static SECRET_ENV_SOURCE: Message = Message {
             list_type: None,
             description: "The Secret to select from.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -10614,6 +11416,7 @@ pub static SECRET_ENV_SOURCE: Message = Message {
             list_type: None,
             description: "Specify whether the Secret must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10635,6 +11438,7 @@ pub static SECRET_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "The name of the secret in the pod's namespace to select from.",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "key",
@@ -10646,6 +11450,7 @@ pub static SECRET_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "The key of the secret to select from.  Must be a valid secret key.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -10657,6 +11462,7 @@ pub static SECRET_KEY_SELECTOR: Message = Message {
             list_type: None,
             description: "Specify whether the Secret or its key must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key"],
@@ -10678,6 +11484,7 @@ pub static SECRET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -10689,6 +11496,7 @@ pub static SECRET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -10700,6 +11508,7 @@ pub static SECRET_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -10711,6 +11520,7 @@ pub static SECRET_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of secret objects. More info: https://kubernetes.io/docs/concepts/configuration/secret",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -10732,6 +11542,7 @@ pub static SECRET_PROJECTION: Message = Message {
             list_type: None,
             description: "",
             inline: true,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -10743,6 +11554,7 @@ pub static SECRET_PROJECTION: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -10754,6 +11566,7 @@ pub static SECRET_PROJECTION: Message = Message {
             list_type: None,
             description: "optional field specify whether the Secret or its key must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10775,6 +11588,7 @@ pub static SECRET_REFERENCE: Message = Message {
             list_type: None,
             description: "name is unique within a namespace to reference a secret resource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -10786,6 +11600,7 @@ pub static SECRET_REFERENCE: Message = Message {
             list_type: None,
             description: "namespace defines the space within which the secret name must be unique.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10807,6 +11622,7 @@ pub static SECRET_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -10818,6 +11634,7 @@ pub static SECRET_VOLUME_SOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultMode",
@@ -10829,6 +11646,7 @@ pub static SECRET_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "optional",
@@ -10840,6 +11658,7 @@ pub static SECRET_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "optional field specify whether the Secret or its keys must be defined",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -10861,6 +11680,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "privileged",
@@ -10872,6 +11692,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "seLinuxOptions",
@@ -10883,6 +11704,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "windowsOptions",
@@ -10894,6 +11716,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsUser",
@@ -10905,6 +11728,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsGroup",
@@ -10916,6 +11740,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsNonRoot",
@@ -10927,6 +11752,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnlyRootFilesystem",
@@ -10938,6 +11764,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allowPrivilegeEscalation",
@@ -10949,6 +11776,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "procMount",
@@ -10960,6 +11788,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. This requires the ProcMountType feature flag to be enabled. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "seccompProfile",
@@ -10971,6 +11800,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "appArmorProfile",
@@ -10982,6 +11812,7 @@ pub static SECURITY_CONTEXT: Message = Message {
             list_type: None,
             description: "appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11003,6 +11834,7 @@ pub static SERVICE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -11014,6 +11846,7 @@ pub static SERVICE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -11025,6 +11858,7 @@ pub static SERVICE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -11036,6 +11870,7 @@ pub static SERVICE: Message = Message {
             list_type: None,
             description: "Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -11047,6 +11882,7 @@ pub static SERVICE: Message = Message {
             list_type: None,
             description: "Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11068,6 +11904,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -11079,6 +11916,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -11090,6 +11928,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secrets",
@@ -11101,6 +11940,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "imagePullSecrets",
@@ -11112,6 +11952,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "automountServiceAccountToken",
@@ -11123,6 +11964,7 @@ pub static SERVICE_ACCOUNT: Message = Message {
             list_type: None,
             description: "AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11144,6 +11986,7 @@ pub static SERVICE_ACCOUNT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -11155,6 +11998,7 @@ pub static SERVICE_ACCOUNT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -11166,6 +12010,7 @@ pub static SERVICE_ACCOUNT_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -11177,6 +12022,7 @@ pub static SERVICE_ACCOUNT_LIST: Message = Message {
             list_type: None,
             description: "List of ServiceAccounts. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -11198,6 +12044,7 @@ pub static SERVICE_ACCOUNT_TOKEN_PROJECTION: Message = Message {
             list_type: None,
             description: "audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expirationSeconds",
@@ -11209,6 +12056,7 @@ pub static SERVICE_ACCOUNT_TOKEN_PROJECTION: Message = Message {
             list_type: None,
             description: "expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "path",
@@ -11220,6 +12068,7 @@ pub static SERVICE_ACCOUNT_TOKEN_PROJECTION: Message = Message {
             list_type: None,
             description: "path is the path relative to the mount point of the file to project the token into.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["path"],
@@ -11241,6 +12090,7 @@ pub static SERVICE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -11252,6 +12102,7 @@ pub static SERVICE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -11263,6 +12114,7 @@ pub static SERVICE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -11274,6 +12126,7 @@ pub static SERVICE_LIST: Message = Message {
             list_type: None,
             description: "List of services",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -11295,6 +12148,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protocol",
@@ -11306,6 +12160,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "The IP protocol for this port. Supports \"TCP\", \"UDP\", and \"SCTP\". Default is TCP.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "appProtocol",
@@ -11317,6 +12172,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:\n\n* Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and https://www.iana.org/assignments/service-names).\n\n* Kubernetes-defined prefixed names:\n  * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-\n  * 'kubernetes.io/ws'  - WebSocket over cleartext as described in https://www.rfc-editor.org/rfc/rfc6455\n  * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455\n\n* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -11328,6 +12184,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "The port that will be exposed by this service.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "targetPort",
@@ -11339,6 +12196,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodePort",
@@ -11350,6 +12208,7 @@ pub static SERVICE_PORT: Message = Message {
             list_type: None,
             description: "The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port"],
@@ -11371,6 +12230,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["port", "protocol"])),
             description: "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -11382,6 +12242,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "clusterIP",
@@ -11393,6 +12254,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "clusterIPs",
@@ -11404,6 +12266,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address.  Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.\n\nThis field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -11415,6 +12278,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "externalIPs",
@@ -11426,6 +12290,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sessionAffinity",
@@ -11437,6 +12302,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Supports \"ClientIP\" and \"None\". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "loadBalancerIP",
@@ -11448,6 +12314,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "loadBalancerSourceRanges",
@@ -11459,6 +12326,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature.\" More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "externalName",
@@ -11470,6 +12338,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be \"ExternalName\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "externalTrafficPolicy",
@@ -11481,6 +12350,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's \"externally-facing\" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to \"Local\", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get \"Cluster\" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "healthCheckNodePort",
@@ -11492,6 +12362,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "publishNotReadyAddresses",
@@ -11503,6 +12374,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered \"ready\" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "sessionAffinityConfig",
@@ -11514,6 +12386,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "sessionAffinityConfig contains the configurations of session affinity.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ipFamilies",
@@ -11525,6 +12398,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are \"IPv4\" and \"IPv6\".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to \"headless\" services. This field will be wiped when updating a Service to type ExternalName.\n\nThis field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ipFamilyPolicy",
@@ -11536,6 +12410,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be \"SingleStack\" (a single IP family), \"PreferDualStack\" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or \"RequireDualStack\" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocateLoadBalancerNodePorts",
@@ -11547,6 +12422,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is \"true\". It may be set to \"false\" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "loadBalancerClass",
@@ -11558,6 +12434,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. \"internal-vip\" or \"example.com/internal-vip\". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "internalTrafficPolicy",
@@ -11569,6 +12446,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to \"Local\", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "trafficDistribution",
@@ -11580,6 +12458,7 @@ pub static SERVICE_SPEC: Message = Message {
             list_type: None,
             description: "TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to \"PreferClose\", implementations should prioritize endpoints that are in the same zone.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11601,6 +12480,7 @@ pub static SERVICE_STATUS: Message = Message {
             list_type: None,
             description: "LoadBalancer contains the current status of the load-balancer, if one is present.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -11612,6 +12492,7 @@ pub static SERVICE_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Current service state",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11633,6 +12514,7 @@ pub static SESSION_AFFINITY_CONFIG: Message = Message {
             list_type: None,
             description: "clientIP contains the configurations of Client IP based session affinity.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11654,6 +12536,7 @@ pub static SLEEP_ACTION: Message = Message {
             list_type: None,
             description: "Seconds is the number of seconds to sleep.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["seconds"],
@@ -11675,6 +12558,7 @@ pub static STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeNamespace",
@@ -11686,6 +12570,7 @@ pub static STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -11697,6 +12582,7 @@ pub static STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -11708,6 +12594,7 @@ pub static STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -11719,6 +12606,7 @@ pub static STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11740,6 +12628,7 @@ pub static STORAGE_OS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeNamespace",
@@ -11751,6 +12640,7 @@ pub static STORAGE_OS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -11762,6 +12652,7 @@ pub static STORAGE_OS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -11773,6 +12664,7 @@ pub static STORAGE_OS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretRef",
@@ -11784,6 +12676,7 @@ pub static STORAGE_OS_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11805,6 +12698,7 @@ pub static SYSCTL: Message = Message {
             list_type: None,
             description: "Name of a property to set",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -11816,6 +12710,7 @@ pub static SYSCTL: Message = Message {
             list_type: None,
             description: "Value of a property to set",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "value"],
@@ -11837,6 +12732,7 @@ pub static TCP_SOCKET_ACTION: Message = Message {
             list_type: None,
             description: "Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "host",
@@ -11848,6 +12744,7 @@ pub static TCP_SOCKET_ACTION: Message = Message {
             list_type: None,
             description: "Optional: Host name to connect to, defaults to the pod IP.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port"],
@@ -11869,6 +12766,7 @@ pub static TAINT: Message = Message {
             list_type: None,
             description: "Required. The taint key to be applied to a node.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -11880,6 +12778,7 @@ pub static TAINT: Message = Message {
             list_type: None,
             description: "The taint value corresponding to the taint key.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "effect",
@@ -11891,6 +12790,7 @@ pub static TAINT: Message = Message {
             list_type: None,
             description: "Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "timeAdded",
@@ -11902,6 +12802,7 @@ pub static TAINT: Message = Message {
             list_type: None,
             description: "TimeAdded represents the time at which the taint was added. It is only written for NoExecute taints.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["effect", "key"],
@@ -11923,6 +12824,7 @@ pub static TOLERATION: Message = Message {
             list_type: None,
             description: "Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -11934,6 +12836,7 @@ pub static TOLERATION: Message = Message {
             list_type: None,
             description: "Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -11945,6 +12848,7 @@ pub static TOLERATION: Message = Message {
             list_type: None,
             description: "Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "effect",
@@ -11956,6 +12860,7 @@ pub static TOLERATION: Message = Message {
             list_type: None,
             description: "Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tolerationSeconds",
@@ -11967,6 +12872,7 @@ pub static TOLERATION: Message = Message {
             list_type: None,
             description: "TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -11988,6 +12894,7 @@ pub static TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: Message = Message {
             list_type: None,
             description: "The label key that the selector applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -11999,6 +12906,7 @@ pub static TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "An array of string values. One value must match the label to be selected. Each entry in Values is ORed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key", "values"],
@@ -12020,6 +12928,7 @@ pub static TOPOLOGY_SELECTOR_TERM: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "A list of topology selector requirements by labels.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -12041,6 +12950,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. | zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "topologyKey",
@@ -12052,6 +12962,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a \"bucket\", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is \"kubernetes.io/hostname\", each Node is a domain of that topology. And, if TopologyKey is \"topology.kubernetes.io/zone\", each zone is a domain of that topology. It's a required field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "whenUnsatisfiable",
@@ -12063,6 +12974,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,\n  but giving higher precedence to topologies that would help reduce the\n  skew.\nA constraint is considered \"Unsatisfiable\" for an incoming pod if and only if every possible node assignment for that pod would violate \"MaxSkew\" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "labelSelector",
@@ -12074,6 +12986,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "minDomains",
@@ -12085,6 +12998,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "MinDomains indicates a minimum number of eligible domains. When the number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats \"global minimum\" as 0, and then the calculation of Skew is performed. And when the number of eligible domains with matching topology keys equals or greater than minDomains, this value has no effect on scheduling. As a result, when the number of eligible domains is less than minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.\n\nFor example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  | The number of domains is less than 5(MinDomains), so \"global minimum\" is treated as 0. In this situation, new pod with the same labelSelector cannot be scheduled, because computed skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate MaxSkew.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeAffinityPolicy",
@@ -12096,6 +13010,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.\n\nIf this value is nil, the behavior is equivalent to the Honor policy.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeTaintsPolicy",
@@ -12107,6 +13022,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: None,
             description: "NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.\n\nIf this value is nil, the behavior is equivalent to the Ignore policy.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "matchLabelKeys",
@@ -12118,6 +13034,7 @@ pub static TOPOLOGY_SPREAD_CONSTRAINT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set. Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.\n\nThis is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["maxSkew", "topologyKey", "whenUnsatisfiable"],
@@ -12139,6 +13056,7 @@ pub static TYPED_LOCAL_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -12150,6 +13068,7 @@ pub static TYPED_LOCAL_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Kind is the type of resource being referenced",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -12161,6 +13080,7 @@ pub static TYPED_LOCAL_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name is the name of resource being referenced",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],
@@ -12182,6 +13102,7 @@ pub static TYPED_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -12193,6 +13114,7 @@ pub static TYPED_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Kind is the type of resource being referenced",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -12204,6 +13126,7 @@ pub static TYPED_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name is the name of resource being referenced",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -12215,6 +13138,7 @@ pub static TYPED_OBJECT_REFERENCE: Message = Message {
             list_type: None,
             description: "Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],
@@ -12236,6 +13160,7 @@ pub static VOLUME: Message = Message {
             list_type: None,
             description: "name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "",
@@ -12247,6 +13172,7 @@ pub static VOLUME: Message = Message {
             list_type: None,
             description: "volumeSource represents the location and type of the mounted volume. If not specified, the Volume is implied to be an EmptyDir. This implied behavior is deprecated and will be removed in a future version.",
             inline: true,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -12268,6 +13194,7 @@ pub static VOLUME_DEVICE: Message = Message {
             list_type: None,
             description: "name must match the name of a persistentVolumeClaim in the pod",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "devicePath",
@@ -12279,6 +13206,7 @@ pub static VOLUME_DEVICE: Message = Message {
             list_type: None,
             description: "devicePath is the path inside of the container that the device will be mapped to.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["devicePath", "name"],
@@ -12300,6 +13228,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "This must match the Name of a Volume.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -12311,6 +13240,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "recursiveReadOnly",
@@ -12322,6 +13252,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "RecursiveReadOnly specifies whether read-only mounts should be handled recursively.\n\nIf ReadOnly is false, this field has no meaning and must be unspecified.\n\nIf ReadOnly is true, and this field is set to Disabled, the mount is not made recursively read-only.  If this field is set to IfPossible, the mount is made recursively read-only, if it is supported by the container runtime.  If this field is set to Enabled, the mount is made recursively read-only if it is supported by the container runtime, otherwise the pod will not be started and an error will be generated to indicate the reason.\n\nIf this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).\n\nIf this field is not specified, it is treated as an equivalent of Disabled.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mountPath",
@@ -12333,6 +13264,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "Path within the container at which the volume should be mounted.  Must not contain ':'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subPath",
@@ -12344,6 +13276,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "Path within the volume from which the container's volume should be mounted. Defaults to \"\" (volume's root).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mountPropagation",
@@ -12355,6 +13288,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subPathExpr",
@@ -12366,6 +13300,7 @@ pub static VOLUME_MOUNT: Message = Message {
             list_type: None,
             description: "Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to \"\" (volume's root). SubPathExpr and SubPath are mutually exclusive.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["mountPath", "name"],
@@ -12387,6 +13322,7 @@ pub static VOLUME_MOUNT_STATUS: Message = Message {
             list_type: None,
             description: "Name corresponds to the name of the original VolumeMount.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mountPath",
@@ -12398,6 +13334,7 @@ pub static VOLUME_MOUNT_STATUS: Message = Message {
             list_type: None,
             description: "MountPath corresponds to the original VolumeMount.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "readOnly",
@@ -12409,6 +13346,7 @@ pub static VOLUME_MOUNT_STATUS: Message = Message {
             list_type: None,
             description: "ReadOnly corresponds to the original VolumeMount.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "recursiveReadOnly",
@@ -12420,6 +13358,7 @@ pub static VOLUME_MOUNT_STATUS: Message = Message {
             list_type: None,
             description: "RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["mountPath", "name"],
@@ -12441,6 +13380,7 @@ pub static VOLUME_NODE_AFFINITY: Message = Message {
             list_type: None,
             description: "required specifies hard node constraints that must be met.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -12462,6 +13402,7 @@ pub static VOLUME_PROJECTION: Message = Message {
             list_type: None,
             description: "secret information about the secret data to project",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "downwardAPI",
@@ -12473,6 +13414,7 @@ pub static VOLUME_PROJECTION: Message = Message {
             list_type: None,
             description: "downwardAPI information about the downwardAPI data to project",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "configMap",
@@ -12484,6 +13426,7 @@ pub static VOLUME_PROJECTION: Message = Message {
             list_type: None,
             description: "configMap information about the configMap data to project",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serviceAccountToken",
@@ -12495,6 +13438,7 @@ pub static VOLUME_PROJECTION: Message = Message {
             list_type: None,
             description: "serviceAccountToken is information about the serviceAccountToken data to project",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "clusterTrustBundle",
@@ -12506,6 +13450,7 @@ pub static VOLUME_PROJECTION: Message = Message {
             list_type: None,
             description: "ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.\n\nAlpha, gated by the ClusterTrustBundleProjection feature gate.\n\nClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.\n\nKubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -12527,6 +13472,7 @@ pub static VOLUME_RESOURCE_REQUIREMENTS: Message = Message {
             list_type: None,
             description: "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "requests",
@@ -12538,6 +13484,7 @@ pub static VOLUME_RESOURCE_REQUIREMENTS: Message = Message {
             list_type: None,
             description: "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -12559,6 +13506,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "emptyDir",
@@ -12570,6 +13518,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "gcePersistentDisk",
@@ -12581,6 +13530,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "awsElasticBlockStore",
@@ -12592,6 +13542,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "gitRepo",
@@ -12603,6 +13554,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secret",
@@ -12614,6 +13566,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nfs",
@@ -12625,6 +13578,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "iscsi",
@@ -12636,6 +13590,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://examples.k8s.io/volumes/iscsi/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "glusterfs",
@@ -12647,6 +13602,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "persistentVolumeClaim",
@@ -12658,6 +13614,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rbd",
@@ -12669,6 +13626,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "flexVolume",
@@ -12680,6 +13638,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "cinder",
@@ -12691,6 +13650,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "cephfs",
@@ -12702,6 +13662,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "flocker",
@@ -12713,6 +13674,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "downwardAPI",
@@ -12724,6 +13686,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "downwardAPI represents downward API about the pod that should populate this volume",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fc",
@@ -12735,6 +13698,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "azureFile",
@@ -12746,6 +13710,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "configMap",
@@ -12757,6 +13722,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "configMap represents a configMap that should populate this volume",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "vsphereVolume",
@@ -12768,6 +13734,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "quobyte",
@@ -12779,6 +13746,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "azureDisk",
@@ -12790,6 +13758,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "photonPersistentDisk",
@@ -12801,6 +13770,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "projected",
@@ -12812,6 +13782,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "projected items for all in one resources secrets, configmaps, and downward API",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "portworxVolume",
@@ -12823,6 +13794,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scaleIO",
@@ -12834,6 +13806,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageos",
@@ -12845,6 +13818,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "csi",
@@ -12856,6 +13830,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ephemeral",
@@ -12867,6 +13842,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.\n\nUse this if: a) the volume is only needed while the pod runs, b) features of normal volumes like restoring from snapshot or capacity\n   tracking are needed,\nc) the storage driver is specified through a storage class, and d) the storage driver supports dynamic volume provisioning through\n   a PersistentVolumeClaim (see EphemeralVolumeSource for more\n   information on the connection between this volume type\n   and PersistentVolumeClaim).\n\nUse PersistentVolumeClaim or one of the vendor-specific APIs for volumes that persist for longer than the lifecycle of an individual pod.\n\nUse CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.\n\nA pod can use both types of ephemeral volumes and persistent volumes at the same time.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "image",
@@ -12878,6 +13854,7 @@ pub static VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:\n\n- Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.\n\nThe volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro) and non-executable files (noexec). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -12899,6 +13876,7 @@ pub static VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "volumePath is the path that identifies vSphere volume vmdk",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsType",
@@ -12910,6 +13888,7 @@ pub static VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storagePolicyName",
@@ -12921,6 +13900,7 @@ pub static VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storagePolicyName is the storage Policy Based Management (SPBM) profile name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storagePolicyID",
@@ -12932,6 +13912,7 @@ pub static VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: Message = Message {
             list_type: None,
             description: "storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["volumePath"],
@@ -12953,6 +13934,7 @@ pub static WEIGHTED_POD_AFFINITY_TERM: Message = Message {
             list_type: None,
             description: "weight associated with matching the corresponding podAffinityTerm, in the range 1-100.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podAffinityTerm",
@@ -12964,6 +13946,7 @@ pub static WEIGHTED_POD_AFFINITY_TERM: Message = Message {
             list_type: None,
             description: "Required. A pod affinity term, associated with the corresponding weight.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["podAffinityTerm", "weight"],
@@ -12985,6 +13968,7 @@ pub static WINDOWS_SECURITY_CONTEXT_OPTIONS: Message = Message {
             list_type: None,
             description: "GMSACredentialSpecName is the name of the GMSA credential spec to use.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "gmsaCredentialSpec",
@@ -12996,6 +13980,7 @@ pub static WINDOWS_SECURITY_CONTEXT_OPTIONS: Message = Message {
             list_type: None,
             description: "GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "runAsUserName",
@@ -13007,6 +13992,7 @@ pub static WINDOWS_SECURITY_CONTEXT_OPTIONS: Message = Message {
             list_type: None,
             description: "The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostProcess",
@@ -13018,6 +14004,7 @@ pub static WINDOWS_SECURITY_CONTEXT_OPTIONS: Message = Message {
             list_type: None,
             description: "HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

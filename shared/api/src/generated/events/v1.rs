@@ -22,6 +22,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "eventTime",
@@ -55,6 +58,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "eventTime is the time when this Event was first observed. It is required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "series",
@@ -66,6 +70,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "series is data about the Event series this event represents or nil if it's a singleton Event.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reportingController",
@@ -77,6 +82,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reportingInstance",
@@ -88,6 +94,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "action",
@@ -99,6 +106,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -110,6 +118,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "regarding",
@@ -121,6 +130,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "related",
@@ -132,6 +142,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "note",
@@ -143,6 +154,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "type",
@@ -154,6 +166,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deprecatedSource",
@@ -165,6 +178,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deprecatedFirstTimestamp",
@@ -176,6 +190,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deprecatedLastTimestamp",
@@ -187,6 +202,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deprecatedCount",
@@ -198,6 +214,7 @@ pub static EVENT: Message = Message {
             list_type: None,
             description: "deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["metadata"],
@@ -219,6 +236,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -230,6 +248,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -241,6 +260,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -252,6 +272,7 @@ pub static EVENT_LIST: Message = Message {
             list_type: None,
             description: "items is a list of schema objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -273,6 +294,7 @@ pub static EVENT_SERIES: Message = Message {
             list_type: None,
             description: "count is the number of occurrences in this series up to the last heartbeat time.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastObservedTime",
@@ -284,6 +306,7 @@ pub static EVENT_SERIES: Message = Message {
             list_type: None,
             description: "lastObservedTime is the time when last Event from the series was seen before last heartbeat.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["count", "lastObservedTime"],

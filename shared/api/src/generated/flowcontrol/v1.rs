@@ -22,6 +22,7 @@ pub static EXEMPT_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats nominally reserved for this priority level. This DOES NOT limit the dispatching from this priority level but affects the other priority levels through the borrowing mechanism. The server's concurrency limit (ServerCL) is divided among all the priority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level. This field has a default value of zero.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lendablePercent",
@@ -33,6 +34,7 @@ pub static EXEMPT_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels.  This value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -54,6 +56,7 @@ pub static FLOW_DISTINGUISHER_METHOD: Message = Message {
             list_type: None,
             description: "`type` is the type of flow distinguisher method The supported types are \"ByUser\" and \"ByNamespace\". Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -75,6 +78,7 @@ pub static FLOW_SCHEMA: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -86,6 +90,7 @@ pub static FLOW_SCHEMA: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -97,6 +102,7 @@ pub static FLOW_SCHEMA: Message = Message {
             list_type: None,
             description: "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -108,6 +114,7 @@ pub static FLOW_SCHEMA: Message = Message {
             list_type: None,
             description: "`spec` is the specification of the desired behavior of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -119,6 +126,7 @@ pub static FLOW_SCHEMA: Message = Message {
             list_type: None,
             description: "`status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -140,6 +148,7 @@ pub static FLOW_SCHEMA_CONDITION: Message = Message {
             list_type: None,
             description: "`type` is the type of the condition. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -151,6 +160,7 @@ pub static FLOW_SCHEMA_CONDITION: Message = Message {
             list_type: None,
             description: "`status` is the status of the condition. Can be True, False, Unknown. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -162,6 +172,7 @@ pub static FLOW_SCHEMA_CONDITION: Message = Message {
             list_type: None,
             description: "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -173,6 +184,7 @@ pub static FLOW_SCHEMA_CONDITION: Message = Message {
             list_type: None,
             description: "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -184,6 +196,7 @@ pub static FLOW_SCHEMA_CONDITION: Message = Message {
             list_type: None,
             description: "`message` is a human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -205,6 +218,7 @@ pub static FLOW_SCHEMA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -216,6 +230,7 @@ pub static FLOW_SCHEMA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -227,6 +242,7 @@ pub static FLOW_SCHEMA_LIST: Message = Message {
             list_type: None,
             description: "`metadata` is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -238,6 +254,7 @@ pub static FLOW_SCHEMA_LIST: Message = Message {
             list_type: None,
             description: "`items` is a list of FlowSchemas.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -259,6 +276,7 @@ pub static FLOW_SCHEMA_SPEC: Message = Message {
             list_type: None,
             description: "`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "matchingPrecedence",
@@ -270,6 +288,7 @@ pub static FLOW_SCHEMA_SPEC: Message = Message {
             list_type: None,
             description: "`matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "distinguisherMethod",
@@ -281,6 +300,7 @@ pub static FLOW_SCHEMA_SPEC: Message = Message {
             list_type: None,
             description: "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rules",
@@ -292,6 +312,7 @@ pub static FLOW_SCHEMA_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["priorityLevelConfiguration"],
@@ -313,6 +334,7 @@ pub static FLOW_SCHEMA_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "`conditions` is a list of the current states of FlowSchema.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -334,6 +356,7 @@ pub static GROUP_SUBJECT: Message = Message {
             list_type: None,
             description: "name is the user group that matches, or \"*\" to match all user groups. See https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some well-known group names. Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -355,6 +378,7 @@ pub static LIMIT_RESPONSE: Message = Message {
             list_type: None,
             description: "`type` is \"Queue\" or \"Reject\". \"Queue\" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached. \"Reject\" means that requests that can not be executed upon arrival are rejected. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "queuing",
@@ -366,6 +390,7 @@ pub static LIMIT_RESPONSE: Message = Message {
             list_type: None,
             description: "`queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `\"Queue\"`.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -387,6 +412,7 @@ pub static LIMITED_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level.\n\nIf not specified, this field defaults to a value of 30.\n\nSetting this field to zero supports the construction of a \"jail\" for this priority level that is used to hold some request(s)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "limitResponse",
@@ -398,6 +424,7 @@ pub static LIMITED_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`limitResponse` indicates what to do with requests that can not be executed right now",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lendablePercent",
@@ -409,6 +436,7 @@ pub static LIMITED_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "borrowingLimitPercent",
@@ -420,6 +448,7 @@ pub static LIMITED_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`borrowingLimitPercent`, if present, configures a limit on how many seats this priority level can borrow from other priority levels. The limit is known as this level's BorrowingConcurrencyLimit (BorrowingCL) and is a limit on the total number of seats that this level may borrow at any one time. This field holds the ratio of that limit to the level's nominal concurrency limit. When this field is non-nil, it must hold a non-negative integer and the limit is calculated as follows.\n\nBorrowingCL(i) = round( NominalCL(i) * borrowingLimitPercent(i)/100.0 )\n\nThe value of this field can be more than 100, implying that this priority level can borrow a number of seats that is greater than its own nominal concurrency limit (NominalCL). When this field is left `nil`, the limit is effectively infinite.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -441,6 +470,7 @@ pub static NON_RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`verbs` is a list of matching verbs and may not be empty. \"*\" matches all verbs. If it is present, it must be the only entry. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceURLs",
@@ -452,6 +482,7 @@ pub static NON_RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:\n  - \"/healthz\" is legal\n  - \"/hea*\" is illegal\n  - \"/hea\" is legal but matches nothing\n  - \"/hea/*\" also matches nothing\n  - \"/healthz/*\" matches all per-component health checks.\n\"*\" matches all non-resource urls. if it is present, it must be the only entry. Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["nonResourceURLs", "verbs"],
@@ -473,6 +504,7 @@ pub static POLICY_RULES_WITH_SUBJECTS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceRules",
@@ -484,6 +516,7 @@ pub static POLICY_RULES_WITH_SUBJECTS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "`resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceRules",
@@ -495,6 +528,7 @@ pub static POLICY_RULES_WITH_SUBJECTS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "`nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["subjects"],
@@ -516,6 +550,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -527,6 +562,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -538,6 +574,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -549,6 +586,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`spec` is the specification of the desired behavior of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -560,6 +598,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`status` is the current status of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -581,6 +620,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
             list_type: None,
             description: "`type` is the type of the condition. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -592,6 +632,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
             list_type: None,
             description: "`status` is the status of the condition. Can be True, False, Unknown. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -603,6 +644,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
             list_type: None,
             description: "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -614,6 +656,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
             list_type: None,
             description: "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -625,6 +668,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
             list_type: None,
             description: "`message` is a human-readable message indicating details about last transition.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -646,6 +690,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -657,6 +702,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -668,6 +714,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_LIST: Message = Message {
             list_type: None,
             description: "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -679,6 +726,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_LIST: Message = Message {
             list_type: None,
             description: "`items` is a list of request-priorities.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -700,6 +748,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_REFERENCE: Message = Message {
             list_type: None,
             description: "`name` is the name of the priority level configuration being referenced Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -721,6 +770,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_SPEC: Message = Message {
             list_type: None,
             description: "`type` indicates whether this priority level is subject to limitation on request execution.  A value of `\"Exempt\"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `\"Limited\"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "limited",
@@ -732,6 +782,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_SPEC: Message = Message {
             list_type: None,
             description: "`limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `\"Limited\"`.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "exempt",
@@ -743,6 +794,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_SPEC: Message = Message {
             list_type: None,
             description: "`exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `\"Limited\"`. This field MAY be non-empty if `type` is `\"Exempt\"`. If empty and `type` is `\"Exempt\"` then the default values for `ExemptPriorityLevelConfiguration` apply.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["type"],
@@ -764,6 +816,7 @@ pub static PRIORITY_LEVEL_CONFIGURATION_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "`conditions` is the current state of \"request-priority\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -785,6 +838,7 @@ pub static QUEUING_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`queues` is the number of queues for this priority level. The queues exist independently at each apiserver. The value must be positive.  Setting it to 1 effectively precludes shufflesharding and thus makes the distinguisher method of associated flow schemas irrelevant.  This field has a default value of 64.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "handSize",
@@ -796,6 +850,7 @@ pub static QUEUING_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "queueLengthLimit",
@@ -807,6 +862,7 @@ pub static QUEUING_CONFIGURATION: Message = Message {
             list_type: None,
             description: "`queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -828,6 +884,7 @@ pub static RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`verbs` is a list of matching verbs and may not be empty. \"*\" matches all verbs and, if present, must be the only entry. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiGroups",
@@ -839,6 +896,7 @@ pub static RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`apiGroups` is a list of matching API groups and may not be empty. \"*\" matches all API groups and, if present, must be the only entry. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -850,6 +908,7 @@ pub static RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, [ \"services\", \"nodes/status\" ].  This list may not be empty. \"*\" matches all resources and, if present, must be the only entry. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "clusterScope",
@@ -861,6 +920,7 @@ pub static RESOURCE_POLICY_RULE: Message = Message {
             list_type: None,
             description: "`clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespaces",
@@ -872,6 +932,7 @@ pub static RESOURCE_POLICY_RULE: Message = Message {
             list_type: Some(ListType::Set),
             description: "`namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains \"*\".  Note that \"*\" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["apiGroups", "resources", "verbs"],
@@ -893,6 +954,7 @@ pub static SERVICE_ACCOUNT_SUBJECT: Message = Message {
             list_type: None,
             description: "`namespace` is the namespace of matching ServiceAccount objects. Required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -904,6 +966,7 @@ pub static SERVICE_ACCOUNT_SUBJECT: Message = Message {
             list_type: None,
             description: "`name` is the name of matching ServiceAccount objects, or \"*\" to match regardless of name. Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "namespace"],
@@ -925,6 +988,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "`kind` indicates which one of the other fields is non-empty. Required",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "user",
@@ -936,6 +1000,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "`user` matches based on username.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -947,6 +1012,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "`group` matches based on user group name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serviceAccount",
@@ -958,6 +1024,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "`serviceAccount` matches ServiceAccounts.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind"],
@@ -979,6 +1046,7 @@ pub static USER_SUBJECT: Message = Message {
             list_type: None,
             description: "`name` is the username that matches, or \"*\" to match all usernames. Required.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],

@@ -22,6 +22,7 @@ pub static API_GROUP: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static API_GROUP: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -44,6 +46,7 @@ pub static API_GROUP: Message = Message {
             list_type: None,
             description: "name is the name of the group.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "versions",
@@ -55,6 +58,7 @@ pub static API_GROUP: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "versions are the versions supported in this group.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preferredVersion",
@@ -66,6 +70,7 @@ pub static API_GROUP: Message = Message {
             list_type: None,
             description: "preferredVersion is the version preferred by the API server, which probably is the storage version.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serverAddressByClientCIDRs",
@@ -77,6 +82,7 @@ pub static API_GROUP: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "versions"],
@@ -98,6 +104,7 @@ pub static API_GROUP_LIST: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -109,6 +116,7 @@ pub static API_GROUP_LIST: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groups",
@@ -120,6 +128,7 @@ pub static API_GROUP_LIST: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "groups is a list of APIGroup.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["groups"],
@@ -141,6 +150,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "name is the plural name of the resource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "singularName",
@@ -152,6 +162,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespaced",
@@ -163,6 +174,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "namespaced indicates if a resource is namespaced or not.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -174,6 +186,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "version",
@@ -185,6 +198,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -196,6 +210,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "verbs",
@@ -207,6 +222,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)",
             inline: false,
+            wrapped: true,
         },
         Field {
             name: "shortNames",
@@ -218,6 +234,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "shortNames is a list of suggested short names of the resource.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "categories",
@@ -229,6 +246,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "categories is a list of the grouped resources this resource belongs to (e.g. 'all')",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageVersionHash",
@@ -240,6 +258,7 @@ pub static API_RESOURCE: Message = Message {
             list_type: None,
             description: "The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name", "namespaced", "singularName", "verbs"],
@@ -261,6 +280,7 @@ pub static API_RESOURCE_LIST: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -272,6 +292,7 @@ pub static API_RESOURCE_LIST: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "groupVersion",
@@ -283,6 +304,7 @@ pub static API_RESOURCE_LIST: Message = Message {
             list_type: None,
             description: "groupVersion is the group and version this APIResourceList is for.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -294,6 +316,7 @@ pub static API_RESOURCE_LIST: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "resources contains the name of the resources and if they are namespaced.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["groupVersion", "resources"],
@@ -315,6 +338,7 @@ pub static API_VERSIONS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -326,6 +350,7 @@ pub static API_VERSIONS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "versions",
@@ -337,6 +362,7 @@ pub static API_VERSIONS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "versions are the api versions that are available.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serverAddressByClientCIDRs",
@@ -348,6 +374,7 @@ pub static API_VERSIONS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["serverAddressByClientCIDRs", "versions"],
@@ -369,6 +396,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "type of condition in CamelCase or in foo.example.com/CamelCase.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -380,6 +408,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "status of the condition, one of True, False, Unknown.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "observedGeneration",
@@ -391,6 +420,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "lastTransitionTime",
@@ -402,6 +432,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -413,6 +444,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -424,6 +456,7 @@ pub static CONDITION: Message = Message {
             list_type: None,
             description: "message is a human readable message indicating details about the transition. This may be an empty string.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["lastTransitionTime", "message", "reason", "status", "type"],
@@ -445,6 +478,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -456,6 +490,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "gracePeriodSeconds",
@@ -467,6 +502,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preconditions",
@@ -478,6 +514,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "orphanDependents",
@@ -489,6 +526,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the \"orphan\" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "propagationPolicy",
@@ -500,6 +538,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "dryRun",
@@ -511,6 +550,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ignoreStoreReadErrorWithClusterBreakingPotential",
@@ -522,6 +562,7 @@ pub static DELETE_OPTIONS: Message = Message {
             list_type: None,
             description: "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -543,6 +584,7 @@ pub static FIELD_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "key is the field selector key that the requirement applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -554,6 +596,7 @@ pub static FIELD_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -565,6 +608,7 @@ pub static FIELD_SELECTOR_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key", "operator"],
@@ -586,6 +630,7 @@ pub static GROUP_VERSION_FOR_DISCOVERY: Message = Message {
             list_type: None,
             description: "groupVersion specifies the API group and version in the form \"group/version\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "version",
@@ -597,6 +642,7 @@ pub static GROUP_VERSION_FOR_DISCOVERY: Message = Message {
             list_type: None,
             description: "version specifies the version in the form of \"version\". This is to save the clients the trouble of splitting the GroupVersion.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["groupVersion", "version"],
@@ -618,6 +664,7 @@ pub static LABEL_SELECTOR: Message = Message {
             list_type: None,
             description: "matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is \"key\", the operator is \"In\", and the values array contains only \"value\". The requirements are ANDed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "matchExpressions",
@@ -629,6 +676,7 @@ pub static LABEL_SELECTOR: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "matchExpressions is a list of label selector requirements. The requirements are ANDed.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -650,6 +698,7 @@ pub static LABEL_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "key is the label key that the selector applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operator",
@@ -661,6 +710,7 @@ pub static LABEL_SELECTOR_REQUIREMENT: Message = Message {
             list_type: None,
             description: "operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "values",
@@ -672,6 +722,7 @@ pub static LABEL_SELECTOR_REQUIREMENT: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["key", "operator"],
@@ -693,6 +744,7 @@ pub static LIST_META: Message = Message {
             list_type: None,
             description: "Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceVersion",
@@ -704,6 +756,7 @@ pub static LIST_META: Message = Message {
             list_type: None,
             description: "String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed. Value must be treated as opaque by clients and passed unmodified back to the server. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "continue",
@@ -715,6 +768,7 @@ pub static LIST_META: Message = Message {
             list_type: None,
             description: "continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available. The value is opaque and may be used to issue another request to the endpoint that served this list to retrieve the next set of available objects. Continuing a consistent list may not be possible if the server configuration has changed or more than a few minutes have passed. The resourceVersion field returned when using this continue value will be identical to the value in the first response, unless you have received this token from an error message.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "remainingItemCount",
@@ -726,6 +780,7 @@ pub static LIST_META: Message = Message {
             list_type: None,
             description: "remainingItemCount is the number of subsequent items in the list which are not included in this list response. If the list request contained label or field selectors, then the number of remaining items is unknown and the field will be left unset and omitted during serialization. If the list is complete (either because it is not chunking or because this is the last chunk), then there are no more remaining items and this field will be left unset and omitted during serialization. Servers older than v1.15 do not set this field. The intended use of the remainingItemCount is *estimating* the size of a collection. Clients should not rely on the remainingItemCount to be set or to be exact.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -747,6 +802,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "Manager is an identifier of the workflow managing these fields.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "operation",
@@ -758,6 +814,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -769,6 +826,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "APIVersion defines the version of this resource that this field set applies to. The format is \"group/version\" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "time",
@@ -780,6 +838,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldsType",
@@ -791,6 +850,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: \"FieldsV1\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fieldsV1",
@@ -802,6 +862,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "FieldsV1 holds the first JSON version format as described in the \"FieldsV1\" type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subresource",
@@ -813,6 +874,7 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
             list_type: None,
             description: "Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -834,6 +896,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "generateName",
@@ -845,6 +908,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided. If this field is used, the name returned to the client will be different than the name passed. This value will also be combined with a unique suffix. The provided value has the same validation rules as the Name field, and may be truncated by the length of the suffix required to make the value unique on the server.\n\nIf this field is specified and the generated name exists, the server will return a 409.\n\nApplied only if Name is not specified. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -856,6 +920,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the \"default\" namespace, but \"default\" is the canonical representation. Not all objects are required to be scoped to a namespace - the value of this field for those objects will be empty.\n\nMust be a DNS_LABEL. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selfLink",
@@ -867,6 +932,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -878,6 +944,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations.\n\nPopulated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceVersion",
@@ -889,6 +956,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. May be used for optimistic concurrency, change detection, and the watch operation on a resource or set of resources. Clients must treat these values as opaque and passed unmodified back to the server. They may only be valid for a particular resource or set of resources.\n\nPopulated by the system. Read-only. Value must be treated as opaque by clients and . More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "generation",
@@ -900,6 +968,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "creationTimestamp",
@@ -911,6 +980,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deletionTimestamp",
@@ -922,6 +992,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.\n\nPopulated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deletionGracePeriodSeconds",
@@ -933,6 +1004,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "labels",
@@ -944,6 +1016,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "annotations",
@@ -955,6 +1028,7 @@ pub static OBJECT_META: Message = Message {
             list_type: None,
             description: "Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ownerReferences",
@@ -966,6 +1040,7 @@ pub static OBJECT_META: Message = Message {
             list_type: Some(ListType::Map(&["uid"])),
             description: "List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected. If this object is managed by a controller, then an entry in this list will point to this controller, with the controller field set to true. There cannot be more than one managing controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "finalizers",
@@ -977,6 +1052,7 @@ pub static OBJECT_META: Message = Message {
             list_type: Some(ListType::Set),
             description: "Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "managedFields",
@@ -988,6 +1064,7 @@ pub static OBJECT_META: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like \"ci-cd\". The set of fields is always in the version that the workflow used when modifying the object.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1009,6 +1086,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "API version of the referent.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -1020,6 +1098,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -1031,6 +1110,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -1042,6 +1122,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "controller",
@@ -1053,6 +1134,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "If true, this reference points to the managing controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "blockOwnerDeletion",
@@ -1064,6 +1146,7 @@ pub static OWNER_REFERENCE: Message = Message {
             list_type: None,
             description: "If true, AND if the owner has the \"foregroundDeletion\" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs \"delete\" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["apiVersion", "kind", "name", "uid"],
@@ -1085,6 +1168,7 @@ pub static PARTIAL_OBJECT_METADATA: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1096,6 +1180,7 @@ pub static PARTIAL_OBJECT_METADATA: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1107,6 +1192,7 @@ pub static PARTIAL_OBJECT_METADATA: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1128,6 +1214,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1139,6 +1226,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1150,6 +1238,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1161,6 +1250,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "items contains each of the included items.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1192,6 +1282,7 @@ pub static PRECONDITIONS: Message = Message {
             list_type: None,
             description: "Specifies the target UID.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceVersion",
@@ -1203,6 +1294,7 @@ pub static PRECONDITIONS: Message = Message {
             list_type: None,
             description: "Specifies the target ResourceVersion",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1224,6 +1316,7 @@ pub static SERVER_ADDRESS_BY_CLIENT_CIDR: Message = Message {
             list_type: None,
             description: "The CIDR with which clients can match their IP to figure out the server address that they should use.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "serverAddress",
@@ -1235,6 +1328,7 @@ pub static SERVER_ADDRESS_BY_CLIENT_CIDR: Message = Message {
             list_type: None,
             description: "Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["clientCIDR", "serverAddress"],
@@ -1256,6 +1350,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1267,6 +1362,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1278,6 +1374,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1289,6 +1386,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "Status of the operation. One of: \"Success\" or \"Failure\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -1300,6 +1398,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "A human-readable description of the status of this operation.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reason",
@@ -1311,6 +1410,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "A machine-readable description of why this operation is in the \"Failure\" status. If this value is empty there is no information available. A Reason clarifies an HTTP status code but does not override it.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "details",
@@ -1322,6 +1422,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "Extended data associated with the reason.  Each reason may define its own extended details. This field is optional and the data returned is not guaranteed to conform to any schema except that defined by the reason type.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "code",
@@ -1333,6 +1434,7 @@ pub static STATUS: Message = Message {
             list_type: None,
             description: "Suggested HTTP return code for this status, 0 if not set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1354,6 +1456,7 @@ pub static STATUS_CAUSE: Message = Message {
             list_type: None,
             description: "A machine-readable description of the cause of the error. If this value is empty there is no information available.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -1365,6 +1468,7 @@ pub static STATUS_CAUSE: Message = Message {
             list_type: None,
             description: "A human-readable description of the cause of the error.  This field may be presented as-is to a reader.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "field",
@@ -1376,6 +1480,7 @@ pub static STATUS_CAUSE: Message = Message {
             list_type: None,
             description: "The field of the resource that has caused this error, as named by its JSON serialization. May include dot and postfix notation for nested attributes. Arrays are zero-indexed.  Fields may appear more than once in an array of causes due to fields having multiple errors. Optional.\n\nExamples:\n  \"name\" - the field \"name\" on the current resource\n  \"items[0].name\" - the field \"name\" on the first array entry in \"items\"",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1397,6 +1502,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: None,
             description: "The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "group",
@@ -1408,6 +1514,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: None,
             description: "The group attribute of the resource associated with the status StatusReason.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -1419,6 +1526,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: None,
             description: "The kind attribute of the resource associated with the status StatusReason. On some operations may differ from the requested resource Kind. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "uid",
@@ -1430,6 +1538,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: None,
             description: "UID of the resource. (when there is a single resource which can be described). More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "causes",
@@ -1441,6 +1550,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "The Causes array includes more details associated with the StatusReason failure. Not all StatusReasons may provide detailed causes.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "retryAfterSeconds",
@@ -1452,6 +1562,7 @@ pub static STATUS_DETAILS: Message = Message {
             list_type: None,
             description: "If specified, the time in seconds before the operation should be retried. Some errors may indicate the client must take an alternate action - for those errors this field may indicate how long to wait before taking the alternate action.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1473,6 +1584,7 @@ pub static WATCH_EVENT: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "object",
@@ -1484,6 +1596,7 @@ pub static WATCH_EVENT: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["object", "type"],

@@ -22,6 +22,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -55,6 +58,7 @@ pub static PARTIAL_OBJECT_METADATA_LIST: Message = Message {
             list_type: None,
             description: "items contains each of the included items.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],

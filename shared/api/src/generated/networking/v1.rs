@@ -22,6 +22,7 @@ pub static HTTP_INGRESS_PATH: Message = Message {
             list_type: None,
             description: "path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional \"path\" part of a URL as defined by RFC 3986. Paths must begin with a '/' and must be present when using PathType with value \"Exact\" or \"Prefix\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "pathType",
@@ -33,6 +34,7 @@ pub static HTTP_INGRESS_PATH: Message = Message {
             list_type: None,
             description: "pathType determines the interpretation of the path matching. PathType can be one of the following values: * Exact: Matches the URL path exactly. * Prefix: Matches based on a URL path prefix split by '/'. Matching is\n  done on a path element by element basis. A path element refers is the\n  list of labels in the path split by the '/' separator. A request is a\n  match for path p if every p is an element-wise prefix of p of the\n  request path. Note that if the last element of the path is a substring\n  of the last element in request path, it is not a match (e.g. /foo/bar\n  matches /foo/bar/baz, but does not match /foo/barbaz).\n* ImplementationSpecific: Interpretation of the Path matching is up to\n  the IngressClass. Implementations can treat this as a separate PathType\n  or treat it identically to Prefix or Exact path types.\nImplementations are required to support all path types.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "backend",
@@ -44,6 +46,7 @@ pub static HTTP_INGRESS_PATH: Message = Message {
             list_type: None,
             description: "backend defines the referenced service endpoint to which the traffic will be forwarded to.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["backend", "pathType"],
@@ -65,6 +68,7 @@ pub static HTTP_INGRESS_RULE_VALUE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "paths is a collection of paths that map requests to backends.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["paths"],
@@ -86,6 +90,7 @@ pub static IP_ADDRESS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -97,6 +102,7 @@ pub static IP_ADDRESS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -108,6 +114,7 @@ pub static IP_ADDRESS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -119,6 +126,7 @@ pub static IP_ADDRESS: Message = Message {
             list_type: None,
             description: "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -140,6 +148,7 @@ pub static IP_ADDRESS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -151,6 +160,7 @@ pub static IP_ADDRESS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -162,6 +172,7 @@ pub static IP_ADDRESS_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -173,6 +184,7 @@ pub static IP_ADDRESS_LIST: Message = Message {
             list_type: None,
             description: "items is the list of IPAddresses.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -194,6 +206,7 @@ pub static IP_ADDRESS_SPEC: Message = Message {
             list_type: None,
             description: "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -215,6 +228,7 @@ pub static IP_BLOCK: Message = Message {
             list_type: None,
             description: "cidr is a string representing the IPBlock Valid examples are \"192.168.1.0/24\" or \"2001:db8::/64\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "except",
@@ -226,6 +240,7 @@ pub static IP_BLOCK: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "except is a slice of CIDRs that should not be included within an IPBlock Valid examples are \"192.168.1.0/24\" or \"2001:db8::/64\" Except values will be rejected if they are outside the cidr range",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["cidr"],
@@ -247,6 +262,7 @@ pub static INGRESS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -258,6 +274,7 @@ pub static INGRESS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -269,6 +286,7 @@ pub static INGRESS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -280,6 +298,7 @@ pub static INGRESS: Message = Message {
             list_type: None,
             description: "spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -291,6 +310,7 @@ pub static INGRESS: Message = Message {
             list_type: None,
             description: "status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -312,6 +332,7 @@ pub static INGRESS_BACKEND: Message = Message {
             list_type: None,
             description: "service references a service as a backend. This is a mutually exclusive setting with \"Resource\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -323,6 +344,7 @@ pub static INGRESS_BACKEND: Message = Message {
             list_type: None,
             description: "resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with \"Service\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -344,6 +366,7 @@ pub static INGRESS_CLASS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -355,6 +378,7 @@ pub static INGRESS_CLASS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -366,6 +390,7 @@ pub static INGRESS_CLASS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -377,6 +402,7 @@ pub static INGRESS_CLASS: Message = Message {
             list_type: None,
             description: "spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -398,6 +424,7 @@ pub static INGRESS_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -409,6 +436,7 @@ pub static INGRESS_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -420,6 +448,7 @@ pub static INGRESS_CLASS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -431,6 +460,7 @@ pub static INGRESS_CLASS_LIST: Message = Message {
             list_type: None,
             description: "items is the list of IngressClasses.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -452,6 +482,7 @@ pub static INGRESS_CLASS_PARAMETERS_REFERENCE: Message = Message {
             list_type: None,
             description: "apiGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -463,6 +494,7 @@ pub static INGRESS_CLASS_PARAMETERS_REFERENCE: Message = Message {
             list_type: None,
             description: "kind is the type of resource being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -474,6 +506,7 @@ pub static INGRESS_CLASS_PARAMETERS_REFERENCE: Message = Message {
             list_type: None,
             description: "name is the name of resource being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scope",
@@ -485,6 +518,7 @@ pub static INGRESS_CLASS_PARAMETERS_REFERENCE: Message = Message {
             list_type: None,
             description: "scope represents if this refers to a cluster or namespace scoped resource. This may be set to \"Cluster\" (default) or \"Namespace\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -496,6 +530,7 @@ pub static INGRESS_CLASS_PARAMETERS_REFERENCE: Message = Message {
             list_type: None,
             description: "namespace is the namespace of the resource being referenced. This field is required when scope is set to \"Namespace\" and must be unset when scope is set to \"Cluster\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],
@@ -517,6 +552,7 @@ pub static INGRESS_CLASS_SPEC: Message = Message {
             list_type: None,
             description: "controller refers to the name of the controller that should handle this class. This allows for different \"flavors\" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. \"acme.io/ingress-controller\". This field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "parameters",
@@ -528,6 +564,7 @@ pub static INGRESS_CLASS_SPEC: Message = Message {
             list_type: None,
             description: "parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -549,6 +586,7 @@ pub static INGRESS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -560,6 +598,7 @@ pub static INGRESS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -571,6 +610,7 @@ pub static INGRESS_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -582,6 +622,7 @@ pub static INGRESS_LIST: Message = Message {
             list_type: None,
             description: "items is the list of Ingress.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -603,6 +644,7 @@ pub static INGRESS_LOAD_BALANCER_INGRESS: Message = Message {
             list_type: None,
             description: "ip is set for load-balancer ingress points that are IP based.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "hostname",
@@ -614,6 +656,7 @@ pub static INGRESS_LOAD_BALANCER_INGRESS: Message = Message {
             list_type: None,
             description: "hostname is set for load-balancer ingress points that are DNS based.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ports",
@@ -625,6 +668,7 @@ pub static INGRESS_LOAD_BALANCER_INGRESS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ports provides information about the ports exposed by this LoadBalancer.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -646,6 +690,7 @@ pub static INGRESS_LOAD_BALANCER_STATUS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ingress is a list containing ingress points for the load-balancer.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -667,6 +712,7 @@ pub static INGRESS_PORT_STATUS: Message = Message {
             list_type: None,
             description: "port is the port number of the ingress port.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "protocol",
@@ -678,6 +724,7 @@ pub static INGRESS_PORT_STATUS: Message = Message {
             list_type: None,
             description: "protocol is the protocol of the ingress port. The supported values are: \"TCP\", \"UDP\", \"SCTP\"",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "error",
@@ -689,6 +736,7 @@ pub static INGRESS_PORT_STATUS: Message = Message {
             list_type: None,
             description: "error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["port", "protocol"],
@@ -710,6 +758,7 @@ pub static INGRESS_RULE: Message = Message {
             list_type: None,
             description: "host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the \"host\" part of the URI as defined in RFC 3986: 1. IPs are not allowed. Currently an IngressRuleValue can only apply to\n   the IP in the Spec of the parent Ingress.\n2. The `:` delimiter is not respected because ports are not allowed.\n\t  Currently the port of an Ingress is implicitly :80 for http and\n\t  :443 for https.\nBoth these may change in the future. Incoming requests are matched against the host before the IngressRuleValue. If the host is unspecified, the Ingress routes all traffic based on the specified IngressRuleValue.\n\nhost can be \"precise\" which is a domain name without the terminating dot of a network host (e.g. \"foo.bar.com\") or \"wildcard\", which is a domain name prefixed with a single wildcard label (e.g. \"*.foo.com\"). The wildcard character '*' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == \"*\"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "",
@@ -721,6 +770,7 @@ pub static INGRESS_RULE: Message = Message {
             list_type: None,
             description: "IngressRuleValue represents a rule to route requests for this IngressRule. If unspecified, the rule defaults to a http catch-all. Whether that sends just traffic matching the host to the default backend or all traffic to the default backend, is left to the controller fulfilling the Ingress. Http is currently the only supported IngressRuleValue.",
             inline: true,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -742,6 +792,7 @@ pub static INGRESS_RULE_VALUE: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -763,6 +814,7 @@ pub static INGRESS_SERVICE_BACKEND: Message = Message {
             list_type: None,
             description: "name is the referenced service. The service must exist in the same namespace as the Ingress object.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -774,6 +826,7 @@ pub static INGRESS_SERVICE_BACKEND: Message = Message {
             list_type: None,
             description: "port of the referenced service. A port name or port number is required for a IngressServiceBackend.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name"],
@@ -795,6 +848,7 @@ pub static INGRESS_SPEC: Message = Message {
             list_type: None,
             description: "ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -> IngressClass -> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "defaultBackend",
@@ -806,6 +860,7 @@ pub static INGRESS_SPEC: Message = Message {
             list_type: None,
             description: "defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tls",
@@ -817,6 +872,7 @@ pub static INGRESS_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443. If multiple members of this list specify different hosts, they will be multiplexed on the same port according to the hostname specified through the SNI TLS extension, if the ingress controller fulfilling the ingress supports SNI.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rules",
@@ -828,6 +884,7 @@ pub static INGRESS_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -849,6 +906,7 @@ pub static INGRESS_STATUS: Message = Message {
             list_type: None,
             description: "loadBalancer contains the current status of the load-balancer.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -870,6 +928,7 @@ pub static INGRESS_TLS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret. Defaults to the wildcard host setting for the loadbalancer controller fulfilling this Ingress, if left unspecified.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "secretName",
@@ -881,6 +940,7 @@ pub static INGRESS_TLS: Message = Message {
             list_type: None,
             description: "secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone. If the SNI host in a listener conflicts with the \"Host\" header field used by an IngressRule, the SNI host is used for termination and value of the \"Host\" header is used for routing.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -902,6 +962,7 @@ pub static NETWORK_POLICY: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -913,6 +974,7 @@ pub static NETWORK_POLICY: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -924,6 +986,7 @@ pub static NETWORK_POLICY: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -935,6 +998,7 @@ pub static NETWORK_POLICY: Message = Message {
             list_type: None,
             description: "spec represents the specification of the desired behavior for this NetworkPolicy.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -956,6 +1020,7 @@ pub static NETWORK_POLICY_EGRESS_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "to",
@@ -967,6 +1032,7 @@ pub static NETWORK_POLICY_EGRESS_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all destinations (traffic not restricted by destination). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the to list.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -988,6 +1054,7 @@ pub static NETWORK_POLICY_INGRESS_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "from",
@@ -999,6 +1066,7 @@ pub static NETWORK_POLICY_INGRESS_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "from is a list of sources which should be able to access the pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all sources (traffic not restricted by source). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the from list.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1020,6 +1088,7 @@ pub static NETWORK_POLICY_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1031,6 +1100,7 @@ pub static NETWORK_POLICY_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1042,6 +1112,7 @@ pub static NETWORK_POLICY_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1053,6 +1124,7 @@ pub static NETWORK_POLICY_LIST: Message = Message {
             list_type: None,
             description: "items is a list of schema objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1074,6 +1146,7 @@ pub static NETWORK_POLICY_PEER: Message = Message {
             list_type: None,
             description: "podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.\n\nIf namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespaceSelector",
@@ -1085,6 +1158,7 @@ pub static NETWORK_POLICY_PEER: Message = Message {
             list_type: None,
             description: "namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.\n\nIf podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ipBlock",
@@ -1096,6 +1170,7 @@ pub static NETWORK_POLICY_PEER: Message = Message {
             list_type: None,
             description: "ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1117,6 +1192,7 @@ pub static NETWORK_POLICY_PORT: Message = Message {
             list_type: None,
             description: "protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not specified, this field defaults to TCP.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "port",
@@ -1128,6 +1204,7 @@ pub static NETWORK_POLICY_PORT: Message = Message {
             list_type: None,
             description: "port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "endPort",
@@ -1139,6 +1216,7 @@ pub static NETWORK_POLICY_PORT: Message = Message {
             list_type: None,
             description: "endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy. This field cannot be defined if the port field is not defined or if the port field is defined as a named (string) port. The endPort must be equal or greater than port.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1160,6 +1238,7 @@ pub static NETWORK_POLICY_SPEC: Message = Message {
             list_type: None,
             description: "podSelector selects the pods to which this NetworkPolicy object applies. The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "ingress",
@@ -1171,6 +1250,7 @@ pub static NETWORK_POLICY_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "egress",
@@ -1182,6 +1262,7 @@ pub static NETWORK_POLICY_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic matches at least one egress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it selects are isolated by default). This field is beta-level in 1.8",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "policyTypes",
@@ -1193,6 +1274,7 @@ pub static NETWORK_POLICY_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are [\"Ingress\"], [\"Egress\"], or [\"Ingress\", \"Egress\"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ \"Egress\" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include \"Egress\" (since such a policy would not include an egress section and would otherwise default to just [ \"Ingress\" ]). This field is beta-level in 1.8",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1214,6 +1296,7 @@ pub static PARENT_REFERENCE: Message = Message {
             list_type: None,
             description: "Group is the group of the object being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resource",
@@ -1225,6 +1308,7 @@ pub static PARENT_REFERENCE: Message = Message {
             list_type: None,
             description: "Resource is the resource of the object being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -1236,6 +1320,7 @@ pub static PARENT_REFERENCE: Message = Message {
             list_type: None,
             description: "Namespace is the namespace of the object being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -1247,6 +1332,7 @@ pub static PARENT_REFERENCE: Message = Message {
             list_type: None,
             description: "Name is the name of the object being referenced.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1268,6 +1354,7 @@ pub static SERVICE_BACKEND_PORT: Message = Message {
             list_type: None,
             description: "name is the name of the port on the Service. This is a mutually exclusive setting with \"Number\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "number",
@@ -1279,6 +1366,7 @@ pub static SERVICE_BACKEND_PORT: Message = Message {
             list_type: None,
             description: "number is the numerical port number (e.g. 80) on the Service. This is a mutually exclusive setting with \"Name\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1300,6 +1388,7 @@ pub static SERVICE_CIDR: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1311,6 +1400,7 @@ pub static SERVICE_CIDR: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1322,6 +1412,7 @@ pub static SERVICE_CIDR: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -1333,6 +1424,7 @@ pub static SERVICE_CIDR: Message = Message {
             list_type: None,
             description: "spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -1344,6 +1436,7 @@ pub static SERVICE_CIDR: Message = Message {
             list_type: None,
             description: "status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1365,6 +1458,7 @@ pub static SERVICE_CIDR_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -1376,6 +1470,7 @@ pub static SERVICE_CIDR_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -1387,6 +1482,7 @@ pub static SERVICE_CIDR_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -1398,6 +1494,7 @@ pub static SERVICE_CIDR_LIST: Message = Message {
             list_type: None,
             description: "items is the list of ServiceCIDRs.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -1419,6 +1516,7 @@ pub static SERVICE_CIDR_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1440,6 +1538,7 @@ pub static SERVICE_CIDR_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

@@ -22,6 +22,7 @@ pub static OVERHEAD: Message = Message {
             list_type: None,
             description: "podFixed represents the fixed resource overhead associated with running a pod.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -43,6 +44,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -54,6 +56,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -65,6 +68,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "handler",
@@ -76,6 +80,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called \"runc\" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "overhead",
@@ -87,6 +92,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see\n https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "scheduling",
@@ -98,6 +104,7 @@ pub static RUNTIME_CLASS: Message = Message {
             list_type: None,
             description: "scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["handler"],
@@ -119,6 +126,7 @@ pub static RUNTIME_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -130,6 +138,7 @@ pub static RUNTIME_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -141,6 +150,7 @@ pub static RUNTIME_CLASS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -152,6 +162,7 @@ pub static RUNTIME_CLASS_LIST: Message = Message {
             list_type: None,
             description: "items is a list of schema objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -173,6 +184,7 @@ pub static SCHEDULING: Message = Message {
             list_type: None,
             description: "nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tolerations",
@@ -184,6 +196,7 @@ pub static SCHEDULING: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],

@@ -22,6 +22,7 @@ pub static EVICTION: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static EVICTION: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static EVICTION: Message = Message {
             list_type: None,
             description: "ObjectMeta describes the pod that is being evicted.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "deleteOptions",
@@ -55,6 +58,7 @@ pub static EVICTION: Message = Message {
             list_type: None,
             description: "DeleteOptions may be provided",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -76,6 +80,7 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -87,6 +92,7 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -98,6 +104,7 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -109,6 +116,7 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
             list_type: None,
             description: "Specification of the desired behavior of the PodDisruptionBudget.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -120,6 +128,7 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
             list_type: None,
             description: "Most recently observed status of the PodDisruptionBudget.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -141,6 +150,7 @@ pub static POD_DISRUPTION_BUDGET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -152,6 +162,7 @@ pub static POD_DISRUPTION_BUDGET_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -163,6 +174,7 @@ pub static POD_DISRUPTION_BUDGET_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -174,6 +186,7 @@ pub static POD_DISRUPTION_BUDGET_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of PodDisruptionBudgets",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -195,6 +208,7 @@ pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
             list_type: None,
             description: "An eviction is allowed if at least \"minAvailable\" pods selected by \"selector\" will still be available after the eviction, i.e. even in the absence of the evicted pod.  So for example you can prevent all voluntary evictions by specifying \"100%\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "selector",
@@ -206,6 +220,7 @@ pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
             list_type: None,
             description: "Label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maxUnavailable",
@@ -217,6 +232,7 @@ pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
             list_type: None,
             description: "An eviction is allowed if at most \"maxUnavailable\" pods selected by \"selector\" are unavailable after the eviction, i.e. even in absence of the evicted pod. For example, one can prevent all voluntary evictions by specifying 0. This is a mutually exclusive setting with \"minAvailable\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "unhealthyPodEvictionPolicy",
@@ -228,6 +244,7 @@ pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
             list_type: None,
             description: "UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction. Current implementation considers healthy pods, as pods that have status.conditions item with type=\"Ready\",status=\"True\".\n\nValid policies are IfHealthyBudget and AlwaysAllow. If no policy is specified, the default behavior will be used, which corresponds to the IfHealthyBudget policy.\n\nIfHealthyBudget policy means that running pods (status.phase=\"Running\"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.\n\nAlwaysAllow policy means that all running pods (status.phase=\"Running\"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.\n\nAdditional policies may be added in the future. Clients making eviction decisions should disallow eviction of unhealthy pods if they encounter an unrecognized policy in this field.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -249,6 +266,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "Most recent generation observed when updating this PDB status. DisruptionsAllowed and other status information is valid only if observedGeneration equals to PDB's object generation.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "disruptedPods",
@@ -260,6 +278,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "disruptionsAllowed",
@@ -271,6 +290,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "Number of pod disruptions that are currently allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "currentHealthy",
@@ -282,6 +302,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "current number of healthy pods",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "desiredHealthy",
@@ -293,6 +314,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "minimum desired number of healthy pods",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expectedPods",
@@ -304,6 +326,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: None,
             description: "total number of pods counted by this disruption budget",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "conditions",
@@ -315,6 +338,7 @@ pub static POD_DISRUPTION_BUDGET_STATUS: Message = Message {
             list_type: Some(ListType::Map(&["type"])),
             description: "Conditions contain conditions for PDB. The disruption controller sets the DisruptionAllowed condition. The following are known values for the reason field (additional reasons could be added in the future): - SyncFailed: The controller encountered an error and wasn't able to compute\n              the number of allowed disruptions. Therefore no disruptions are\n              allowed and the status of the condition will be False.\n- InsufficientPods: The number of pods are either at or below the number\n                    required by the PodDisruptionBudget. No disruptions are\n                    allowed and the status of the condition will be False.\n- SufficientPods: There are more pods than required by the PodDisruptionBudget.\n                  The condition will be True, and the number of allowed\n                  disruptions are provided by the disruptionsAllowed property.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["currentHealthy", "desiredHealthy", "disruptionsAllowed", "expectedPods"],

@@ -22,6 +22,7 @@ pub static AGGREGATION_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules. If any of the selectors match, then the ClusterRole's permissions will be added",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -43,6 +44,7 @@ pub static CLUSTER_ROLE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -54,6 +56,7 @@ pub static CLUSTER_ROLE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -65,6 +68,7 @@ pub static CLUSTER_ROLE: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rules",
@@ -76,6 +80,7 @@ pub static CLUSTER_ROLE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Rules holds all the PolicyRules for this ClusterRole",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "aggregationRule",
@@ -87,6 +92,7 @@ pub static CLUSTER_ROLE: Message = Message {
             list_type: None,
             description: "AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -108,6 +114,7 @@ pub static CLUSTER_ROLE_BINDING: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -119,6 +126,7 @@ pub static CLUSTER_ROLE_BINDING: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -130,6 +138,7 @@ pub static CLUSTER_ROLE_BINDING: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subjects",
@@ -141,6 +150,7 @@ pub static CLUSTER_ROLE_BINDING: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Subjects holds references to the objects the role applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "roleRef",
@@ -152,6 +162,7 @@ pub static CLUSTER_ROLE_BINDING: Message = Message {
             list_type: None,
             description: "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["roleRef"],
@@ -173,6 +184,7 @@ pub static CLUSTER_ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -184,6 +196,7 @@ pub static CLUSTER_ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -195,6 +208,7 @@ pub static CLUSTER_ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -206,6 +220,7 @@ pub static CLUSTER_ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of ClusterRoleBindings",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -227,6 +242,7 @@ pub static CLUSTER_ROLE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -238,6 +254,7 @@ pub static CLUSTER_ROLE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -249,6 +266,7 @@ pub static CLUSTER_ROLE_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -260,6 +278,7 @@ pub static CLUSTER_ROLE_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of ClusterRoles",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -281,6 +300,7 @@ pub static POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiGroups",
@@ -292,6 +312,7 @@ pub static POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed. \"\" represents the core API group and \"*\" represents all API groups.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resources",
@@ -303,6 +324,7 @@ pub static POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Resources is a list of resources this rule applies to. '*' represents all resources.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "resourceNames",
@@ -314,6 +336,7 @@ pub static POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nonResourceURLs",
@@ -325,6 +348,7 @@ pub static POLICY_RULE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can either apply to API resources (such as \"pods\" or \"secrets\") or non-resource URL paths (such as \"/api\"),  but not both.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["verbs"],
@@ -346,6 +370,7 @@ pub static ROLE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -357,6 +382,7 @@ pub static ROLE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -368,6 +394,7 @@ pub static ROLE: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "rules",
@@ -379,6 +406,7 @@ pub static ROLE: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Rules holds all the PolicyRules for this Role",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -400,6 +428,7 @@ pub static ROLE_BINDING: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -411,6 +440,7 @@ pub static ROLE_BINDING: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -422,6 +452,7 @@ pub static ROLE_BINDING: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "subjects",
@@ -433,6 +464,7 @@ pub static ROLE_BINDING: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "Subjects holds references to the objects the role applies to.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "roleRef",
@@ -444,6 +476,7 @@ pub static ROLE_BINDING: Message = Message {
             list_type: None,
             description: "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["roleRef"],
@@ -465,6 +498,7 @@ pub static ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -476,6 +510,7 @@ pub static ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -487,6 +522,7 @@ pub static ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -498,6 +534,7 @@ pub static ROLE_BINDING_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of RoleBindings",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -519,6 +556,7 @@ pub static ROLE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -530,6 +568,7 @@ pub static ROLE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -541,6 +580,7 @@ pub static ROLE_LIST: Message = Message {
             list_type: None,
             description: "Standard object's metadata.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -552,6 +592,7 @@ pub static ROLE_LIST: Message = Message {
             list_type: None,
             description: "Items is a list of Roles",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -573,6 +614,7 @@ pub static ROLE_REF: Message = Message {
             list_type: None,
             description: "APIGroup is the group for the resource being referenced",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "kind",
@@ -584,6 +626,7 @@ pub static ROLE_REF: Message = Message {
             list_type: None,
             description: "Kind is the type of resource being referenced",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -595,6 +638,7 @@ pub static ROLE_REF: Message = Message {
             list_type: None,
             description: "Name is the name of resource being referenced",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["apiGroup", "kind", "name"],
@@ -616,6 +660,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "Kind of object being referenced. Values defined by this API group are \"User\", \"Group\", and \"ServiceAccount\". If the Authorizer does not recognized the kind value, the Authorizer should report an error.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiGroup",
@@ -627,6 +672,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "APIGroup holds the API group of the referenced subject. Defaults to \"\" for ServiceAccount subjects. Defaults to \"rbac.authorization.k8s.io\" for User and Group subjects.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "name",
@@ -638,6 +684,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "Name of the object being referenced.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "namespace",
@@ -649,6 +696,7 @@ pub static SUBJECT: Message = Message {
             list_type: None,
             description: "Namespace of the referenced object.  If the object kind is non-namespace, such as \"User\" or \"Group\", and this value is not empty the Authorizer should report an error.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["kind", "name"],

@@ -22,6 +22,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "value",
@@ -55,6 +58,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "globalDefault",
@@ -66,6 +70,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "description",
@@ -77,6 +82,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "description is an arbitrary string that usually provides guidelines on when this priority class should be used.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "preemptionPolicy",
@@ -88,6 +94,7 @@ pub static PRIORITY_CLASS: Message = Message {
             list_type: None,
             description: "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["value"],
@@ -109,6 +116,7 @@ pub static PRIORITY_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -120,6 +128,7 @@ pub static PRIORITY_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -131,6 +140,7 @@ pub static PRIORITY_CLASS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -142,6 +152,7 @@ pub static PRIORITY_CLASS_LIST: Message = Message {
             list_type: None,
             description: "items is the list of PriorityClasses",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],

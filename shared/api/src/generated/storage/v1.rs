@@ -22,6 +22,7 @@ pub static CSI_DRIVER: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -33,6 +34,7 @@ pub static CSI_DRIVER: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -44,6 +46,7 @@ pub static CSI_DRIVER: Message = Message {
             list_type: None,
             description: "Standard object metadata. metadata.Name indicates the name of the CSI driver that this object refers to; it MUST be the same name returned by the CSI GetPluginName() call for that driver. The driver name must be 63 characters or less, beginning and ending with an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and alphanumerics between. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -55,6 +58,7 @@ pub static CSI_DRIVER: Message = Message {
             list_type: None,
             description: "spec represents the specification of the CSI Driver.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -76,6 +80,7 @@ pub static CSI_DRIVER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -87,6 +92,7 @@ pub static CSI_DRIVER_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -98,6 +104,7 @@ pub static CSI_DRIVER_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -109,6 +116,7 @@ pub static CSI_DRIVER_LIST: Message = Message {
             list_type: None,
             description: "items is the list of CSIDriver",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -130,6 +138,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting. The CSI external-attacher coordinates with CSI volume driver and updates the volumeattachment status when the attach operation is complete. If the CSIDriverRegistry feature gate is enabled and the value is specified to false, the attach operation will be skipped. Otherwise the attach operation will be called.\n\nThis field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "podInfoOnMount",
@@ -141,6 +150,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true. If set to false, pod information will not be passed on mount. Default is false.\n\nThe CSI driver specifies podInfoOnMount as part of driver deployment. If true, Kubelet will pass pod information as VolumeContext in the CSI NodePublishVolume() calls. The CSI driver is responsible for parsing and validating the information passed in as VolumeContext.\n\nThe following VolumeContext will be passed if podInfoOnMount is set to true. This list might grow, but the prefix will be used. \"csi.storage.k8s.io/pod.name\": pod.Name \"csi.storage.k8s.io/pod.namespace\": pod.Namespace \"csi.storage.k8s.io/pod.uid\": string(pod.UID) \"csi.storage.k8s.io/ephemeral\": \"true\" if the volume is an ephemeral inline volume\n                                defined by a CSIVolumeSource, otherwise \"false\"\n\n\"csi.storage.k8s.io/ephemeral\" is a new feature in Kubernetes 1.16. It is only required for drivers which support both the \"Persistent\" and \"Ephemeral\" VolumeLifecycleMode. Other drivers can leave pod info disabled and/or ignore this field. As Kubernetes 1.15 doesn't support this field, drivers can only support one mode when deployed on such a cluster and the deployment determines which mode that is, for example via a command line parameter of the driver.\n\nThis field was immutable in Kubernetes < 1.29 and now is mutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeLifecycleModes",
@@ -152,6 +162,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: Some(ListType::Set),
             description: "volumeLifecycleModes defines what kind of volumes this CSI volume driver supports. The default if the list is empty is \"Persistent\", which is the usage defined by the CSI specification and implemented in Kubernetes via the usual PV/PVC mechanism.\n\nThe other mode is \"Ephemeral\". In this mode, volumes are defined inline inside the pod spec with CSIVolumeSource and their lifecycle is tied to the lifecycle of that pod. A driver has to be aware of this because it is only going to get a NodePublishVolume call for such a volume.\n\nFor more information about implementing this mode, see https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html A driver can support one or more of these modes and more modes may be added in the future.\n\nThis field is beta. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageCapacity",
@@ -163,6 +174,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true.\n\nThe check can be enabled immediately when deploying a driver. In that case, provisioning new volumes with late binding will pause until the driver deployment has published some suitable CSIStorageCapacity object.\n\nAlternatively, the driver can be deployed with the field unset or false and it can be flipped later when storage capacity information has been published.\n\nThis field was immutable in Kubernetes <= 1.22 and now is mutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "fsGroupPolicy",
@@ -174,6 +186,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "fsGroupPolicy defines if the underlying volume supports changing ownership and permission of the volume before being mounted. Refer to the specific FSGroupPolicy values for additional details.\n\nThis field was immutable in Kubernetes < 1.29 and now is mutable.\n\nDefaults to ReadWriteOnceWithFSType, which will examine each volume to determine if Kubernetes should modify ownership and permissions of the volume. With the default policy the defined fsGroup will only be applied if a fstype is defined and the volume's access mode contains ReadWriteOnce.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "tokenRequests",
@@ -185,6 +198,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication. Kubelet will pass the tokens in VolumeContext in the CSI NodePublishVolume calls. The CSI driver should parse and validate the following VolumeContext: \"csi.storage.k8s.io/serviceAccount.tokens\": {\n  \"<audience>\": {\n    \"token\": <token>,\n    \"expirationTimestamp\": <expiration timestamp in RFC3339>,\n  },\n  ...\n}\n\nNote: Audience in each TokenRequest should be different and at most one token is empty string. To receive a new token after expiry, RequiresRepublish can be used to trigger NodePublishVolume periodically.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "requiresRepublish",
@@ -196,6 +210,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume. This field defaults to false.\n\nNote: After a successful initial NodePublishVolume call, subsequent calls to NodePublishVolume should only update the contents of the volume. New mount points will not be seen by a running container.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "seLinuxMount",
@@ -207,6 +222,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "seLinuxMount specifies if the CSI driver supports \"-o context\" mount option.\n\nWhen \"true\", the CSI driver must ensure that all volumes provided by this CSI driver can be mounted separately with different `-o context` options. This is typical for storage backends that provide volumes as filesystems on block devices or as independent shared volumes. Kubernetes will call NodeStage / NodePublish with \"-o context=xyz\" mount option when mounting a ReadWriteOncePod volume used in Pod that has explicitly set SELinux context. In the future, it may be expanded to other volume AccessModes. In any case, Kubernetes will ensure that the volume is mounted only with a single SELinux context.\n\nWhen \"false\", Kubernetes won't pass any special SELinux mount options to the driver. This is typical for volumes that represent subdirectories of a bigger shared filesystem.\n\nDefault is \"false\".",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeAllocatableUpdatePeriodSeconds",
@@ -218,6 +234,7 @@ pub static CSI_DRIVER_SPEC: Message = Message {
             list_type: None,
             description: "nodeAllocatableUpdatePeriodSeconds specifies the interval between periodic updates of the CSINode allocatable capacity for this driver. When set, both periodic updates and updates triggered by capacity-related failures are enabled. If not set, no updates occur (neither periodic nor upon detecting capacity-related failures), and the allocatable.count remains static. The minimum allowed value for this field is 10 seconds.\n\nThis is an alpha feature and requires the MutableCSINodeAllocatableCount feature gate to be enabled.\n\nThis field is mutable.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -239,6 +256,7 @@ pub static CSI_NODE: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -250,6 +268,7 @@ pub static CSI_NODE: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -261,6 +280,7 @@ pub static CSI_NODE: Message = Message {
             list_type: None,
             description: "Standard object's metadata. metadata.name must be the Kubernetes node name.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -272,6 +292,7 @@ pub static CSI_NODE: Message = Message {
             list_type: None,
             description: "spec is the specification of CSINode",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -293,6 +314,7 @@ pub static CSI_NODE_DRIVER: Message = Message {
             list_type: None,
             description: "name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeID",
@@ -304,6 +326,7 @@ pub static CSI_NODE_DRIVER: Message = Message {
             list_type: None,
             description: "nodeID of the node from the driver point of view. This field enables Kubernetes to communicate with storage systems that do not share the same nomenclature for nodes. For example, Kubernetes may refer to a given node as \"node1\", but the storage system may refer to the same node as \"nodeA\". When Kubernetes issues a command to the storage system to attach a volume to a specific node, it can use this field to refer to the node name using the ID that the storage system will understand, e.g. \"nodeA\" instead of \"node1\". This field is required.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "topologyKeys",
@@ -315,6 +338,7 @@ pub static CSI_NODE_DRIVER: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. \"company.com/zone\", \"company.com/region\"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allocatable",
@@ -326,6 +350,7 @@ pub static CSI_NODE_DRIVER: Message = Message {
             list_type: None,
             description: "allocatable represents the volume resources of a node that are available for scheduling. This field is beta.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["name", "nodeID"],
@@ -347,6 +372,7 @@ pub static CSI_NODE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -358,6 +384,7 @@ pub static CSI_NODE_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -369,6 +396,7 @@ pub static CSI_NODE_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -380,6 +408,7 @@ pub static CSI_NODE_LIST: Message = Message {
             list_type: None,
             description: "items is the list of CSINode",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -401,6 +430,7 @@ pub static CSI_NODE_SPEC: Message = Message {
             list_type: Some(ListType::Map(&["name"])),
             description: "drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["drivers"],
@@ -422,6 +452,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -433,6 +464,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -444,6 +476,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "Standard object's metadata. The name has no particular meaning. It must be a DNS subdomain (dots allowed, 253 characters). To ensure that there are no conflicts with other CSI drivers on the cluster, the recommendation is to use csisc-<uuid>, a generated name, or a reverse-domain name which ends with the unique CSI driver name.\n\nObjects are namespaced.\n\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeTopology",
@@ -455,6 +488,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "nodeTopology defines which nodes have access to the storage for which capacity was reported. If not set, the storage is not accessible from any node in the cluster. If empty, the storage is accessible from all nodes. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "storageClassName",
@@ -466,6 +500,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "capacity",
@@ -477,6 +512,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "maximumVolumeSize",
@@ -488,6 +524,7 @@ pub static CSI_STORAGE_CAPACITY: Message = Message {
             list_type: None,
             description: "maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThis is defined since CSI spec 1.4.0 as the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters as those in GetCapacityRequest. The corresponding value in the Kubernetes API is ResourceRequirements.Requests in a volume claim.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["storageClassName"],
@@ -509,6 +546,7 @@ pub static CSI_STORAGE_CAPACITY_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -520,6 +558,7 @@ pub static CSI_STORAGE_CAPACITY_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -531,6 +570,7 @@ pub static CSI_STORAGE_CAPACITY_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -542,6 +582,7 @@ pub static CSI_STORAGE_CAPACITY_LIST: Message = Message {
             list_type: None,
             description: "items is the list of CSIStorageCapacity objects.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -563,6 +604,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -574,6 +616,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -585,6 +628,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "provisioner",
@@ -596,6 +640,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "provisioner indicates the type of the provisioner.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "parameters",
@@ -607,6 +652,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "parameters holds the parameters for the provisioner that should create volumes of this storage class.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "reclaimPolicy",
@@ -618,6 +664,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "mountOptions",
@@ -629,6 +676,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. [\"ro\", \"soft\"]. Not validated - mount of the PVs will simply fail if one is invalid.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allowVolumeExpansion",
@@ -640,6 +688,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "allowVolumeExpansion shows whether the storage class allow volume expand.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "volumeBindingMode",
@@ -651,6 +700,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: None,
             description: "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "allowedTopologies",
@@ -662,6 +712,7 @@ pub static STORAGE_CLASS: Message = Message {
             list_type: Some(ListType::Atomic),
             description: "allowedTopologies restrict the node topologies where volumes can be dynamically provisioned. Each volume plugin defines its own supported topology specifications. An empty TopologySelectorTerm list means there is no topology restriction. This field is only honored by servers that enable the VolumeScheduling feature.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["provisioner"],
@@ -683,6 +734,7 @@ pub static STORAGE_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -694,6 +746,7 @@ pub static STORAGE_CLASS_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -705,6 +758,7 @@ pub static STORAGE_CLASS_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -716,6 +770,7 @@ pub static STORAGE_CLASS_LIST: Message = Message {
             list_type: None,
             description: "items is the list of StorageClasses",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -737,6 +792,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "audience is the intended audience of the token in \"TokenRequestSpec\". It will default to the audiences of kube apiserver.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "expirationSeconds",
@@ -748,6 +804,7 @@ pub static TOKEN_REQUEST: Message = Message {
             list_type: None,
             description: "expirationSeconds is the duration of validity of the token in \"TokenRequestSpec\". It has the same default value of \"ExpirationSeconds\" in \"TokenRequestSpec\".",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["audience"],
@@ -769,6 +826,7 @@ pub static VOLUME_ATTACHMENT: Message = Message {
             list_type: None,
             description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -780,6 +838,7 @@ pub static VOLUME_ATTACHMENT: Message = Message {
             list_type: None,
             description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -791,6 +850,7 @@ pub static VOLUME_ATTACHMENT: Message = Message {
             list_type: None,
             description: "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "spec",
@@ -802,6 +862,7 @@ pub static VOLUME_ATTACHMENT: Message = Message {
             list_type: None,
             description: "spec represents specification of the desired attach/detach volume behavior. Populated by the Kubernetes system.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "status",
@@ -813,6 +874,7 @@ pub static VOLUME_ATTACHMENT: Message = Message {
             list_type: None,
             description: "status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["spec"],
@@ -834,6 +896,7 @@ pub static VOLUME_ATTACHMENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "apiVersion",
@@ -845,6 +908,7 @@ pub static VOLUME_ATTACHMENT_LIST: Message = Message {
             list_type: None,
             description: "",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "metadata",
@@ -856,6 +920,7 @@ pub static VOLUME_ATTACHMENT_LIST: Message = Message {
             list_type: None,
             description: "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "items",
@@ -867,6 +932,7 @@ pub static VOLUME_ATTACHMENT_LIST: Message = Message {
             list_type: None,
             description: "items is the list of VolumeAttachments",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["items"],
@@ -888,6 +954,7 @@ pub static VOLUME_ATTACHMENT_SOURCE: Message = Message {
             list_type: None,
             description: "persistentVolumeName represents the name of the persistent volume to attach.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "inlineVolumeSpec",
@@ -899,6 +966,7 @@ pub static VOLUME_ATTACHMENT_SOURCE: Message = Message {
             list_type: None,
             description: "inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This field is beta-level and is only honored by servers that enabled the CSIMigration feature.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -920,6 +988,7 @@ pub static VOLUME_ATTACHMENT_SPEC: Message = Message {
             list_type: None,
             description: "attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "source",
@@ -931,6 +1000,7 @@ pub static VOLUME_ATTACHMENT_SPEC: Message = Message {
             list_type: None,
             description: "source represents the volume that should be attached.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "nodeName",
@@ -942,6 +1012,7 @@ pub static VOLUME_ATTACHMENT_SPEC: Message = Message {
             list_type: None,
             description: "nodeName represents the node that the volume should be attached to.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["attacher", "nodeName", "source"],
@@ -963,6 +1034,7 @@ pub static VOLUME_ATTACHMENT_STATUS: Message = Message {
             list_type: None,
             description: "attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "attachmentMetadata",
@@ -974,6 +1046,7 @@ pub static VOLUME_ATTACHMENT_STATUS: Message = Message {
             list_type: None,
             description: "attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "attachError",
@@ -985,6 +1058,7 @@ pub static VOLUME_ATTACHMENT_STATUS: Message = Message {
             list_type: None,
             description: "attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "detachError",
@@ -996,6 +1070,7 @@ pub static VOLUME_ATTACHMENT_STATUS: Message = Message {
             list_type: None,
             description: "detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &["attached"],
@@ -1017,6 +1092,7 @@ pub static VOLUME_ERROR: Message = Message {
             list_type: None,
             description: "time represents the time the error was encountered.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "message",
@@ -1028,6 +1104,7 @@ pub static VOLUME_ERROR: Message = Message {
             list_type: None,
             description: "message represents the error encountered during Attach or Detach operation. This string may be logged, so it should not contain sensitive information.",
             inline: false,
+            wrapped: false,
         },
         Field {
             name: "errorCode",
@@ -1039,6 +1116,7 @@ pub static VOLUME_ERROR: Message = Message {
             list_type: None,
             description: "errorCode is a numeric gRPC code representing the error encountered during Attach or Detach operations.\n\nThis is an optional, alpha field that requires the MutableCSINodeAllocatableCount feature gate being enabled to be set.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
@@ -1060,6 +1138,7 @@ pub static VOLUME_NODE_RESOURCES: Message = Message {
             list_type: None,
             description: "count indicates the maximum number of unique volumes managed by the CSI driver that can be used on a node. A volume that is both attached and mounted on a node is considered to be used once, not twice. The same rule applies for a unique volume that is shared among multiple pods on the same node. If this field is not specified, then the supported number of volumes on this node is unbounded.",
             inline: false,
+            wrapped: false,
         },
     ],
     required: &[],
