@@ -104,6 +104,45 @@ impl TestCluster {
             .output()
             .expect("kubectl on PATH")
     }
+
+    /// kubectl's stdout; fails the test when kubectl fails.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl's stderr; fails the test when kubectl succeeds.
+    pub fn kubectl_fails(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(!out.status.success(), "kubectl {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// kubectl with `manifest` on stdin (`-f -` is added after `args`).
+    pub fn kubectl_stdin(&self, args: &[&str], manifest: &str) -> std::process::Output {
+        use std::io::Write;
+        let mut child = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig_path())
+            .args(args)
+            .args(["-f", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl on PATH");
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(manifest.as_bytes())
+                .expect("kubectl's stdin");
+        }
+        child.wait_with_output().expect("kubectl")
+    }
 }
 
 /// Upstream's 404 for a path nobody serves, byte for byte.

@@ -3,19 +3,11 @@
 use kas_e2e::{TestCluster, start_cluster};
 
 fn ok(c: &TestCluster, args: &[&str]) -> String {
-    let out = c.kubectl(args);
-    assert!(
-        out.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    c.kubectl_ok(args)
 }
 
 fn fails(c: &TestCluster, args: &[&str]) -> String {
-    let out = c.kubectl(args);
-    assert!(!out.status.success(), "kubectl {args:?} succeeded");
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    c.kubectl_fails(args)
 }
 
 #[test]
@@ -147,24 +139,7 @@ fn resource_quotas_as_kubectl_uses_them() {
 }
 
 fn apply_stdin(c: &TestCluster, verb: &[&str], manifest: &str) -> std::process::Output {
-    use std::io::Write;
-    let mut child = std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(c.kubeconfig_path())
-        .args(verb)
-        .args(["-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(manifest.as_bytes())
-        .expect("write");
-    child.wait_with_output().expect("kubectl")
+    c.kubectl_stdin(verb, manifest)
 }
 
 const LIMITS: &str = "apiVersion: v1

@@ -162,22 +162,11 @@ impl kas_registry::Strategy for Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::messages;
     use kas_registry::Strategy as _;
 
     fn lease(spec: Value) -> Value {
         json!({"metadata": {"name": "kube-scheduler", "namespace": "kube-system"}, "spec": spec})
-    }
-
-    fn messages(errs: &FieldErrors) -> Vec<String> {
-        errs.iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.as_deref().unwrap_or(""),
-                    c.message.as_deref().unwrap_or("")
-                )
-            })
-            .collect()
     }
 
     #[test]

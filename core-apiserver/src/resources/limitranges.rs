@@ -9,7 +9,7 @@ use kas_apimachinery::resource::Quantity;
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::is_qualified_name;
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
-use kas_endpoints::responsewriters::table::NAME_DESCRIPTION;
+use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
@@ -33,19 +33,11 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     verbs: Verb::ALL,
     subresources: &[],
     table_columns: &[
-        TableColumn {
-            name: "Name",
-            type_: "string",
-            format: "name",
-            description: NAME_DESCRIPTION,
-            priority: 0,
-        },
+        NAME_COLUMN,
         TableColumn {
             name: "Created At",
             type_: "date",
-            format: "",
-            description: kas_endpoints::responsewriters::table::AGE_DESCRIPTION,
-            priority: 0,
+            ..AGE_COLUMN
         },
     ],
     table_name_and_age: false,
@@ -388,22 +380,11 @@ impl kas_registry::Strategy for Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::messages;
     use kas_registry::Strategy as _;
 
     fn range(limits: Value) -> Value {
         json!({"metadata": {"name": "l", "namespace": "default"}, "spec": {"limits": limits}})
-    }
-
-    fn messages(errs: &FieldErrors) -> Vec<String> {
-        errs.iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.as_deref().unwrap_or(""),
-                    c.message.as_deref().unwrap_or("")
-                )
-            })
-            .collect()
     }
 
     #[test]

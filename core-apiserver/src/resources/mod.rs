@@ -108,6 +108,20 @@ pub fn stores(
         .collect()
 }
 
+/// What strategy tests compare: each cause as `<field>: <message>`.
+#[cfg(test)]
+pub(crate) fn messages(errs: &kas_registry::strategy::FieldErrors) -> Vec<String> {
+    errs.iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.field.as_deref().unwrap_or(""),
+                c.message.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use kas_apimachinery::resource::Quantity;
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
-use kas_endpoints::responsewriters::table::{AGE_DESCRIPTION, NAME_DESCRIPTION, age};
+use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
@@ -32,20 +32,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     subresources: &[Subresource::STATUS],
     // Upstream's printer puts Age second.
     table_columns: &[
-        TableColumn {
-            name: "Name",
-            type_: "string",
-            format: "name",
-            description: NAME_DESCRIPTION,
-            priority: 0,
-        },
-        TableColumn {
-            name: "Age",
-            type_: "string",
-            format: "",
-            description: AGE_DESCRIPTION,
-            priority: 0,
-        },
+        NAME_COLUMN,
+        AGE_COLUMN,
         TableColumn {
             name: "Request",
             type_: "string",
@@ -478,22 +466,11 @@ fn print_columns(obj: &Value) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::messages;
     use kas_registry::Strategy as _;
 
     fn quota(spec: Value) -> Value {
         json!({"metadata": {"name": "q", "namespace": "default"}, "spec": spec})
-    }
-
-    fn messages(errs: &FieldErrors) -> Vec<String> {
-        errs.iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.as_deref().unwrap_or(""),
-                    c.message.as_deref().unwrap_or("")
-                )
-            })
-            .collect()
     }
 
     #[test]

@@ -310,22 +310,11 @@ impl kas_registry::Strategy for Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::messages;
     use kas_registry::Strategy as _;
 
     fn secret(ty: &str, data: Value) -> Value {
         json!({"metadata": {"name": "s", "namespace": "default"}, "type": ty, "data": data})
-    }
-
-    fn messages(errs: &FieldErrors) -> Vec<String> {
-        errs.iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.as_deref().unwrap_or(""),
-                    c.message.as_deref().unwrap_or("")
-                )
-            })
-            .collect()
     }
 
     #[test]

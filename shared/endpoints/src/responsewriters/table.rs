@@ -15,6 +15,24 @@ use kas_registry::store::Store;
 pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 pub const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
+/// Upstream's Name column, for resources whose printer places its columns itself.
+pub const NAME_COLUMN: kas_registry::TableColumn = kas_registry::TableColumn {
+    name: "Name",
+    type_: "string",
+    format: "name",
+    description: NAME_DESCRIPTION,
+    priority: 0,
+};
+
+/// Upstream's Age column (`translateTimestampSince` cells, see [`age`]).
+pub const AGE_COLUMN: kas_registry::TableColumn = kas_registry::TableColumn {
+    name: "Age",
+    type_: "string",
+    format: "",
+    description: AGE_DESCRIPTION,
+    priority: 0,
+};
+
 /// `includeObject`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IncludeObject {
