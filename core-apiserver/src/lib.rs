@@ -3,6 +3,7 @@
 
 pub mod helper;
 pub mod options;
+pub mod podspec;
 pub mod resources;
 
 use kas_endpoints::installer::{ApiGroups, ApiService};

@@ -5,6 +5,8 @@ pub mod events;
 pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
+pub mod pods;
+pub mod podtemplates;
 pub mod resourcequotas;
 pub mod secrets;
 pub mod serviceaccounts;
@@ -80,6 +82,8 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     leases::install,
     limitranges::install,
     resourcequotas::install,
+    podtemplates::install,
+    pods::install,
     events::install,
     events::v1::install,
 ];

@@ -352,6 +352,16 @@ pub fn parse(selector: &str) -> Result<Selector> {
     })
 }
 
+/// Upstream `FormatLabels`: `k=v` pairs sorted by key and joined by commas, `<none>` for
+/// none (printers' label cells).
+pub fn format_labels(set: &BTreeMap<String, String>) -> String {
+    if set.is_empty() {
+        return "<none>".to_owned();
+    }
+    let pairs: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(",")
+}
+
 /// Upstream `SelectorFromSet` / `SelectorFromValidatedSet`: `key=value` for each entry,
 /// without validation.
 pub fn selector_from_set(set: &BTreeMap<String, String>) -> Selector {

@@ -192,6 +192,19 @@ impl Quantity {
         self.unscaled.checked_mul(10i128.checked_pow(up)?)
     }
 
+    /// `RoundUp(scale)`: a value finer than `10^scale` is rounded up to it, and Go then
+    /// writes it in canonical form. Answers whether it was rounded.
+    pub fn round_up(&mut self, scale: i32) -> bool {
+        if self.scale >= scale {
+            return false;
+        }
+        self.unscaled = self.scaled_ceil(scale);
+        self.scale = scale;
+        self.cached = None;
+        self.int64_amount = i64::try_from(self.unscaled).ok().map(|v| (v, scale));
+        true
+    }
+
     /// `MilliValue`: the value in thousandths, rounded up.
     pub fn milli_value(&self) -> i128 {
         self.scaled_ceil(-3)

@@ -142,6 +142,21 @@ pub struct Message {
 }
 
 impl Message {
+    /// The description of the field `name`, usable in a `static` (a Table column's, as
+    /// upstream's printers take `SwaggerDoc()[name]`); a name the message lacks fails the
+    /// build.
+    pub const fn doc(&self, name: &str) -> &'static str {
+        let mut i = 0;
+        while i < self.fields.len() {
+            let f = &self.fields[i];
+            if const_eq(f.name.as_bytes(), name.as_bytes()) {
+                return f.description;
+            }
+            i += 1;
+        }
+        panic!("no such field")
+    }
+
     /// The field a JSON key names, looking through embedded structs.
     pub fn field(&self, name: &str) -> Option<&'static Field> {
         self.fields.iter().find_map(|f| match (f.inline, &f.kind) {
@@ -595,4 +610,19 @@ mod tests {
         assert_eq!(ROOT.lookup(&["spec", "ports", "[]", "name"]), None);
         assert_eq!(ROOT.lookup(&["spec", "nope"]), None);
     }
+}
+
+/// Byte equality in a `const fn`.
+const fn const_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }

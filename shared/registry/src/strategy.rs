@@ -51,7 +51,7 @@ pub trait Strategy: Send + Sync {
         &[]
     }
 
-    /// The top-level fields a write through `subresource` (`""` for the resource itself)
+    /// The fields (dotted paths) a write through `subresource` (`""` for the resource itself)
     /// resets, which no field manager owns (upstream's `GetResetFields`).
     fn reset_fields(&self, _subresource: &str) -> &'static [&'static str] {
         &[]

@@ -213,11 +213,13 @@ fn server_fields() -> &'static FieldSet {
     &FIELDS
 }
 
-/// The paths of top-level `fields`, for [`Operation::ignored`].
-pub fn top_level(fields: &[&str]) -> FieldSet {
+/// The paths of `fields` (`status`, or dotted as `metadata.ownerReferences`), for
+/// [`Operation::ignored`].
+pub fn field_paths(fields: &[&str]) -> FieldSet {
     let mut s = FieldSet::default();
     for f in fields {
-        s.insert(&[set::field(f)]);
+        let path: Vec<_> = f.split('.').map(set::field).collect();
+        s.insert(&path);
     }
     s
 }

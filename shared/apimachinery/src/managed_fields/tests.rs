@@ -40,7 +40,7 @@ fn op<'a>(manager: &'a str, time: &str) -> Operation<'a> {
         api_version: "v1",
         subresource: "",
         time: time.to_owned(),
-        ignored: top_level(&["status"]),
+        ignored: field_paths(&["status"]),
     }
 }
 

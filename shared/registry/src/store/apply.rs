@@ -160,7 +160,7 @@ impl Store {
             api_version: &served,
             subresource,
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
-            ignored: mf::top_level(self.strategy.reset_fields(subresource)),
+            ignored: mf::field_paths(self.strategy.reset_fields(subresource)),
         };
         let force = opts.force.unwrap_or(false);
         let applied = mf::apply(entries, &live, config, schema, &compare_in, &op, force)

@@ -59,7 +59,7 @@ impl Store {
             api_version: &served_version,
             subresource,
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
-            ignored: mf::top_level(self.strategy.reset_fields(subresource)),
+            ignored: mf::field_paths(self.strategy.reset_fields(subresource)),
         };
         let entries = mf::update(entries, &compare_in, &op);
         let meta = crate::meta::metadata_mut(new);

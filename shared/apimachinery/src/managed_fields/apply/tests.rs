@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::managed_fields::top_level;
+use crate::managed_fields::field_paths;
 use crate::schema::{Field, Kind};
 
 static META: Message = Message {
@@ -47,7 +47,7 @@ fn op(manager: &str, force: bool) -> (Operation<'_>, bool) {
         api_version: "v1",
         subresource: "",
         time: "2026-01-01T00:00:00Z".to_owned(),
-        ignored: top_level(&["status"]),
+        ignored: field_paths(&["status"]),
     };
     (op, force)
 }

@@ -1,0 +1,233 @@
+//! core/v1 Pod, after upstream's `pkg/registry/core/pod` (the pod and pod status
+//! strategies, `PodToSelectableFields`), `ValidatePodCreate`, `ValidatePodUpdate`,
+//! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
+
+mod printer;
+mod update;
+
+use std::collections::BTreeMap;
+
+use kas_apimachinery::resource::Quantity;
+use kas_apimachinery::validation::field::{self, Path};
+use kas_apimachinery::validation::meta::name_is_dns_subdomain;
+use kas_registry::strategy::FieldErrors;
+use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
+use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
+use serde_json::{Value, json};
+
+use crate::podspec::defaults::default_pod;
+use crate::podspec::validation::validate_pod_spec;
+
+pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    list_kind: "PodList",
+    plural: "pods",
+    singular: "pod",
+    short_names: &["po"],
+    categories: &["all"],
+    scope: Scope::Namespaced,
+    verbs: Verb::ALL,
+    subresources: &[Subresource::STATUS],
+    table_columns: printer::COLUMNS,
+    table_name_and_age: false,
+    storage_resource: "pods",
+    schema: Some(&kas_api::core::v1::POD),
+    list_schema: Some(&kas_api::core::v1::POD_LIST),
+};
+
+/// How the role installs this resource.
+pub fn install(_: &super::ResourceOptions) -> super::Install {
+    super::Install::cached(&DESCRIPTOR, Strategy)
+}
+
+pub struct Strategy;
+
+fn causes(errs: Vec<field::Error>) -> FieldErrors {
+    errs.iter().map(field::Error::to_cause).collect()
+}
+
+/// Upstream `qos.ComputePodQOS`: BestEffort without cpu or memory requests and limits,
+/// Guaranteed when every container limits both and the requests equal the limits,
+/// else Burstable.
+pub fn qos_class(pod: &Value) -> &'static str {
+    let mut requests: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut limits: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut guaranteed = true;
+    let containers = ["/spec/containers", "/spec/initContainers"]
+        .into_iter()
+        .filter_map(|p| pod.pointer(p).and_then(Value::as_array))
+        .flatten();
+    let positive = |list: Option<&Value>| -> Vec<(&'static str, i128)> {
+        ["cpu", "memory"]
+            .into_iter()
+            .filter_map(|name| {
+                let q = list?.get(name)?;
+                let text = q.as_str().map_or_else(|| q.to_string(), str::to_owned);
+                let milli = Quantity::parse(text.trim()).ok()?.milli_value();
+                (milli > 0).then_some((name, milli))
+            })
+            .collect()
+    };
+    for container in containers {
+        let resources = container.get("resources");
+        for (name, v) in positive(resources.and_then(|r| r.get("requests"))) {
+            *requests.entry(name).or_default() += v;
+        }
+        let found = positive(resources.and_then(|r| r.get("limits")));
+        if found.len() < 2 {
+            guaranteed = false;
+        }
+        for (name, v) in found {
+            *limits.entry(name).or_default() += v;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed
+        && requests.iter().all(|(k, v)| limits.get(k) == Some(v))
+        && requests.len() == limits.len()
+    {
+        return "Guaranteed";
+    }
+    "Burstable"
+}
+
+/// Upstream `ValidatePodCreate`: the pod (`ValidatePod`), and no ephemeral containers
+/// before the pod exists.
+fn validate_pod(pod: &Value, create: bool) -> Vec<field::Error> {
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let mut errs = validate_pod_spec(spec, &Path::new("spec"));
+    if create
+        && spec
+            .get("ephemeralContainers")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty())
+    {
+        errs.push(field::forbidden(
+            &Path::new("spec").child("ephemeralContainers"),
+            "cannot be set on create",
+        ));
+    }
+    errs
+}
+
+impl kas_registry::Strategy for Strategy {
+    fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
+        match subresource {
+            "status" => &[
+                "spec",
+                "metadata.deletionTimestamp",
+                "metadata.ownerReferences",
+            ],
+            _ => &["status"],
+        }
+    }
+
+    fn default(&self, obj: &mut Value) {
+        default_pod(obj);
+        update::sync_status_ips(obj);
+    }
+
+    /// A new pod is Pending with its QoS class; a pod with scheduling gates says so in
+    /// its PodScheduled condition.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        let qos = qos_class(obj);
+        let gated = obj
+            .pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty());
+        let mut status = json!({"phase": "Pending", "qosClass": qos});
+        if gated {
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+                "lastProbeTime": null,
+                "lastTransitionTime": null,
+            }]);
+        }
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("status".into(), status);
+        }
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        if let Some(map) = new.as_object_mut() {
+            match old.get("status") {
+                Some(s) => map.insert("status".into(), s.clone()),
+                None => map.remove("status"),
+            };
+        }
+    }
+
+    fn validate(&self, obj: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta(obj, true, name_is_dns_subdomain);
+        errs.extend(causes(validate_pod(obj, true)));
+        errs
+    }
+
+    /// Upstream `ValidatePodUpdate`.
+    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta_update(new, old);
+        errs.extend(causes(validate_pod(new, false)));
+        errs.extend(causes(update::validate_spec_update(new, old)));
+        errs
+    }
+
+    /// Upstream `ValidatePodStatusUpdate`'s metadata and spec rules: the status strategy
+    /// keeps the spec, so only the metadata and the node binding are checked here.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta_update(new, old);
+        errs.extend(causes(update::validate_status_update(new, old)));
+        errs
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// Upstream `PodToSelectableFields`.
+    fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
+        let mut set = kas_registry::meta::default_field_set(obj);
+        let s = |p: &str| {
+            obj.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        set.insert("spec.nodeName".into(), s("/spec/nodeName"));
+        set.insert("spec.restartPolicy".into(), s("/spec/restartPolicy"));
+        set.insert("spec.schedulerName".into(), s("/spec/schedulerName"));
+        set.insert(
+            "spec.serviceAccountName".into(),
+            s("/spec/serviceAccountName"),
+        );
+        let host_network = obj
+            .pointer("/spec/hostNetwork")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        set.insert("spec.hostNetwork".into(), host_network.to_string());
+        set.insert("status.phase".into(), s("/status/phase"));
+        set.insert("status.podIP".into(), s("/status/podIPs/0/ip"));
+        set.insert(
+            "status.nominatedNodeName".into(),
+            s("/status/nominatedNodeName"),
+        );
+        set
+    }
+
+    fn field_label_conversion(&self) -> bool {
+        true
+    }
+
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        printer::cells(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,225 @@
+//! Pods and pod templates through the aggregator, as kubectl drives them.
+
+use kas_e2e::{TestCluster, start_cluster};
+use serde_json::{Value, json};
+
+fn get_json(c: &TestCluster, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
+}
+
+fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
+    let mut lines = table.lines();
+    let split = |l: Option<&str>| -> Vec<String> {
+        l.unwrap_or("")
+            .split("  ")
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    (split(lines.next()), split(lines.next()))
+}
+
+#[test]
+fn pods_as_kubectl_uses_them() {
+    let c = start_cluster(|_| {});
+    let resources = c.kubectl_ok(&["api-resources", "--api-group="]);
+    for expected in [
+        vec!["pods", "po", "v1", "true", "Pod"],
+        vec!["podtemplates", "v1", "true", "PodTemplate"],
+    ] {
+        assert!(
+            resources
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == expected),
+            "{resources}"
+        );
+    }
+
+    assert_eq!(
+        c.kubectl_ok(&[
+            "run",
+            "web",
+            "--image=nginx:1.27",
+            "--port=80",
+            "--labels=app=web"
+        ]),
+        "pod/web created\n"
+    );
+    // Upstream's defaults, and a status the server owns.
+    let pod = get_json(&c, &["get", "pod", "web"]);
+    let spec = &pod["spec"];
+    assert_eq!(spec["restartPolicy"], "Always");
+    assert_eq!(spec["dnsPolicy"], "ClusterFirst");
+    assert_eq!(spec["terminationGracePeriodSeconds"], 30);
+    assert_eq!(spec["schedulerName"], "default-scheduler");
+    assert_eq!(spec["enableServiceLinks"], true);
+    assert_eq!(spec["securityContext"], json!({}));
+    let container = &spec["containers"][0];
+    assert_eq!(container["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(container["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(
+        container["ports"][0],
+        json!({"containerPort": 80, "protocol": "TCP"})
+    );
+    assert_eq!(
+        pod["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+
+    // The printer, narrow and wide.
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "pods"]));
+    assert_eq!(header, ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert_eq!(row[..4], ["web", "0/1", "Pending", "0"]);
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "pods", "-o", "wide"]));
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED NODE",
+            "READINESS GATES"
+        ]
+    );
+    assert_eq!(row[5..], ["<none>", "<none>", "<none>", "<none>"]);
+
+    // Field selectors on pod fields.
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "pods",
+            "--field-selector=status.phase=Pending",
+            "-o",
+            "name"
+        ]),
+        "pod/web\n"
+    );
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "pods",
+            "--field-selector=spec.nodeName=n1",
+            "-o",
+            "name"
+        ]),
+        ""
+    );
+    let refused = c.kubectl_fails(&["get", "pods", "--field-selector=spec.image=x"]);
+    assert!(
+        refused.contains("field label not supported: spec.image"),
+        "{refused}"
+    );
+
+    // The status subresource writes status only; the pod's own writes keep it.
+    c.kubectl_ok(&[
+        "patch", "pod", "web", "--subresource=status", "--type=merge", "-p",
+        r#"{"status":{"phase":"Running","podIP":"10.1.2.3","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"web","image":"nginx:1.27","imageID":"","ready":true,"restartCount":2,"state":{"running":{}}}]}}"#,
+    ]);
+    let (_, row) = header_and_row(&c.kubectl_ok(&["get", "pods", "-o", "wide"]));
+    assert_eq!(row[1..4], ["1/1", "Running", "2"]);
+    assert_eq!(row[5], "10.1.2.3");
+    assert_eq!(
+        c.kubectl_ok(&["get", "pod", "web", "-o", "jsonpath={.status.podIPs[0].ip}"]),
+        "10.1.2.3"
+    );
+
+    // A running pod's image may change, its other fields not.
+    c.kubectl_ok(&["set", "image", "pod/web", "web=nginx:1.28"]);
+    let refused = c.kubectl_fails(&[
+        "patch",
+        "pod",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"restartPolicy":"Never"}}"#,
+    ]);
+    assert!(
+        refused.contains("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`"),
+        "{refused}"
+    );
+    let refused = c.kubectl_fails(&[
+        "patch",
+        "pod",
+        "web",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/containers/-","value":{"name":"b","image":"busybox"}}]"#,
+    ]);
+    assert!(
+        refused
+            .contains("spec.containers: Forbidden: pod updates may not add or remove containers"),
+        "{refused}"
+    );
+
+    // describe reads the pod as upstream's does.
+    let described = c.kubectl_ok(&["describe", "pod", "web"]);
+    let lines: Vec<Vec<&str>> = described
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    for expected in [
+        vec!["Image:", "nginx:1.28"],
+        vec!["Restart", "Count:", "2"],
+        vec!["QoS", "Class:", "BestEffort"],
+        vec!["IP:", "10.1.2.3"],
+    ] {
+        assert!(lines.contains(&expected), "{expected:?} in {described}");
+    }
+
+    c.kubectl_ok(&["delete", "pod", "web"]);
+    assert_eq!(c.kubectl_ok(&["get", "pods", "-o", "name"]), "");
+}
+
+#[test]
+fn pod_templates_are_defaulted_and_printed() {
+    let c = start_cluster(|_| {});
+    let manifest = r#"{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"t1"},
+        "template":{"metadata":{"labels":{"app":"web"}},
+            "spec":{"containers":[{"name":"a","image":"nginx"},{"name":"b","image":"busybox:1"}]}}}"#;
+    let out = c.kubectl_stdin(&["create"], manifest);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = get_json(&c, &["get", "podtemplate", "t1"]);
+    assert_eq!(t["metadata"]["generation"], 1);
+    assert_eq!(t["template"]["spec"]["restartPolicy"], "Always");
+    assert_eq!(
+        t["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "Always"
+    );
+    // A template's pods get pod-only defaults when they are created, not here.
+    assert!(
+        t["template"]["spec"].get("enableServiceLinks").is_none(),
+        "{t}"
+    );
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "podtemplates"]));
+    assert_eq!(header, ["NAME", "CONTAINERS", "IMAGES", "POD LABELS"]);
+    assert_eq!(row, ["t1", "a,b", "nginx,busybox:1", "app=web"]);
+    c.kubectl_ok(&[
+        "patch",
+        "podtemplate",
+        "t1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/template/spec/containers/0/image","value":"nginx:2"}]"#,
+    ]);
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "podtemplate",
+            "t1",
+            "-o",
+            "jsonpath={.metadata.generation}"
+        ]),
+        "2"
+    );
+}
