@@ -223,3 +223,44 @@ fn pod_templates_are_defaulted_and_printed() {
         "2"
     );
 }
+
+#[test]
+fn a_scheduled_pod_is_deleted_gracefully() {
+    let c = start_cluster(|_| {});
+    let manifest = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bound"},
+        "spec":{"nodeName":"n1","containers":[{"name":"a","image":"nginx"}]}}"#;
+    let out = c.kubectl_stdin(&["create"], manifest);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A node runs it: the deletion waits for its grace period.
+    c.kubectl_ok(&["delete", "pod", "bound", "--wait=false"]);
+    let pod = get_json(&c, &["get", "pod", "bound"]);
+    assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30, "{pod}");
+    assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{pod}");
+    let (_, row) = header_and_row(&c.kubectl_ok(&["get", "pods"]));
+    assert_eq!(row[2], "Terminating");
+    // A longer period does not move it; --force with zero deletes it now.
+    c.kubectl_ok(&[
+        "delete",
+        "pod",
+        "bound",
+        "--wait=false",
+        "--grace-period=60",
+    ]);
+    let again = get_json(&c, &["get", "pod", "bound"]);
+    assert_eq!(
+        again["metadata"]["deletionGracePeriodSeconds"], 30,
+        "{again}"
+    );
+    let out = c.kubectl(&["delete", "pod", "bound", "--grace-period=0", "--force"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let missing = c.kubectl_fails(&["get", "pod", "bound"]);
+    assert!(missing.contains("pods \"bound\" not found"), "{missing}");
+}

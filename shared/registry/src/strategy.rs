@@ -134,6 +134,14 @@ pub trait Strategy: Send + Sync {
     /// Marks an object whose deletion is pending (a namespace turns Terminating).
     fn prepare_for_deletion(&self, _obj: &mut Value) {}
 
+    /// Upstream's `RESTGracefulDeleteStrategy.CheckGracefulDelete`: for a resource that
+    /// deletes gracefully (pods), the grace period a deletion of `obj` waits, given the
+    /// client's `gracePeriodSeconds` (already 1 when it was negative); `None` for a resource
+    /// that does not. A period of zero deletes at once, after the object is marked.
+    fn check_graceful_delete(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
     /// Whether deletion is the resource's own rather than the generic store's, as upstream's
     /// namespaces' `REST.Delete`: the request's preconditions are checked as storage checks
     /// them (`Precondition failed: UID in precondition: ...`) instead of by `BeforeDelete`,

@@ -186,6 +186,21 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream's `CheckGracefulDelete` of pods: the requested period, else the pod's
+    /// `terminationGracePeriodSeconds`; zero for a pod no node runs or that has finished.
+    fn check_graceful_delete(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {
+        let mut period = requested.unwrap_or_else(|| {
+            pod.pointer("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        });
+        let s = |p: &str| pod.pointer(p).and_then(Value::as_str).unwrap_or("");
+        if s("/spec/nodeName").is_empty() || matches!(s("/status/phase"), "Failed" | "Succeeded") {
+            period = 0;
+        }
+        Some(if period < 0 { 1 } else { period })
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }

@@ -161,3 +161,20 @@ fn field_selectors_see_upstreams_pod_fields() {
     assert_eq!(set["status.podIP"], "10.0.0.1");
     assert_eq!(set["metadata.namespace"], "ns");
 }
+
+#[test]
+fn graceful_deletion_periods_as_upstream_chooses_them() {
+    let mut p = pod();
+    assert_eq!(
+        Strategy.check_graceful_delete(&p, None),
+        Some(0),
+        "not scheduled"
+    );
+    p["spec"]["nodeName"] = json!("n1");
+    assert_eq!(Strategy.check_graceful_delete(&p, None), Some(30));
+    assert_eq!(Strategy.check_graceful_delete(&p, Some(5)), Some(5));
+    p["spec"]["terminationGracePeriodSeconds"] = json!(-3);
+    assert_eq!(Strategy.check_graceful_delete(&p, None), Some(1));
+    p["status"]["phase"] = json!("Succeeded");
+    assert_eq!(Strategy.check_graceful_delete(&p, Some(5)), Some(0));
+}

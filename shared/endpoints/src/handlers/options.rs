@@ -271,6 +271,18 @@ pub fn delete_options(
     body: Option<&serde_json::Value>,
 ) -> Result<(kas_storage::Preconditions, WriteOptions)> {
     let mut pre = kas_storage::Preconditions::default();
+    let grace_period_seconds = match body {
+        Some(v) => v.get("gracePeriodSeconds").and_then(serde_json::Value::as_i64),
+        None => match Query::parse(query.unwrap_or("")).first("gracePeriodSeconds") {
+            None => None,
+            Some(text) => Some(text.parse::<i64>().map_err(|_| {
+                Status::bad_request(&format!(
+                    "failed to parse gracePeriodSeconds: strconv.ParseInt: parsing {}: invalid syntax",
+                    kas_apimachinery::golang::strconv::quote(text)
+                ))
+            })?),
+        },
+    };
     let dry_run: Vec<String> = match body {
         Some(v) => {
             if let Some(p) = v.get("preconditions") {
@@ -303,6 +315,7 @@ pub fn delete_options(
     }
     let opts = WriteOptions {
         dry_run: !dry_run.is_empty(),
+        grace_period_seconds,
         ..WriteOptions::default()
     };
     Ok((pre, opts))

@@ -41,6 +41,9 @@ pub struct WriteOptions {
     /// Set by the apply handler: the write is a server-side apply, whose managed fields
     /// the apply itself computed, and which creates a missing object.
     pub applying: bool,
+    /// `gracePeriodSeconds` (DeleteOptions): how long a graceful deletion waits; `None`
+    /// leaves it to the strategy.
+    pub grace_period_seconds: Option<i64>,
 }
 
 impl ListOptions {

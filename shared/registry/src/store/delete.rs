@@ -8,6 +8,7 @@ use kas_apimachinery::Status;
 use kas_storage::{ListResult, Object, ObjectRef, Preconditions, Predicate};
 use serde_json::Value;
 
+use super::graceful::{self, Graceful};
 use super::{Deleted, Store};
 use crate::admission::{Attributes, Operation};
 use crate::error::{Error, Result};
@@ -46,6 +47,15 @@ impl Store {
         } else {
             self.before_delete(preconditions, &current_value)?;
         }
+        match self.graceful(&current_value, opts.grace_period_seconds) {
+            Graceful::No => {}
+            Graceful::Pending => return Ok(Deleted::Pending(self.served(current)?)),
+            Graceful::Mark { period } => {
+                return self
+                    .delete_gracefully(&key, name, preconditions, opts, current, period)
+                    .await;
+            }
+        }
         let held = current_value
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
@@ -72,6 +82,63 @@ impl Store {
         let gone = self
             .storage
             .delete(&key, preconditions, &|_| Ok(()), Some(current))
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        Ok(Deleted::Gone(self.served(gone)?))
+    }
+
+    /// A graceful deletion: the object marked with its grace period, then, when that is
+    /// zero and no finalizer holds it, deleted. A dry run answers the object unmarked.
+    async fn delete_gracefully(
+        &self,
+        key: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+        current: Arc<Object>,
+        period: i64,
+    ) -> Result<Deleted> {
+        let held = |v: &Value| {
+            v.pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty())
+        };
+        if opts.dry_run {
+            let gone = period == 0 && !held(&current.value()?);
+            let served = self.served(current)?;
+            return Ok(if gone {
+                Deleted::Gone(served)
+            } else {
+                Deleted::Pending(served)
+            });
+        }
+        let now = std::time::SystemTime::now();
+        let marking = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            Ok(cur.map(|cur| {
+                let mut v = cur.clone();
+                graceful::mark(&mut v, period, now);
+                v
+            }))
+        };
+        let marked = self
+            .storage
+            .guaranteed_update(key, preconditions, false, &marking, Some(current), None)
+            .await
+            .map_err(|e| self.storage_error(e, name))?;
+        if period != 0 || held(&marked.value()?) {
+            return Ok(Deleted::Pending(self.served(marked)?));
+        }
+        // The mark moved the resourceVersion a precondition may name.
+        let preconditions = Preconditions {
+            uid: preconditions.uid.clone(),
+            resource_version: preconditions
+                .resource_version
+                .as_ref()
+                .map(|_| marked.resource_version.to_string()),
+        };
+        let gone = self
+            .storage
+            .delete(key, &preconditions, &|_| Ok(()), Some(marked))
             .await
             .map_err(|e| self.storage_error(e, name))?;
         Ok(Deleted::Gone(self.served(gone)?))
