@@ -264,3 +264,88 @@ fn a_scheduled_pod_is_deleted_gracefully() {
     let missing = c.kubectl_fails(&["get", "pod", "bound"]);
     assert!(missing.contains("pods \"bound\" not found"), "{missing}");
 }
+
+#[test]
+fn invalid_pods_are_refused_with_upstreams_field_paths() {
+    let c = start_cluster(|_| {});
+    let manifest = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},
+        "spec":{"restartPolicy":"Sometimes","containers":[
+            {"name":"Web_1","image":"nginx","ports":[{"containerPort":70000}],
+             "volumeMounts":[{"name":"missing","mountPath":"/data"}]}]}}"#;
+    let out = c.kubectl_stdin(&["create"], manifest);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("The Pod \"bad\" is invalid"), "{err}");
+    for expected in [
+        "spec.containers[0].name: Invalid value: \"Web_1\": a lowercase RFC 1123 label must consist of",
+        "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"missing\"",
+        "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+    ] {
+        assert!(err.contains(expected), "{expected} in {err}");
+    }
+    let missing = c.kubectl_fails(&["get", "pod", "bad"]);
+    assert!(missing.contains("not found"), "{missing}");
+}
+
+#[test]
+fn replication_controllers_scale_and_print() {
+    let c = start_cluster(|_| {});
+    let manifest = r#"{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"web"},
+        "spec":{"template":{"metadata":{"labels":{"app":"web"}},
+            "spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}}"#;
+    let out = c.kubectl_stdin(&["create"], manifest);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rc = get_json(&c, &["get", "rc", "web"]);
+    assert_eq!(rc["spec"]["selector"], json!({"app": "web"}));
+    assert_eq!(rc["spec"]["replicas"], 1);
+    assert_eq!(rc["metadata"]["generation"], 1);
+    assert_eq!(
+        c.kubectl_ok(&["scale", "rc", "web", "--replicas=3"]),
+        "replicationcontroller/web scaled\n"
+    );
+    let rc = get_json(&c, &["get", "rc", "web"]);
+    assert_eq!(rc["spec"]["replicas"], 3);
+    assert_eq!(rc["metadata"]["generation"], 2);
+    let scale: Value = serde_json::from_str(&c.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/replicationcontrollers/web/scale",
+    ]))
+    .expect("json");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"]["selector"], "app=web");
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "rc", "-o", "wide"]));
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "DESIRED",
+            "CURRENT",
+            "READY",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
+    );
+    assert_eq!(row[..4], ["web", "3", "0", "0"]);
+    assert_eq!(row[5..], ["c", "nginx:1.27", "app=web"]);
+    let refused = c.kubectl_fails(&[
+        "patch",
+        "rc",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"selector":{"app":"db"}}}"#,
+    ]);
+    assert!(
+        refused.contains("spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`"),
+        "{refused}"
+    );
+}

@@ -257,10 +257,10 @@ pub fn default_resource_list(list: &mut Value) {
         let Some(text) = value.as_str() else {
             continue;
         };
-        if let Ok(mut q) = Quantity::parse(text.trim()) {
-            if q.round_up(-3) {
-                *value = Value::String(q.canonical());
-            }
+        if let Ok(mut q) = Quantity::parse(text.trim())
+            && q.round_up(-3)
+        {
+            *value = Value::String(q.canonical());
         }
     }
 }

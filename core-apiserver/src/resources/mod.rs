@@ -7,6 +7,7 @@ pub mod limitranges;
 pub mod namespaces;
 pub mod pods;
 pub mod podtemplates;
+pub mod replicationcontrollers;
 pub mod resourcequotas;
 pub mod secrets;
 pub mod serviceaccounts;
@@ -84,6 +85,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     resourcequotas::install,
     podtemplates::install,
     pods::install,
+    replicationcontrollers::install,
     events::install,
     events::v1::install,
 ];

@@ -116,9 +116,7 @@ impl kas_registry::Strategy for Strategy {
     fn table_cells(&self, obj: &Value) -> Vec<Value> {
         let template = obj.get("template");
         let (names, images) = container_cells(template.and_then(|t| t.get("spec")));
-        let labels = template
-            .map(|t| kas_registry::meta::labels(t))
-            .unwrap_or_default();
+        let labels = template.map(kas_registry::meta::labels).unwrap_or_default();
         vec![
             json!(kas_registry::meta::name(obj)),
             json!(names),

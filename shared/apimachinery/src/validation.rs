@@ -254,3 +254,124 @@ pub fn is_valid_label_value(value: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// Upstream `IsValidPortNum`: a port number in 1..=65535.
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(1, 65535)]
+    }
+}
+
+/// Upstream `IsValidGroupID`: a Unix GID in 0..=MaxInt32.
+pub fn is_valid_group_id(gid: i64) -> Vec<String> {
+    if (0..=i64::from(i32::MAX)).contains(&gid) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(0, i64::from(i32::MAX))]
+    }
+}
+
+/// Upstream `IsValidUserID`: a Unix UID in 0..=MaxInt32.
+pub fn is_valid_user_id(uid: i64) -> Vec<String> {
+    is_valid_group_id(uid)
+}
+
+/// Upstream `IsValidPortName` (an IANA_SVC_NAME): at most 15 characters of `[-a-z0-9]`,
+/// with a letter, no `--`, and no hyphen at either end.
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if port.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    let b = port.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| is_lower_alnum(c) || c == b'-') {
+        errs.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
+        );
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_owned());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_owned());
+    }
+    errs
+}
+
+/// Upstream `IsHTTPHeaderName`: `[-A-Za-z0-9]+`.
+pub fn is_http_header_name(value: &str) -> Vec<String> {
+    if !value.is_empty()
+        && value
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-')
+    {
+        return Vec::new();
+    }
+    vec![regex_error(
+        "a valid HTTP header must consist of alphanumeric characters or '-'",
+        "[-A-Za-z0-9]+",
+        &["X-Header-Name"],
+    )]
+}
+
+/// Upstream `IsRelaxedEnvVarName`: non-empty, printable ASCII other than `=`.
+pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.is_empty() {
+        errs.push(format!("environment variable name {}", empty_error()));
+    }
+    if value.chars().any(|c| !(' '..='~').contains(&c) || c == '=') {
+        errs.push(
+            "a valid environment variable name must consist only of printable ASCII characters other than '='"
+                .to_owned(),
+        );
+    }
+    errs
+}
+
+/// `[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?`, whole string.
+fn matches_dns1123_label_with_underscore(s: &str) -> bool {
+    let ok = |c: u8| is_lower_alnum(c) || c == b'_';
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => ok(f) && ok(l) && b.iter().all(|&c| ok(c) || c == b'-'),
+        _ => false,
+    }
+}
+
+/// Upstream `IsDNS1123SubdomainWithUnderscore`.
+pub fn is_dns1123_subdomain_with_underscore(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !value.split('.').all(matches_dns1123_label_with_underscore) {
+        errs.push(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character",
+            "[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\\.[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?)*",
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// `netutils.ParseIPSloppy` succeeds: an IPv4 address whose parts may carry leading
+/// zeros, or an IPv6 address.
+pub fn is_ip_sloppy(value: &str) -> bool {
+    if value.contains(':') {
+        return value.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    let parts: Vec<&str> = value.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes().all(|c| c.is_ascii_digit())
+                && p.trim_start_matches('0').len() <= 3
+                && p.parse::<u32>().is_ok_and(|n| n <= 255)
+        })
+}

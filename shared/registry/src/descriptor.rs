@@ -144,6 +144,9 @@ pub enum ScaleSelector {
     /// A `metav1.LabelSelector`, shown in its string form, as upstream's deployments,
     /// replica sets and stateful sets show their `.spec.selector`.
     LabelSelector(&'static str),
+    /// A `map[string]string` of labels, shown as the selector of that set, as upstream's
+    /// replication controllers show their `.spec.selector`.
+    Set(&'static str),
 }
 
 /// A column of the Table view (`kubectl get`), after upstream's TableColumnDefinition.

@@ -16,7 +16,7 @@ use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
 use serde_json::{Value, json};
 
 use crate::podspec::defaults::default_pod;
-use crate::podspec::validation::validate_pod_spec;
+use crate::podspec::validation::{validate_pod_spec, validate_pod_spec_only_for_pod};
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
@@ -100,6 +100,7 @@ pub fn qos_class(pod: &Value) -> &'static str {
 fn validate_pod(pod: &Value, create: bool) -> Vec<field::Error> {
     let spec = pod.get("spec").unwrap_or(&Value::Null);
     let mut errs = validate_pod_spec(spec, &Path::new("spec"));
+    errs.extend(validate_pod_spec_only_for_pod(spec, &Path::new("spec")));
     if create
         && spec
             .get("ephemeralContainers")

@@ -127,6 +127,15 @@ pub fn scale_from(spec: &ScaleSpec, obj: &Value) -> Result<(Value, bool)> {
                 .map_err(|e| Error::from(Status::bad_request(&e.to_string())))?
                 .to_string()
         }
+        Some(ScaleSelector::Set(path)) => {
+            let set = at(obj, path)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect();
+            labels::selector_from_set(&set).to_string()
+        }
     };
     let mut meta = Map::new();
     let parent = crate::meta::metadata(obj);
