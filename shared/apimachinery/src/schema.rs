@@ -626,4 +626,3 @@ mod tests {
         assert_eq!(ROOT.lookup(&["spec", "nope"]), None);
     }
 }
-
