@@ -349,3 +349,56 @@ fn replication_controllers_scale_and_print() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_scheduler_binds_pods_through_the_binding_subresource() {
+    let c = start_cluster(|_| {});
+    c.kubectl_ok(&["run", "web", "--image=nginx"]);
+    let resources = c.kubectl_ok(&["get", "--raw", "/api/v1"]);
+    let discovery: Value = serde_json::from_str(&resources).expect("json");
+    let binding = discovery["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "pods/binding"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(binding["kind"], "Binding", "{binding}");
+    assert_eq!(binding["verbs"], json!(["create"]), "{binding}");
+
+    let body = r#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web","annotations":{"scheduler":"test"}},"target":{"kind":"Node","name":"n1"}}"#;
+    let out = c.kubectl_stdin(
+        &[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/pods/web/binding",
+        ],
+        body,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(status["status"], "Success");
+    assert_eq!(status["code"], 201);
+    let pod = get_json(&c, &["get", "pod", "web"]);
+    assert_eq!(pod["spec"]["nodeName"], "n1");
+    assert_eq!(pod["metadata"]["annotations"]["scheduler"], "test");
+    assert_eq!(pod["status"]["conditions"][0]["type"], "PodScheduled");
+    assert_eq!(pod["status"]["conditions"][0]["status"], "True");
+
+    let out = c.kubectl_stdin(
+        &[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/pods/web/binding",
+        ],
+        body,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pod web is already assigned to node \"n1\""),
+        "{err}"
+    );
+}

@@ -163,6 +163,14 @@ impl Status {
         }
     }
 
+    /// What upstream's `ErrorToAPIStatus` makes of an error that is no API status (a
+    /// plain Go error a REST handler returns): a 500 with the error's text and no reason.
+    pub fn from_plain_error(message: impl Into<String>) -> Status {
+        let mut status = Status::failure(500, StatusReason::Unknown, message);
+        status.reason = None;
+        status
+    }
+
     fn with_details(mut self, details: StatusDetails) -> Status {
         self.details = Some(details);
         self

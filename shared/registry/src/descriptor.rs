@@ -85,6 +85,10 @@ pub enum SubresourceHandler {
     /// An update whose effect the strategy defines (`Strategy::subresource_update`): a
     /// namespace's `finalize`.
     StrategyUpdate,
+    /// A create (POST) of the subresource's own kind whose effect on the object the
+    /// strategy defines (`Strategy::subresource_create`): a pod's `binding`. The answer is
+    /// a `Status` of success, as upstream's `BindingREST` answers.
+    StrategyCreate,
 }
 
 impl Subresource {

@@ -158,6 +158,19 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// A create subresource (a pod's `binding`): the stored object `current` changed as
+    /// `body` (the subresource's kind, decoded) asks, or the refusal; `None` when there is
+    /// no such subresource. It runs inside the update's compare-and-swap loop, so it may
+    /// run more than once.
+    fn subresource_create(
+        &self,
+        _subresource: &str,
+        _body: &Value,
+        _current: &Value,
+    ) -> Option<std::result::Result<Value, kas_apimachinery::Status>> {
+        None
+    }
+
     /// Patch strategies and merge keys for strategic merge patch, when they are not the
     /// descriptor's schema's (see `Store::patch_schema`).
     fn patch_schema(&self) -> Option<&dyn kas_apimachinery::patch::PatchSchema> {

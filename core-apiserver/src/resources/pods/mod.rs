@@ -2,6 +2,7 @@
 //! strategies, `PodToSelectableFields`), `ValidatePodCreate`, `ValidatePodUpdate`,
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
+mod binding;
 mod printer;
 mod update;
 
@@ -29,7 +30,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     categories: &["all"],
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
-    subresources: &[Subresource::STATUS],
+    subresources: &[binding::BINDING, Subresource::STATUS],
     table_columns: printer::COLUMNS,
     table_name_and_age: false,
     storage_resource: "pods",
@@ -200,6 +201,16 @@ impl kas_registry::Strategy for Strategy {
             period = 0;
         }
         Some(if period < 0 { 1 } else { period })
+    }
+
+    fn subresource_create(
+        &self,
+        subresource: &str,
+        body: &Value,
+        current: &Value,
+    ) -> Option<Result<Value, kas_apimachinery::Status>> {
+        let now = kas_registry::meta::rfc3339(std::time::SystemTime::now());
+        (subresource == "binding").then(|| binding::assign(body, current, &now))
     }
 
     fn allow_unconditional_update(&self) -> bool {

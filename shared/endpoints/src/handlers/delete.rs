@@ -2,7 +2,7 @@
 
 use crate::Body;
 use crate::handlers::RequestScope;
-use crate::negotiation::{MediaType, MediaTypeOptions};
+use crate::negotiation::MediaTypeOptions;
 use crate::responsewriters::negotiated;
 use http::{HeaderMap, Response, StatusCode};
 use kas_apimachinery::Status;
@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use crate::handlers::decode;
 use crate::handlers::selection;
 use crate::responsewriters::encode;
-use crate::responsewriters::response;
 use kas_registry::error::Result;
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::{Deleted, Store};
@@ -47,20 +46,7 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
         "status": "Success",
         "details": details,
     });
-    if out.accepted == MediaType::Protobuf {
-        let bytes = kas_apimachinery::protobuf::encode_object(
-            &status,
-            &kas_api::meta::v1::STATUS,
-            "v1",
-            "Status",
-        )
-        .unwrap_or_default();
-        return negotiated::protobuf(StatusCode::OK, bytes.into());
-    }
-    response::json(
-        StatusCode::OK,
-        serde_json::to_vec(&status).unwrap_or_default().into(),
-    )
+    negotiated::status(StatusCode::OK, &status, out)
 }
 
 pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {

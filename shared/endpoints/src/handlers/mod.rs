@@ -75,6 +75,9 @@ pub(crate) async fn serve(
         (_, Action::Patch) => write::patch(&scope, body).await,
         (None, Action::Delete) => delete::delete(&scope, body).await,
         (None, Action::DeleteCollection) => delete::delete_collection(&scope, body).await,
+        (Some(SubresourceHandler::StrategyCreate), Action::Post) => {
+            write::create_subresource(&scope, body).await
+        }
         (Some(_), Action::Post | Action::Delete | Action::DeleteCollection) => {
             Err(write::not_supported(&scope))
         }

@@ -64,6 +64,46 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     Ok(resp)
 }
 
+/// POST of a create subresource (a pod's `binding`): the body, of the subresource's own
+/// kind, decoded as a create's and handed to the store; upstream answers a `Status` of
+/// success with the create's 201.
+pub async fn create_subresource(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
+    let (store, info) = (scope.store(), scope.info);
+    let kind = scope
+        .subresource
+        .and_then(|s| s.kind)
+        .ok_or_else(|| not_supported(scope))?;
+    let d = kas_registry::ResourceDescriptor {
+        group: kind.group,
+        version: kind.version,
+        kind: kind.kind,
+        schema: Some(kind.schema),
+        ..*store.descriptor
+    };
+    let (out, input, opts) = prepare(scope, body, options::create_options).await?;
+    let decoded = decode::decode(&d, &input, &opts)?;
+    let mut sent = decoded.value;
+    kas_registry::rest::object_meta::check_type(&mut sent, &d)?;
+    kas_registry::rest::object_meta::ensure_namespace(
+        &mut sent,
+        store.descriptor,
+        &info.namespace,
+    )?;
+    store
+        .create_subresource(&info.namespace, &info.name, &info.subresource, &sent, &opts)
+        .await?;
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201,
+    });
+    let mut resp = negotiated::status(StatusCode::CREATED, &status, &out);
+    response::add_warnings(&mut resp, &decoded.warnings);
+    Ok(resp)
+}
+
 pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::update_options).await?;

@@ -53,6 +53,22 @@ pub fn negotiate_media(
     }
 }
 
+/// A `Status` object as the answer of a successful request (a delete, a binding), in the
+/// negotiated media type.
+pub fn status(code: StatusCode, status: &Value, out: &MediaTypeOptions) -> Response<Body> {
+    if out.accepted == MediaType::Protobuf {
+        let bytes = kas_apimachinery::protobuf::encode_object(
+            status,
+            &kas_api::meta::v1::STATUS,
+            "v1",
+            "Status",
+        )
+        .unwrap_or_default();
+        return protobuf(code, bytes.into());
+    }
+    response::json(code, serde_json::to_vec(status).unwrap_or_default().into())
+}
+
 /// A protobuf answer.
 pub fn protobuf(code: StatusCode, bytes: Bytes) -> Response<Body> {
     let mut resp = response::json(code, bytes);

@@ -53,6 +53,34 @@ impl Store {
             .await
     }
 
+    /// POST of a create subresource (a pod's `binding`): the strategy changes the current
+    /// object as `body` asks, inside the compare-and-swap loop. Upstream's binding writes
+    /// through storage directly, so neither the update's validation nor the field managers
+    /// see it.
+    pub async fn create_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let changed = self
+                .strategy
+                .subresource_create(subresource, body, current)
+                .ok_or_else(Status::not_found_path)?;
+            let mut changed = changed?;
+            if let Some(meta) = changed.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+            crate::meta::strip_type_meta(&mut changed);
+            Ok(Some(self.go_encoded(changed)))
+        };
+        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
+            .await
+    }
+
     /// A subresource write inside the compare-and-swap loop; `sent` gives the object the
     /// client means (stored form) from the current one.
     pub(super) async fn write_subresource(
