@@ -1,6 +1,7 @@
 //! The built-in resources core-apiserver serves.
 
 pub mod configmaps;
+pub mod endpoints;
 pub mod events;
 pub mod leases;
 pub mod limitranges;
@@ -77,6 +78,7 @@ impl Install {
 /// `resources/` and one line here.
 const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     configmaps::install,
+    endpoints::install,
     secrets::install,
     serviceaccounts::install,
     namespaces::install,

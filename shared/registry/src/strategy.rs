@@ -167,7 +167,7 @@ pub trait Strategy: Send + Sync {
         _subresource: &str,
         _body: &Value,
         _current: &Value,
-    ) -> Option<std::result::Result<Value, kas_apimachinery::Status>> {
+    ) -> Option<crate::Result<Value>> {
         None
     }
 

@@ -45,16 +45,16 @@ fn validate(binding: &Value) -> Vec<field::Error> {
 }
 
 /// The pod `pod` bound as `binding` asks, or the refusal.
-pub fn assign(binding: &Value, pod: &Value, now: &str) -> Result<Value, Status> {
+pub fn assign(binding: &Value, pod: &Value, now: &str) -> kas_registry::Result<Value> {
     let name = kas_registry::meta::name(pod);
     if kas_registry::meta::name(binding) != name {
-        return Err(Status::bad_request(
-            "name in URL does not match name in Binding object",
-        ));
+        return Err(
+            Status::bad_request("name in URL does not match name in Binding object").into(),
+        );
     }
     let errs = validate(binding);
     if let Some(message) = field::aggregate_message(&errs) {
-        return Err(Status::from_plain_error(message));
+        return Err(Status::from_plain_error(message).into());
     }
     if pod
         .pointer("/metadata/deletionTimestamp")
@@ -62,7 +62,8 @@ pub fn assign(binding: &Value, pod: &Value, now: &str) -> Result<Value, Status> 
     {
         return Err(Status::from_plain_error(format!(
             "pod {name} is being deleted, cannot be assigned to a host"
-        )));
+        ))
+        .into());
     }
     let node = s(pod, "/spec/nodeName");
     if !node.is_empty() {
@@ -74,7 +75,8 @@ pub fn assign(binding: &Value, pod: &Value, now: &str) -> Result<Value, Status> 
                 "pod {name} is already assigned to node {}",
                 kas_apimachinery::golang::strconv::quote(node)
             ),
-        ));
+        )
+        .into());
     }
     if pod
         .pointer("/spec/schedulingGates")
@@ -83,7 +85,8 @@ pub fn assign(binding: &Value, pod: &Value, now: &str) -> Result<Value, Status> 
     {
         return Err(Status::from_plain_error(format!(
             "pod {name} has non-empty .spec.schedulingGates"
-        )));
+        ))
+        .into());
     }
     let mut pod = pod.clone();
     pod["spec"]["nodeName"] = json!(s(binding, "/target/name"));
@@ -175,7 +178,7 @@ mod tests {
     #[test]
     fn refusals_are_upstreams() {
         let binding = json!({"metadata": {"name": "web"}, "target": {"kind": "Pod"}});
-        let err = assign(&binding, &pod(), "t").unwrap_err();
+        let err = assign(&binding, &pod(), "t").unwrap_err().to_status();
         assert_eq!(err.code, 500);
         assert_eq!(
             err.message.as_deref(),
@@ -184,7 +187,10 @@ mod tests {
             )
         );
         let other = json!({"metadata": {"name": "db"}, "target": {"name": "n1"}});
-        assert_eq!(assign(&other, &pod(), "t").unwrap_err().code, 400);
+        assert_eq!(
+            assign(&other, &pod(), "t").unwrap_err().to_status().code,
+            400
+        );
         let mut bound = pod();
         bound["spec"]["nodeName"] = json!("n2");
         let err = assign(
@@ -192,7 +198,8 @@ mod tests {
             &bound,
             "t",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_status();
         assert_eq!(err.code, 409);
         assert_eq!(
             err.message.as_deref(),

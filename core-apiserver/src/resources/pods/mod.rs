@@ -208,7 +208,7 @@ impl kas_registry::Strategy for Strategy {
         subresource: &str,
         body: &Value,
         current: &Value,
-    ) -> Option<Result<Value, kas_apimachinery::Status>> {
+    ) -> Option<kas_registry::Result<Value>> {
         let now = kas_registry::meta::rfc3339(std::time::SystemTime::now());
         (subresource == "binding").then(|| binding::assign(body, current, &now))
     }

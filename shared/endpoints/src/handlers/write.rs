@@ -61,6 +61,7 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
     response::add_warnings(&mut resp, &decoded.warnings);
+    response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
 }
 
@@ -101,6 +102,7 @@ pub async fn create_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
     });
     let mut resp = negotiated::status(StatusCode::CREATED, &status, &out);
     response::add_warnings(&mut resp, &decoded.warnings);
+    response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
 }
 
@@ -118,6 +120,7 @@ pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     };
     let mut resp = written(store, &w, code, &out)?;
     response::add_warnings(&mut resp, &decoded.warnings);
+    response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
 }
 
@@ -158,6 +161,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
         };
         let mut resp = written(store, &w, code, &out)?;
         response::add_warnings(&mut resp, &warnings);
+        response::add_warnings(&mut resp, &opts.warnings.take());
         return Ok(resp);
     }
     // The patch may be applied several times (conflicts); the last run's warnings stand.
@@ -185,6 +189,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     };
     let mut resp = written(store, &w, StatusCode::OK, &out)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
+    response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
 }
 

@@ -44,7 +44,42 @@ pub struct WriteOptions {
     /// `gracePeriodSeconds` (DeleteOptions): how long a graceful deletion waits; `None`
     /// leaves it to the strategy.
     pub grace_period_seconds: Option<i64>,
+    /// The strategy's warnings for the object written (`WarningsOnCreate`/`OnUpdate`),
+    /// which the handler sends as `Warning` headers.
+    pub warnings: Warnings,
 }
+
+/// Upstream's request-scoped warning recorder (`warning.AddWarning` on the context), for
+/// what the strategy says of the object a write stores. A write's compare-and-swap loop
+/// may run the strategy more than once; each run replaces the last one's warnings.
+#[derive(Clone, Debug, Default)]
+pub struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Warnings {
+    /// Replaces the recorded warnings.
+    pub fn set(&self, warnings: Vec<String>) {
+        if let Ok(mut w) = self.0.lock() {
+            *w = warnings;
+        }
+    }
+
+    /// The recorded warnings.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+}
+
+/// Options compare by what the client sent; the recorder is the write's own.
+impl PartialEq for Warnings {
+    fn eq(&self, _: &Warnings) -> bool {
+        true
+    }
+}
+
+impl Eq for Warnings {}
 
 impl ListOptions {
     /// Whether this watch is a streaming list that ends its initial events with a bookmark

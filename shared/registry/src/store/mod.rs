@@ -246,6 +246,7 @@ impl Store {
         if !errors.is_empty() {
             return Err(self.invalid(&obj, errors));
         }
+        opts.warnings.set(self.strategy.warnings_on_create(&obj));
         self.strategy.canonicalize(&mut obj);
         let mut obj = self.go_encoded(obj);
         if opts.dry_run {
@@ -523,6 +524,7 @@ impl Store {
             if !errors.is_empty() {
                 return Err(self.invalid(&new, errors));
             }
+            opts.warnings.set(self.strategy.warnings_on_create(&new));
             crate::meta::strip_type_meta(&mut new);
             return Ok(Some(self.go_encoded(new)));
         };
@@ -546,6 +548,8 @@ impl Store {
         if !errors.is_empty() {
             return Err(self.invalid(&new, errors));
         }
+        opts.warnings
+            .set(self.strategy.warnings_on_update(&new, current));
         self.strategy.canonicalize(&mut new);
         if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("resourceVersion");
