@@ -13,7 +13,7 @@ mod json;
 mod paths;
 mod pod;
 mod probes;
-mod resources;
+pub(crate) mod resources;
 mod scheduling;
 mod security;
 mod sources;

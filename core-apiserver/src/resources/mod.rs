@@ -6,6 +6,7 @@ pub mod events;
 pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
+pub mod nodes;
 pub mod pods;
 pub mod podtemplates;
 pub mod replicationcontrollers;
@@ -82,6 +83,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     secrets::install,
     serviceaccounts::install,
     namespaces::install,
+    nodes::install,
     leases::install,
     limitranges::install,
     resourcequotas::install,

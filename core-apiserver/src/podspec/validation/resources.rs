@@ -48,7 +48,7 @@ fn validate_container_resource_name(name: &str, path: &Path) -> Vec<field::Error
 }
 
 /// Upstream `ValidateResourceQuantityValue`.
-fn validate_quantity_value(name: &str, q: &Quantity, path: &Path) -> Vec<field::Error> {
+pub(crate) fn validate_quantity_value(name: &str, q: &Quantity, path: &Path) -> Vec<field::Error> {
     let mut errs = Vec::new();
     if is_negative(q) {
         let msg = kas_apimachinery::validation::meta::IS_NEGATIVE_ERROR_MSG;
