@@ -33,7 +33,7 @@ pub async fn api_service<S>(
         let cache = std::sync::Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
         caches.push(cache.clone());
         cache
-    });
+    })?;
     for cache in &caches {
         if !cache.wait_ready(std::time::Duration::from_secs(30)).await {
             return Err("the watch cache did not become ready within 30s".to_owned());

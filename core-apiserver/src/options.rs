@@ -16,6 +16,13 @@ pub struct CoreOptions {
     /// WatchList=true|false (BETA - default=false)).
     #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
     pub feature_gates: FeatureGates,
+    /// The CIDR Services' cluster IPs come from; two CIDRs of different families,
+    /// comma-separated, make the cluster dual-stack (the first is the primary family).
+    #[arg(long, default_value = crate::resources::DEFAULT_SERVICE_IP_CIDR)]
+    pub service_cluster_ip_range: String,
+    /// The node ports NodePort and LoadBalancer Services get, `first-last` inclusive.
+    #[arg(long, default_value = crate::resources::DEFAULT_SERVICE_NODE_PORT_RANGE)]
+    pub service_node_port_range: String,
 }
 
 impl CoreOptions {
@@ -24,6 +31,13 @@ impl CoreOptions {
         ResourceOptions {
             event_ttl: self.event_ttl.0,
             features: self.feature_gates,
+            service_cluster_ip_range: self
+                .service_cluster_ip_range
+                .split(',')
+                .map(|c| c.trim().to_owned())
+                .filter(|c| !c.is_empty())
+                .collect(),
+            service_node_port_range: self.service_node_port_range.clone(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod replicationcontrollers;
 pub mod resourcequotas;
 pub mod secrets;
 pub mod serviceaccounts;
+pub mod services;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,13 +34,24 @@ pub struct ResourceOptions {
     pub event_ttl: Duration,
     /// `--feature-gates`.
     pub features: kas_registry::features::FeatureGates,
+    /// `--service-cluster-ip-range`: one CIDR, or two of different families.
+    pub service_cluster_ip_range: Vec<String>,
+    /// `--service-node-port-range`.
+    pub service_node_port_range: String,
 }
+
+/// Upstream's `DefaultServiceIPCIDR`, when `--service-cluster-ip-range` is not given.
+pub const DEFAULT_SERVICE_IP_CIDR: &str = "10.0.0.0/24";
+/// Upstream's `DefaultServiceNodePortRange`.
+pub const DEFAULT_SERVICE_NODE_PORT_RANGE: &str = "30000-32767";
 
 impl Default for ResourceOptions {
     fn default() -> Self {
         ResourceOptions {
             event_ttl: events::DEFAULT_EVENT_TTL,
             features: Default::default(),
+            service_cluster_ip_range: vec![DEFAULT_SERVICE_IP_CIDR.to_owned()],
+            service_node_port_range: DEFAULT_SERVICE_NODE_PORT_RANGE.to_owned(),
         }
     }
 }
@@ -53,12 +65,17 @@ pub enum Reads {
     Etcd,
 }
 
+/// Builds a resource's write hooks over the etcd store (a Service's allocators).
+pub type HooksFor =
+    Box<dyn FnOnce(&Arc<dyn Storage>) -> Result<Arc<dyn kas_registry::hooks::WriteHooks>, String>>;
+
 /// What a resource file gives the role: its descriptor, its strategy (built from the
-/// command line's options), and how it is read.
+/// command line's options), how it is read, and the hooks around its writes.
 pub struct Install {
     pub descriptor: &'static ResourceDescriptor,
     pub strategy: Arc<dyn Strategy>,
     pub reads: Reads,
+    pub hooks: Option<HooksFor>,
 }
 
 impl Install {
@@ -71,6 +88,7 @@ impl Install {
             descriptor,
             strategy: Arc::new(strategy),
             reads: Reads::Cached,
+            hooks: None,
         }
     }
 }
@@ -87,6 +105,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     leases::install,
     limitranges::install,
     resourcequotas::install,
+    services::install,
     podtemplates::install,
     pods::install,
     replicationcontrollers::install,
@@ -100,7 +119,7 @@ pub fn stores(
     opts: &ResourceOptions,
     etcd: &Arc<dyn Storage>,
     cache_for: &mut StorageFor<'_>,
-) -> Vec<Store> {
+) -> Result<Vec<Store>, String> {
     RESOURCES
         .iter()
         .map(|install| {
@@ -108,12 +127,17 @@ pub fn stores(
                 descriptor,
                 strategy,
                 reads,
+                hooks,
             } = install(opts);
             let storage = match reads {
                 Reads::Cached => cache_for(descriptor, get_attrs(&strategy)),
                 Reads::Etcd => etcd.clone(),
             };
-            Store::new(descriptor, strategy, storage)
+            let store = Store::new(descriptor, strategy, storage);
+            Ok(match hooks {
+                Some(hooks) => store.with_hooks(hooks(etcd)?),
+                None => store,
+            })
         })
         .collect()
 }

@@ -12,6 +12,7 @@ pub mod admission;
 pub mod descriptor;
 pub mod error;
 pub mod features;
+pub mod hooks;
 pub mod meta;
 pub mod rest;
 pub mod store;

@@ -111,6 +111,7 @@ pub fn install(opts: &super::ResourceOptions) -> super::Install {
         descriptor: &DESCRIPTOR,
         strategy: std::sync::Arc::new(Strategy::new(opts.event_ttl)),
         reads: super::Reads::Etcd,
+        hooks: None,
     }
 }
 

@@ -61,6 +61,7 @@ pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::In
         descriptor: &DESCRIPTOR,
         strategy: std::sync::Arc::new(Strategy::new(opts.event_ttl)),
         reads: crate::resources::Reads::Etcd,
+        hooks: None,
     }
 }
 

@@ -84,6 +84,7 @@ impl Store {
             .delete(&key, preconditions, &|_| Ok(()), Some(current))
             .await
             .map_err(|e| self.storage_error(e, name))?;
+        self.after_delete(&gone.value()?).await;
         Ok(Deleted::Gone(self.served(gone)?))
     }
 
@@ -141,6 +142,7 @@ impl Store {
             .delete(key, &preconditions, &|_| Ok(()), Some(marked))
             .await
             .map_err(|e| self.storage_error(e, name))?;
+        self.after_delete(&gone.value()?).await;
         Ok(Deleted::Gone(self.served(gone)?))
     }
 

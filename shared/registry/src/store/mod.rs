@@ -26,6 +26,7 @@ mod apply;
 mod delete;
 mod field_manager;
 mod graceful;
+mod hooked;
 pub mod scale;
 mod subresource;
 
@@ -43,6 +44,7 @@ pub struct Store {
     storage: Arc<dyn Storage>,
     attrs: AttrsFunc,
     admission: Chain,
+    hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
 }
 
 impl Store {
@@ -94,7 +96,14 @@ impl Store {
             strategy,
             storage,
             admission: Chain::default(),
+            hooks: None,
         }
+    }
+
+    /// The store with `hooks` around its creates, updates and deletes.
+    pub fn with_hooks(mut self, hooks: Arc<dyn crate::hooks::WriteHooks>) -> Store {
+        self.hooks = Some(hooks);
+        self
     }
 
     /// The admission plugins creates and deletes pass (see [`crate::admission`]).
@@ -236,6 +245,24 @@ impl Store {
         let mut obj = self.to_stored(obj);
         // Upstream records the fields before admission; no plugin here mutates.
         self.track_managed_fields(&mut obj, None, "", opts);
+        let finish = match &self.hooks {
+            Some(hooks) => Some(hooks.begin_create(&mut obj, opts.dry_run).await?),
+            None => None,
+        };
+        let written = self.create_prepared(namespace, obj, opts).await;
+        if let Some(finish) = finish {
+            finish.finish(written.is_ok()).await;
+        }
+        written
+    }
+
+    /// The rest of a create, after admission, field managers and the begin hook.
+    async fn create_prepared(
+        &self,
+        namespace: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
         object_meta::before_create(&mut obj);
         self.strategy.prepare_for_create(&mut obj);
         let name = crate::meta::name(&obj).to_owned();
@@ -404,6 +431,11 @@ impl Store {
         }
         self.strategy.default(&mut obj);
         let obj = self.to_stored(obj);
+        if let Some(hooks) = &self.hooks {
+            let sent = |_: &Value| -> Result<Value> { Ok(obj.clone()) };
+            let written = self.update_hooked(hooks, namespace, name, &sent, opts);
+            return Ok((written.await?, false));
+        }
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         if opts.dry_run {
             let stored = self.get_stored(namespace, name, None).await?;
@@ -478,7 +510,7 @@ impl Store {
         apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
         opts: &WriteOptions,
     ) -> Result<Written> {
-        let attempt = |current: &Value| -> Result<Option<Value>> {
+        let patched = |current: &Value| -> Result<Value> {
             // The client patches what it reads: the served form.
             let mut patched = match self.strategy.conversion() {
                 Some(c) => apply(&c.to_served(current.clone()))?,
@@ -489,7 +521,15 @@ impl Store {
             // defaults and converts it (a Secret's stringData joins data) before the field
             // manager and the update rules see it.
             self.strategy.default(&mut patched);
-            let patched = self.to_stored(patched);
+            Ok(self.to_stored(patched))
+        };
+        if let Some(hooks) = &self.hooks {
+            return self
+                .update_hooked(hooks, namespace, name, &patched, opts)
+                .await;
+        }
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let patched = patched(current)?;
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
             self.prepare_update(patched, Some(current), &client_rv, opts)
         };
@@ -613,7 +653,7 @@ fn served_event(
 
 /// A dry-run update's answer carries the revision it was computed on, as upstream's
 /// (the update is checked against that revision; nothing new was written).
-fn at_revision(mut value: Value, resource_version: u64) -> Value {
+pub(super) fn at_revision(mut value: Value, resource_version: u64) -> Value {
     crate::meta::metadata_mut(&mut value).insert(
         "resourceVersion".into(),
         Value::String(resource_version.to_string()),

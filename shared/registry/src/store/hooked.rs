@@ -1,0 +1,89 @@
+//! Updates of a resource with write hooks (a Service, whose cluster IPs and node ports
+//! live outside it). The begin hook allocates asynchronously, which cannot happen inside
+//! the storage's compare-and-swap callback; so the update reads the object, builds the
+//! candidate, runs the hook, and writes on the condition that the object is still the one
+//! read. When it is not, the hook's work is undone and the whole round runs again, as
+//! upstream's `GuaranteedUpdate` runs `BeginUpdate` again on a conflict.
+
+use std::sync::Arc;
+
+use kas_storage::Preconditions;
+use serde_json::Value;
+
+use super::delete::delete_instead;
+use super::{Store, Written, at_revision};
+use crate::error::Result;
+use crate::hooks::WriteHooks;
+use crate::rest::options::WriteOptions;
+
+impl Store {
+    /// An update (PUT, or PATCH with `candidate` applying the patch) through the hooks;
+    /// `candidate` gives the object the client means from the stored one.
+    pub(super) async fn update_hooked(
+        &self,
+        hooks: &Arc<dyn WriteHooks>,
+        namespace: &str,
+        name: &str,
+        candidate: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let key = self.key(namespace, name);
+        loop {
+            let stored = self.get_stored(namespace, name, None).await?;
+            let current = stored.value()?;
+            let mut new = candidate(&current)?;
+            let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
+            let finish = hooks.begin_update(&mut new, &current, opts.dry_run).await?;
+            if opts.dry_run {
+                let prepared = self.prepare_update(new, Some(&current), &client_rv, opts);
+                finish.finish(prepared.is_ok()).await;
+                let new = prepared?.unwrap_or(current);
+                let new = at_revision(new, stored.resource_version);
+                return Ok(Written::DryRun(self.served_value(new)));
+            }
+            let read = Preconditions {
+                uid: None,
+                resource_version: Some(stored.resource_version.to_string()),
+            };
+            let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+                let Some(cur) = cur else {
+                    return Err(kas_storage::Error::NotFound {
+                        key: name.to_owned(),
+                    });
+                };
+                let prepared = self
+                    .prepare_update(new.clone(), Some(cur), &client_rv, opts)
+                    .map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
+                delete_instead(self, Some(cur), prepared)
+            };
+            let ttl = self.strategy.ttl_seconds();
+            let written = self
+                .storage
+                .guaranteed_update(&key, &read, false, &try_update, Some(stored), ttl)
+                .await;
+            if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
+                // Changed since it was read: undo and go again on the newer object.
+                finish.finish(false).await;
+                continue;
+            }
+            let outcome = self.deleted_instead(&key, name, written).await;
+            finish.finish(outcome.is_ok()).await;
+            return match outcome? {
+                Ok(stored) => Ok(Written::Stored(self.served(stored)?)),
+                Err(answer) => {
+                    if let Ok(gone) = answer.value() {
+                        hooks.after_delete(&gone).await;
+                    }
+                    Ok(Written::Stored(answer))
+                }
+            };
+        }
+    }
+
+    /// Upstream's `AfterDelete`: the hooks hear of an object that is gone.
+    pub(super) async fn after_delete(&self, gone: &Value) {
+        if let Some(hooks) = &self.hooks {
+            hooks.after_delete(gone).await;
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! Services through the aggregator: cluster IPs and node ports allocated from the
+//! configured ranges, never twice, and given back when a Service stops holding them.
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+use kas_e2e::{TestCluster, start_cluster};
+use serde_json::{Value, json};
+
+fn get_json(c: &TestCluster, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
+}
+
+fn create(c: &TestCluster, manifest: Value) -> std::process::Output {
+    c.kubectl_stdin(&["create"], &manifest.to_string())
+}
+
+fn service(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec})
+}
+
+fn in_range(ip: &str) -> bool {
+    ip.parse::<Ipv4Addr>().is_ok_and(|ip| {
+        ip.octets()[..3] == [10, 0, 0] && ip.octets()[3] != 0 && ip.octets()[3] != 255
+    })
+}
+
+#[test]
+fn services_as_kubectl_creates_them() {
+    let c = start_cluster(|_| {});
+    let resources = c.kubectl_ok(&["api-resources", "--api-group="]);
+    assert!(
+        resources
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["services", "svc", "v1", "true", "Service"]),
+        "{resources}"
+    );
+    assert_eq!(
+        c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]),
+        "service/web created\n"
+    );
+    let web = get_json(&c, &["get", "svc", "web"]);
+    let spec = &web["spec"];
+    let ip = spec["clusterIP"].as_str().unwrap_or("").to_owned();
+    assert!(in_range(&ip), "{web}");
+    assert_eq!(spec["clusterIPs"], json!([ip]));
+    assert_eq!(spec["ipFamilies"], json!(["IPv4"]));
+    assert_eq!(spec["ipFamilyPolicy"], "SingleStack");
+    assert_eq!(spec["type"], "ClusterIP");
+    assert_eq!(spec["sessionAffinity"], "None");
+    assert_eq!(spec["internalTrafficPolicy"], "Cluster");
+    assert_eq!(spec["ports"][0]["targetPort"], 8080);
+    assert_eq!(spec["ports"][0]["protocol"], "TCP");
+
+    c.kubectl_ok(&["create", "service", "nodeport", "np", "--tcp=80:8080"]);
+    let np = get_json(&c, &["get", "svc", "np"]);
+    let node_port = np["spec"]["ports"][0]["nodePort"].as_u64().unwrap_or(0);
+    assert!((30000..=32767).contains(&node_port), "{np}");
+    assert_eq!(np["spec"]["externalTrafficPolicy"], "Cluster");
+    let table = c.kubectl_ok(&["get", "svc", "np"]);
+    let row: Vec<&str> = table
+        .lines()
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[1], "NodePort", "{table}");
+    assert_eq!(row[3], "<none>", "{table}");
+    assert_eq!(row[4], format!("80:{node_port}/TCP"), "{table}");
+
+    // What is taken cannot be asked for again.
+    let out = create(
+        &c,
+        service("dup", json!({"clusterIP": ip, "ports": [{"port": 80}]})),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("spec.clusterIPs: Invalid value: []string{{\"{ip}\"}}: failed to allocate IP {ip}: provided IP is already allocated")),
+        "{err}"
+    );
+    let out = create(
+        &c,
+        service(
+            "dup",
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": node_port}]}),
+        ),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "spec.ports[0].nodePort: Invalid value: {node_port}: provided port is already allocated"
+        )),
+        "{err}"
+    );
+    let out = create(
+        &c,
+        service(
+            "far",
+            json!({"clusterIP": "10.9.0.1", "ports": [{"port": 80}]}),
+        ),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the provided IP (10.9.0.1) is not in the valid range. The range of valid IPs is 10.0.0.0/24"),
+        "{err}"
+    );
+    // The failed creates gave back what they took: the same IP is refused only as taken.
+    assert!(
+        get_json(&c, &["get", "svc"])["items"]
+            .as_array()
+            .is_some_and(|i| i.len() == 2)
+    );
+
+    // A NodePort service turned ClusterIP gives its node port back.
+    c.kubectl_ok(&[
+        "patch",
+        "svc",
+        "np",
+        "-p",
+        r#"{"spec":{"type":"ClusterIP"}}"#,
+    ]);
+    let np = get_json(&c, &["get", "svc", "np"]);
+    assert!(np["spec"]["ports"][0].get("nodePort").is_none(), "{np}");
+    assert!(np["spec"].get("externalTrafficPolicy").is_none(), "{np}");
+    let out = create(
+        &c,
+        service(
+            "again",
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": node_port}]}),
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A deleted service gives its cluster IP back.
+    c.kubectl_ok(&["delete", "svc", "web"]);
+    let out = create(
+        &c,
+        service("reuse", json!({"clusterIP": ip, "ports": [{"port": 80}]})),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // kubectl expose: the selector from the pod's labels.
+    c.kubectl_ok(&["run", "api", "--image=nginx", "--labels=app=api"]);
+    assert_eq!(
+        c.kubectl_ok(&["expose", "pod", "api", "--port=80"]),
+        "service/api exposed\n"
+    );
+    let api = get_json(&c, &["get", "svc", "api"]);
+    assert_eq!(api["spec"]["selector"], json!({"app": "api"}));
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "svc",
+            "--field-selector=spec.type=NodePort",
+            "-o",
+            "name"
+        ]),
+        "service/again\n"
+    );
+    // Headless and ExternalName services take no IP.
+    let out = create(
+        &c,
+        service(
+            "headless",
+            json!({"clusterIP": "None", "selector": {"app": "api"}, "ports": [{"port": 80}]}),
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        get_json(&c, &["get", "svc", "headless"])["spec"]["clusterIPs"],
+        json!(["None"])
+    );
+    let out = create(
+        &c,
+        service(
+            "ext",
+            json!({"type": "ExternalName", "externalName": "db.example.com"}),
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ext = get_json(&c, &["get", "svc", "ext"]);
+    assert!(ext["spec"].get("clusterIP").is_none(), "{ext}");
+}
+
+/// 200 Services created at once through two core replicas get 200 distinct cluster IPs
+/// and node ports.
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_creates_never_share_an_ip_or_a_port() {
+    let c = start_cluster(|s| s.core_replicas = 2);
+    let c = std::sync::Arc::new(c);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let c = c.clone();
+        tasks.spawn(async move {
+            let body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("s{i}")},
+                "spec": {"type": "NodePort", "ports": [{"port": 80}]}});
+            let answer = c
+                .send(
+                    http::Method::POST,
+                    "/api/v1/namespaces/default/services",
+                    &[("content-type", "application/json")],
+                    &body.to_string(),
+                )
+                .await;
+            assert_eq!(answer.status, 201, "{}", answer.text());
+            let created = answer.json();
+            (
+                created["spec"]["clusterIP"].as_str().unwrap_or("").to_owned(),
+                created["spec"]["ports"][0]["nodePort"].as_u64().unwrap_or(0),
+            )
+        });
+    }
+    let mut ips = BTreeSet::new();
+    let mut ports = BTreeSet::new();
+    while let Some(done) = tasks.join_next().await {
+        let (ip, port) = done.expect("task");
+        assert!(in_range(&ip), "{ip}");
+        assert!(ips.insert(ip.clone()), "{ip} handed out twice");
+        assert!(ports.insert(port), "{port} handed out twice");
+    }
+    assert_eq!((ips.len(), ports.len()), (200, 200));
+}
