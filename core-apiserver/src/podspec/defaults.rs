@@ -116,6 +116,12 @@ fn default_volume(volume: &mut Map<String, Value>) {
     if !has_source {
         volume.insert("emptyDir".into(), json!({}));
     }
+    default_volume_sources(volume);
+}
+
+/// The defaults of each volume source in `volume` (a pod's volume, or a PersistentVolume's
+/// spec, whose sources default alike).
+pub(crate) fn default_volume_sources(volume: &mut Map<String, Value>) {
     if let Some(host_path) = object_mut(volume, "hostPath") {
         set_nil(host_path, "type", json!(""));
     }

@@ -9,14 +9,14 @@
 mod container;
 mod containers;
 mod downward;
-mod json;
-mod paths;
+pub(crate) mod json;
+pub(crate) mod paths;
 mod pod;
 mod probes;
 pub(crate) mod resources;
-mod scheduling;
+pub(crate) mod scheduling;
 mod security;
-mod sources;
+pub(crate) mod sources;
 mod volumes;
 
 #[cfg(test)]

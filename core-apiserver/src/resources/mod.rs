@@ -7,6 +7,8 @@ pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
 pub mod nodes;
+pub mod persistentvolumeclaims;
+pub mod persistentvolumes;
 pub mod pods;
 pub mod podtemplates;
 pub mod replicationcontrollers;
@@ -104,6 +106,8 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     nodes::install,
     leases::install,
     limitranges::install,
+    persistentvolumes::install,
+    persistentvolumeclaims::install,
     resourcequotas::install,
     services::install,
     podtemplates::install,

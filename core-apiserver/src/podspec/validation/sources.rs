@@ -361,22 +361,26 @@ pub fn scale_io(source: &Value, path: &Path) -> Vec<field::Error> {
     errs
 }
 
-/// Upstream `validateCSIVolumeSource` and `ValidateCSIDriverName`.
-pub fn csi(source: &Value, path: &Path) -> Vec<field::Error> {
+/// Upstream `ValidateCSIDriverName`.
+pub fn csi_driver_name(driver: &str, dp: &Path) -> Vec<field::Error> {
     let mut errs = Vec::new();
-    let driver = str_of(source, "driver");
-    let dp = path.child("driver");
     if driver.is_empty() {
-        errs.push(field::required(&dp, ""));
+        errs.push(field::required(dp, ""));
     }
     if driver.len() > 63 {
-        errs.push(field::too_long(&dp, 63));
+        errs.push(field::too_long(dp, 63));
     }
     errs.extend(invalid_each(
-        &dp,
+        dp,
         driver,
         is_dns1123_subdomain(&driver.to_lowercase()),
     ));
+    errs
+}
+
+/// Upstream `validateCSIVolumeSource`.
+pub fn csi(source: &Value, path: &Path) -> Vec<field::Error> {
+    let mut errs = csi_driver_name(str_of(source, "driver"), &path.child("driver"));
     if let Some(r) = obj(source, "nodePublishSecretRef") {
         let name = str_of(r, "name");
         if name.is_empty() {

@@ -4,7 +4,7 @@
 
 mod binding;
 mod printer;
-mod update;
+pub(crate) mod update;
 
 use std::collections::BTreeMap;
 

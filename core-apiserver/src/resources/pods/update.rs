@@ -172,13 +172,18 @@ fn set_or_remove(m: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
 /// Go structs, whose format its authors call unstable; this lists each changed field of
 /// the spec in the same `-`/`+` shape, with JSON values.
 fn spec_diff(old: &Value, new: &Value) -> String {
+    struct_diff("core.PodSpec", old, new)
+}
+
+/// The `cmp.Diff` approximation of `spec_diff` for any struct, named `type_name`.
+pub(crate) fn struct_diff(type_name: &str, old: &Value, new: &Value) -> String {
     let empty = Map::new();
     let (o, n) = (
         old.as_object().unwrap_or(&empty),
         new.as_object().unwrap_or(&empty),
     );
     let keys: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
-    let mut out = String::from("  core.PodSpec{\n");
+    let mut out = format!("  {type_name}{{\n");
     for k in keys {
         let (a, b) = (o.get(k), n.get(k));
         if a == b {
