@@ -239,3 +239,163 @@ async fn concurrent_creates_never_share_an_ip_or_a_port() {
     }
     assert_eq!((ips.len(), ports.len()), (200, 200));
 }
+
+/// What etcd holds for the Services: their cluster IPs and node ports, the IPAddress
+/// records, and the node port bitmap's ports.
+struct Records {
+    service_ips: Vec<String>,
+    service_ports: Vec<u64>,
+    ip_records: BTreeSet<String>,
+    port_bits: BTreeSet<u64>,
+}
+
+async fn records(etcd: &mut etcd_client::Client) -> Records {
+    let opts = || Some(etcd_client::GetOptions::new().with_prefix());
+    let services = etcd
+        .get("/registry/services/specs/", opts())
+        .await
+        .expect("etcd");
+    let mut service_ips = Vec::new();
+    let mut service_ports = Vec::new();
+    for kv in services.kvs() {
+        let svc: Value = serde_json::from_slice(kv.value()).expect("json");
+        service_ips.extend(
+            svc["spec"]["clusterIPs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|ip| ip.as_str().map(str::to_owned)),
+        );
+        service_ports.extend(
+            svc["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["nodePort"].as_u64()),
+        );
+    }
+    let ips = etcd
+        .get("/registry/ipaddresses/", opts())
+        .await
+        .expect("etcd");
+    let ip_records = ips
+        .kvs()
+        .iter()
+        .filter_map(|kv| kv.key_str().ok()?.rsplit('/').next().map(str::to_owned))
+        .collect();
+    let bitmap = etcd
+        .get("/registry/ranges/servicenodeports", None)
+        .await
+        .expect("etcd");
+    let mut port_bits = BTreeSet::new();
+    if let Some(kv) = bitmap.kvs().first() {
+        let range: Value = serde_json::from_slice(kv.value()).expect("json");
+        let data = range["data"].as_str().unwrap_or("");
+        let big_endian = kas_apimachinery::golang::base64::STD_ENCODING
+            .decode_string(data)
+            .expect("base64");
+        for (i, byte) in big_endian.iter().rev().enumerate() {
+            for bit in 0..8 {
+                if byte & (1 << bit) != 0 {
+                    port_bits.insert(30000 + (i * 8 + bit) as u64);
+                }
+            }
+        }
+    }
+    Records {
+        service_ips,
+        service_ports,
+        ip_records,
+        port_bits,
+    }
+}
+
+/// A core replica killed while Services are being created leaks no cluster IP or node
+/// port: the surviving replica's repair passes give back what no Service holds, and no
+/// two Services share one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_core_killed_mid_create_loses_and_doubles_nothing() {
+    let c = std::sync::Arc::new(start_cluster(|s| s.core_replicas = 2));
+    let pid = c.pid(kas_e2e::Role::Core, 1).expect("core 1 runs");
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..120 {
+        let c = c.clone();
+        tasks.spawn(async move {
+            let body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("k{i}")},
+                "spec": {"type": "NodePort", "ports": [{"port": 80}]}});
+            c.send(
+                http::Method::POST,
+                "/api/v1/namespaces/default/services",
+                &[("content-type", "application/json")],
+                &body.to_string(),
+            )
+            .await
+            .status
+        });
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill");
+    while tasks.join_next().await.is_some() {}
+
+    let mut etcd = etcd_client::Client::connect([c.etcd_url()], None)
+        .await
+        .expect("etcd");
+    // What a replica killed between allocating and writing leaves behind, made certain:
+    // an IP record and a node port bit that no Service holds.
+    let leaked = json!({"metadata": {"name": "10.0.0.250", "uid": "leaked",
+        "creationTimestamp": "2020-01-01T00:00:00Z"},
+        "spec": {"parentRef": {"group": "", "resource": "services", "namespace": "default", "name": "gone"}}});
+    etcd.put("/registry/ipaddresses/10.0.0.250", leaked.to_string(), None)
+        .await
+        .expect("etcd");
+    let bitmap = etcd
+        .get("/registry/ranges/servicenodeports", None)
+        .await
+        .expect("etcd");
+    let kv = bitmap.kvs().first().expect("a node port bitmap");
+    let mut range: Value = serde_json::from_slice(kv.value()).expect("json");
+    let b64 = kas_apimachinery::golang::base64::STD_ENCODING;
+    let mut big_endian = b64
+        .decode_string(range["data"].as_str().unwrap_or(""))
+        .expect("base64");
+    // Port 32767 is bit 2767: byte 345 from the least significant end, bit 7.
+    let need = 346;
+    if big_endian.len() < need {
+        let mut padded = vec![0u8; need - big_endian.len()];
+        padded.extend(big_endian);
+        big_endian = padded;
+    }
+    let at = big_endian.len() - 346;
+    big_endian[at] |= 0x80;
+    range["data"] = json!(b64.encode_to_string(&big_endian));
+    let txn = etcd_client::Txn::new()
+        .when([etcd_client::Compare::mod_revision(
+            kv.key(),
+            etcd_client::CompareOp::Equal,
+            kv.mod_revision(),
+        )])
+        .and_then([etcd_client::TxnOp::put(kv.key(), range.to_string(), None)]);
+    assert!(etcd.txn(txn).await.expect("etcd").succeeded());
+    assert!(records(&mut etcd).await.port_bits.contains(&32767));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let r = loop {
+        let r = records(&mut etcd).await;
+        let ips: BTreeSet<String> = r.service_ips.iter().cloned().collect();
+        let ports: BTreeSet<u64> = r.service_ports.iter().copied().collect();
+        if (ips == r.ip_records && ports == r.port_bits) || std::time::Instant::now() > deadline {
+            break r;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    };
+    assert!(!r.service_ips.is_empty());
+    let ips: BTreeSet<String> = r.service_ips.iter().cloned().collect();
+    let ports: BTreeSet<u64> = r.service_ports.iter().copied().collect();
+    assert_eq!(ips.len(), r.service_ips.len(), "an IP held twice");
+    assert_eq!(ports.len(), r.service_ports.len(), "a node port held twice");
+    assert_eq!(ips, r.ip_records, "IP records and Services differ");
+    assert_eq!(ports, r.port_bits, "node port bits and Services differ");
+}

@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 
 pub use defaults::externally_accessible;
 
+/// Where Services are stored (upstream's `services/specs`).
+pub const SERVICES_KEY: &str = "/services/specs";
+
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
     version: "v1",
@@ -46,8 +49,9 @@ pub fn install(opts: &super::ResourceOptions) -> super::Install {
     let ports = opts.service_node_port_range.clone();
     super::Install {
         hooks: Some(Box::new(move |etcd| {
-            let allocator = alloc::ServiceAllocator::new(&cidrs, &ports, etcd.clone())?;
-            Ok(Arc::new(alloc::ServiceHooks(Arc::new(allocator))))
+            let allocator = Arc::new(alloc::ServiceAllocator::new(&cidrs, &ports, etcd.clone())?);
+            alloc::repair::spawn(allocator.clone(), etcd.clone());
+            Ok(Arc::new(alloc::ServiceHooks(allocator)))
         })),
         ..super::Install::cached(&DESCRIPTOR, Strategy)
     }
@@ -144,17 +148,18 @@ fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
         for k in remove {
             spec.remove(k);
         }
-        if wipe_node_ports
-            && let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
-                for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-                    p.remove("nodePort");
-                }
+        if wipe_node_ports && let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut)
+        {
+            for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+                p.remove("nodePort");
             }
+        }
     }
     if new_ty != "LoadBalancer"
-        && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
-            status.insert("loadBalancer".into(), json!({}));
-        }
+        && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+    {
+        status.insert("loadBalancer".into(), json!({}));
+    }
 }
 
 impl kas_registry::Strategy for Strategy {

@@ -13,7 +13,7 @@ use kas_storage::{GetOptions, ListOptions, Storage};
 use serde_json::{Value, json};
 
 /// Where IPAddress objects live, as upstream stores the `ipaddresses` resource.
-const PREFIX: &str = "/ipaddresses";
+pub const PREFIX: &str = "/ipaddresses";
 
 /// Upstream's allocator errors, with their texts.
 #[derive(Clone, Debug, PartialEq, Eq)]

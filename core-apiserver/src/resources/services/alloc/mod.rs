@@ -6,6 +6,7 @@
 
 pub mod ipallocator;
 pub mod portallocator;
+pub mod repair;
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -186,10 +187,12 @@ impl ServiceAllocator {
         if families.is_empty() {
             families.push(self.ips[0].cidr.family().to_owned());
         }
-        if policy != "SingleStack" && families.len() == 1
-            && let Some(other) = self.ips.iter().find(|a| a.cidr.family() != families[0]) {
-                families.push(other.cidr.family().to_owned());
-            }
+        if policy != "SingleStack"
+            && families.len() == 1
+            && let Some(other) = self.ips.iter().find(|a| a.cidr.family() != families[0])
+        {
+            families.push(other.cidr.family().to_owned());
+        }
         if let Some(spec) = svc.get_mut("spec").and_then(Value::as_object_mut) {
             spec.insert("ipFamilies".into(), json!(families));
             spec.insert("ipFamilyPolicy".into(), json!(policy));
@@ -386,17 +389,20 @@ impl WriteHooks for ServiceHooks {
         let a = &self.0;
         let mut txn = a.txn(dry_run);
         if needs_cluster_ip(svc)
-            && let Err(e) = a.allocate_cluster_ips(svc, &mut txn).await {
-                return Err(failed(txn, e).await);
-            }
+            && let Err(e) = a.allocate_cluster_ips(svc, &mut txn).await
+        {
+            return Err(failed(txn, e).await);
+        }
         if needs_node_port(svc)
-            && let Err(e) = a.allocate_node_ports(svc, &BTreeSet::new(), &mut txn).await {
-                return Err(failed(txn, e).await);
-            }
+            && let Err(e) = a.allocate_node_ports(svc, &BTreeSet::new(), &mut txn).await
+        {
+            return Err(failed(txn, e).await);
+        }
         if needs_health_check_port(svc)
-            && let Err(e) = a.allocate_health_check_port(svc, None, &mut txn).await {
-                return Err(failed(txn, e).await);
-            }
+            && let Err(e) = a.allocate_health_check_port(svc, None, &mut txn).await
+        {
+            return Err(failed(txn, e).await);
+        }
         Ok(Box::new(txn))
     }
 
@@ -526,9 +532,10 @@ fn patch_allocated_values(new: &mut Value, old: &Value) {
                 }
                 let name = s(p, "/name").to_owned();
                 if let Some((_, n)) = by_name.iter().find(|(k, n)| *k == name && *n != 0)
-                    && !used.contains(&(*n as u32)) {
-                        p["nodePort"] = json!(n);
-                    }
+                    && !used.contains(&(*n as u32))
+                {
+                    p["nodePort"] = json!(n);
+                }
             }
         }
     }
@@ -538,8 +545,9 @@ fn patch_allocated_values(new: &mut Value, old: &Value) {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         if hc == 0
-            && let Some(old_hc) = old.pointer("/spec/healthCheckNodePort").cloned() {
-                new["spec"]["healthCheckNodePort"] = old_hc;
-            }
+            && let Some(old_hc) = old.pointer("/spec/healthCheckNodePort").cloned()
+        {
+            new["spec"]["healthCheckNodePort"] = old_hc;
+        }
     }
 }

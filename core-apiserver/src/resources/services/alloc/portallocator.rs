@@ -198,6 +198,25 @@ impl PortAllocator {
         }
     }
 
+    /// The ports the bitmap holds.
+    pub async fn taken(&self) -> Result<std::collections::BTreeSet<u32>, PortError> {
+        let opts = kas_storage::GetOptions {
+            resource_version: None,
+            ignore_not_found: true,
+        };
+        let stored = self
+            .storage
+            .get(KEY, &opts)
+            .await
+            .map_err(|e| PortError::Storage(e.to_string()))?;
+        let value = stored.and_then(|o| o.value().ok());
+        let bits = decode(value.as_ref());
+        Ok((0..self.range.size)
+            .filter(|i| is_set(&bits, *i))
+            .map(|i| self.range.base + i)
+            .collect())
+    }
+
     /// Takes `port`; `dry_run` only checks it is free.
     pub async fn allocate(&self, port: u32, dry_run: bool) -> Result<(), PortError> {
         if !self.range.contains(port) {
