@@ -168,6 +168,22 @@ fn services_as_kubectl_creates_them() {
         ]),
         "service/again\n"
     );
+    // Invalid Services are refused with upstream's field paths, and take nothing.
+    let out = create(
+        &c,
+        service(
+            "bad",
+            json!({"type": "ClusterIP", "ports": [{"port": 0}, {"port": 80, "nodePort": 30500}]}),
+        ),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+        "spec.ports[0].name: Required value",
+        "spec.ports[1].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'",
+    ] {
+        assert!(err.contains(expected), "{expected} in {err}");
+    }
     // Headless and ExternalName services take no IP.
     let out = create(
         &c,

@@ -375,3 +375,73 @@ pub fn is_ip_sloppy(value: &str) -> bool {
                 && p.parse::<u32>().is_ok_and(|n| n <= 255)
         })
 }
+
+/// `netutils.ParseIPSloppy` (Go 1.16's `net.ParseIP`): the address, IPv4 parts may carry
+/// leading zeros. IPv4-mapped IPv6 addresses stay IPv6 here; Go's `net.IP` methods see
+/// them as IPv4 (`Ipv6Addr::to_ipv4_mapped`).
+pub fn parse_ip_sloppy(value: &str) -> Option<std::net::IpAddr> {
+    if value.contains(':') {
+        return value
+            .parse::<std::net::Ipv6Addr>()
+            .ok()
+            .map(std::net::IpAddr::V6);
+    }
+    if !is_ip_sloppy(value) {
+        return None;
+    }
+    let mut octets = [0u8; 4];
+    for (octet, part) in octets.iter_mut().zip(value.split('.')) {
+        *octet = part.parse().ok()?;
+    }
+    Some(std::net::IpAddr::V4(std::net::Ipv4Addr::from(octets)))
+}
+
+/// `netutils.ParseCIDRSloppy`: the address and prefix length of `addr/len`, the address
+/// parsed as by `parse_ip_sloppy`, the length decimal digits (leading zeros allowed) of at
+/// most 32 for IPv4 text and 128 for IPv6 text.
+pub fn parse_cidr_sloppy(value: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (addr, mask) = value.split_once('/')?;
+    let ip = parse_ip_sloppy(addr)?;
+    if mask.is_empty() || !mask.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let bits = mask.trim_start_matches('0');
+    let n: u32 = if bits.is_empty() {
+        0
+    } else if bits.len() > 3 {
+        return None;
+    } else {
+        bits.parse().ok()?
+    };
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    u8::try_from(n)
+        .ok()
+        .filter(|n| u32::from(*n) <= max)
+        .map(|n| (ip, n))
+}
+
+/// Upstream `IsValidIPForLegacyField` with `StrictIPCIDRValidation` off (alpha, off by
+/// default in 1.33): anything `ParseIPSloppy` parses.
+pub fn is_valid_ip_for_legacy_field(fld_path: &field::Path, value: &str) -> field::ErrorList {
+    if parse_ip_sloppy(value).is_some() {
+        return Vec::new();
+    }
+    vec![field::invalid(
+        fld_path,
+        value,
+        "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+    )]
+}
+
+/// Upstream `IsValidCIDRForLegacyField` with `StrictIPCIDRValidation` off: anything
+/// `ParseCIDRSloppy` parses.
+pub fn is_valid_cidr_for_legacy_field(fld_path: &field::Path, value: &str) -> field::ErrorList {
+    if parse_cidr_sloppy(value).is_some() {
+        return Vec::new();
+    }
+    vec![field::invalid(
+        fld_path,
+        value,
+        "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+    )]
+}

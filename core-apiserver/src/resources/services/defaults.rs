@@ -96,17 +96,17 @@ pub fn default_service(svc: &mut Value) {
         && let Some(ingress) = svc
             .pointer_mut("/status/loadBalancer/ingress")
             .and_then(Value::as_array_mut)
-        {
-            for ing in ingress.iter_mut().filter_map(Value::as_object_mut) {
-                let has_ip = ing
-                    .get("ip")
-                    .and_then(Value::as_str)
-                    .is_some_and(|ip| !ip.is_empty());
-                if has_ip && ing.get("ipMode").is_none_or(Value::is_null) {
-                    ing.insert("ipMode".into(), json!("VIP"));
-                }
+    {
+        for ing in ingress.iter_mut().filter_map(Value::as_object_mut) {
+            let has_ip = ing
+                .get("ip")
+                .and_then(Value::as_str)
+                .is_some_and(|ip| !ip.is_empty());
+            if has_ip && ing.get("ipMode").is_none_or(Value::is_null) {
+                ing.insert("ipMode".into(), json!("VIP"));
             }
         }
+    }
 }
 
 #[cfg(test)]
