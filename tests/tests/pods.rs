@@ -402,3 +402,88 @@ fn a_scheduler_binds_pods_through_the_binding_subresource() {
         "{err}"
     );
 }
+
+#[test]
+fn evictions_delete_pods_with_their_options() {
+    let c = start_cluster(|_| {});
+    let discovery: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "--raw", "/api/v1"])).expect("json");
+    let eviction = discovery["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "pods/eviction"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&eviction["group"], &eviction["version"], &eviction["kind"]),
+        (&json!("policy"), &json!("v1"), &json!("Eviction")),
+        "{eviction}"
+    );
+    let evict = |name: &str, options: &str| {
+        let body = format!(
+            r#"{{"apiVersion":"policy/v1","kind":"Eviction","metadata":{{"name":"{name}"}}{options}}}"#
+        );
+        c.kubectl_stdin(
+            &[
+                "create",
+                "--raw",
+                &format!("/api/v1/namespaces/default/pods/{name}/eviction"),
+            ],
+            &body,
+        )
+    };
+    // An unscheduled pod goes at once.
+    c.kubectl_ok(&["run", "loose", "--image=nginx"]);
+    let out = evict("loose", "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        (&status["status"], &status["code"]),
+        (&json!("Success"), &json!(201))
+    );
+    assert!(
+        c.kubectl_fails(&["get", "pod", "loose"])
+            .contains("not found")
+    );
+    // A running one waits its grace period, unless the eviction says otherwise.
+    let manifest = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bound"},
+        "spec":{"nodeName":"n1","containers":[{"name":"a","image":"nginx"}]}}"#;
+    assert!(c.kubectl_stdin(&["create"], manifest).status.success());
+    let out = evict("bound", "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pod = get_json(&c, &["get", "pod", "bound"]);
+    assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30, "{pod}");
+    let out = evict("bound", r#","deleteOptions":{"gracePeriodSeconds":0}"#);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        c.kubectl_fails(&["get", "pod", "bound"])
+            .contains("not found")
+    );
+    // The name in the body must be the pod's.
+    c.kubectl_ok(&["run", "web", "--image=nginx"]);
+    let body = r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"other"}}"#;
+    let out = c.kubectl_stdin(
+        &[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/pods/web/eviction",
+        ],
+        body,
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("name in URL does not match name in Eviction object")
+    );
+}

@@ -86,8 +86,9 @@ pub enum SubresourceHandler {
     /// namespace's `finalize`.
     StrategyUpdate,
     /// A create (POST) of the subresource's own kind whose effect on the object the
-    /// strategy defines (`Strategy::subresource_create`): a pod's `binding`. The answer is
-    /// a `Status` of success, as upstream's `BindingREST` answers.
+    /// strategy defines (`Strategy::subresource_create`): a pod's `binding` and its
+    /// `eviction`. The answer is a `Status` of success, as upstream's `BindingREST` and
+    /// `EvictionREST` answer.
     StrategyCreate,
 }
 

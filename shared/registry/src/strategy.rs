@@ -158,16 +158,16 @@ pub trait Strategy: Send + Sync {
         None
     }
 
-    /// A create subresource (a pod's `binding`): the stored object `current` changed as
-    /// `body` (the subresource's kind, decoded) asks, or the refusal; `None` when there is
-    /// no such subresource. It runs inside the update's compare-and-swap loop, so it may
-    /// run more than once.
+    /// A create subresource (a pod's `binding` or `eviction`): what `body` (the
+    /// subresource's kind, decoded) does to the stored object `current`, or the refusal;
+    /// `None` when there is no such subresource. An update runs inside the compare-and-swap
+    /// loop, so this may run more than once.
     fn subresource_create(
         &self,
         _subresource: &str,
         _body: &Value,
         _current: &Value,
-    ) -> Option<crate::Result<Value>> {
+    ) -> Option<crate::Result<SubresourceEffect>> {
         None
     }
 
@@ -181,4 +181,17 @@ pub trait Strategy: Send + Sync {
     fn table_cells(&self, _obj: &Value) -> Vec<Value> {
         Vec::new()
     }
+}
+
+/// What a create subresource does to its object.
+#[derive(Clone, Debug)]
+pub enum SubresourceEffect {
+    /// The object, changed (a pod's `binding`).
+    Update(Value),
+    /// The object deleted with the body's options (a pod's `eviction`).
+    Delete {
+        preconditions: kas_storage::Preconditions,
+        grace_period_seconds: Option<i64>,
+        dry_run: bool,
+    },
 }

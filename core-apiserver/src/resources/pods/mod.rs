@@ -3,6 +3,7 @@
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
 mod binding;
+mod eviction;
 mod printer;
 pub(crate) mod update;
 
@@ -11,7 +12,7 @@ use std::collections::BTreeMap;
 use kas_apimachinery::resource::Quantity;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
-use kas_registry::strategy::FieldErrors;
+use kas_registry::strategy::{FieldErrors, SubresourceEffect};
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
 use serde_json::{Value, json};
@@ -30,7 +31,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     categories: &["all"],
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
-    subresources: &[binding::BINDING, Subresource::STATUS],
+    subresources: &[binding::BINDING, eviction::EVICTION, Subresource::STATUS],
     table_columns: printer::COLUMNS,
     table_name_and_age: false,
     storage_resource: "pods",
@@ -208,9 +209,15 @@ impl kas_registry::Strategy for Strategy {
         subresource: &str,
         body: &Value,
         current: &Value,
-    ) -> Option<kas_registry::Result<Value>> {
-        let now = kas_registry::meta::rfc3339(std::time::SystemTime::now());
-        (subresource == "binding").then(|| binding::assign(body, current, &now))
+    ) -> Option<kas_registry::Result<SubresourceEffect>> {
+        match subresource {
+            "binding" => {
+                let now = kas_registry::meta::rfc3339(std::time::SystemTime::now());
+                Some(binding::assign(body, current, &now).map(SubresourceEffect::Update))
+            }
+            "eviction" => Some(eviction::evict(body, current)),
+            _ => None,
+        }
     }
 
     fn allow_unconditional_update(&self) -> bool {

@@ -8,6 +8,7 @@ use super::{OPTIMISTIC_LOCK_ERROR, Store, Written};
 use crate::error::Result;
 use crate::rest::object_meta;
 use crate::rest::options::WriteOptions;
+use crate::strategy::SubresourceEffect;
 
 impl Store {
     /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
@@ -53,10 +54,11 @@ impl Store {
             .await
     }
 
-    /// POST of a create subresource (a pod's `binding`): the strategy changes the current
-    /// object as `body` asks, inside the compare-and-swap loop. Upstream's binding writes
-    /// through storage directly, so neither the update's validation nor the field managers
-    /// see it.
+    /// POST of a create subresource: the strategy says what the body does to the object.
+    /// A change (a pod's `binding`) is written inside the compare-and-swap loop; upstream's
+    /// binding writes through storage directly, so neither the update's validation nor
+    /// the field managers see it. A deletion (a pod's `eviction`) is the store's delete
+    /// with the body's options.
     pub async fn create_subresource(
         &self,
         namespace: &str,
@@ -64,13 +66,32 @@ impl Store {
         subresource: &str,
         body: &Value,
         opts: &WriteOptions,
-    ) -> Result<Written> {
-        let attempt = |current: &Value| -> Result<Option<Value>> {
-            let changed = self
-                .strategy
+    ) -> Result<()> {
+        let effect = |current: &Value| -> Result<SubresourceEffect> {
+            self.strategy
                 .subresource_create(subresource, body, current)
-                .ok_or_else(Status::not_found_path)?;
-            let mut changed = changed?;
+                .ok_or_else(Status::not_found_path)?
+        };
+        let current = self.get_stored(namespace, name, None).await?.value()?;
+        if let SubresourceEffect::Delete {
+            preconditions,
+            grace_period_seconds,
+            dry_run,
+        } = effect(&current)?
+        {
+            let delete_opts = WriteOptions {
+                dry_run: dry_run || opts.dry_run,
+                grace_period_seconds,
+                ..WriteOptions::default()
+            };
+            self.delete(namespace, name, &preconditions, &delete_opts)
+                .await?;
+            return Ok(());
+        }
+        let attempt = |current: &Value| -> Result<Option<Value>> {
+            let SubresourceEffect::Update(mut changed) = effect(current)? else {
+                return Err(Status::internal_error("the subresource's effect changed").into());
+            };
             if let Some(meta) = changed.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
             }
@@ -78,7 +99,8 @@ impl Store {
             Ok(Some(self.go_encoded(changed)))
         };
         self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
-            .await
+            .await?;
+        Ok(())
     }
 
     /// A subresource write inside the compare-and-swap loop; `sent` gives the object the
