@@ -21,6 +21,41 @@ pub struct Target {
     pub tls: Tls,
     pub headers: HeaderMap,
     pub namespace: String,
+    pub resource: Resource,
+}
+
+/// What the load reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Resource {
+    /// ConfigMaps of `--object-size` bytes of data.
+    Configmaps,
+    /// Realistic pods of about 3 KiB (two containers with ports, env, resources, probes
+    /// and mounts; volumes, tolerations, affinity); `--object-size` bytes more of annotation.
+    Pods,
+}
+
+impl Resource {
+    fn plural(self) -> &'static str {
+        match self {
+            Resource::Configmaps => "configmaps",
+            Resource::Pods => "pods",
+        }
+    }
+
+    /// An object to write; `seq` marks an update.
+    pub fn object(self, name: Option<&str>, size: usize, labels: Value) -> Value {
+        match self {
+            Resource::Configmaps => config_map(name, size, labels),
+            Resource::Pods => pod(name, size, labels),
+        }
+    }
+
+    fn mark(self, body: &mut Value, seq: u64) {
+        match self {
+            Resource::Configmaps => body["data"]["seq"] = json!(seq.to_string()),
+            Resource::Pods => body["metadata"]["labels"]["seq"] = json!(seq.to_string()),
+        }
+    }
 }
 
 impl Target {
@@ -32,7 +67,11 @@ impl Target {
     }
 
     fn collection(&self) -> String {
-        format!("/api/v1/namespaces/{}/configmaps", self.namespace)
+        format!(
+            "/api/v1/namespaces/{}/{}",
+            self.namespace,
+            self.resource.plural()
+        )
     }
 
     async fn send(
@@ -73,6 +112,58 @@ pub fn config_map(name: Option<&str>, size: usize, labels: Value) -> Value {
         None => meta["generateName"] = json!("bench-"),
     }
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"payload": "x".repeat(size)}})
+}
+
+/// A pod as a Deployment's template makes them: about 3 KiB of JSON, and `size` bytes of
+/// annotation more.
+pub fn pod(name: Option<&str>, size: usize, labels: Value) -> Value {
+    let mut meta = json!({"labels": labels, "annotations": {
+        "kubectl.kubernetes.io/restartedAt": "2024-05-06T07:08:09Z",
+        "prometheus.io/scrape": "true", "prometheus.io/port": "9090",
+        "bench/payload": "x".repeat(size),
+    }});
+    meta["labels"]["app.kubernetes.io/name"] = json!("web");
+    meta["labels"]["pod-template-hash"] = json!("7d9c8b6f5");
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => meta["generateName"] = json!("bench-"),
+    }
+    let container = |name: &str, image: &str, port: u16| {
+        json!({
+            "name": name, "image": image,
+            "ports": [{"name": "http", "containerPort": port}, {"name": "metrics", "containerPort": 9090}],
+            "env": [
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                {"name": "LOG_LEVEL", "value": "info"},
+                {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}},
+            ],
+            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
+            "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 10},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5},
+            "volumeMounts": [
+                {"name": "config", "mountPath": "/etc/app"},
+                {"name": "cache", "mountPath": "/var/cache/app"},
+            ],
+            "securityContext": {"runAsNonRoot": true, "allowPrivilegeEscalation": false,
+                "capabilities": {"drop": ["ALL"]}},
+        })
+    };
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {
+        "containers": [container("web", "registry.example.com/web:1.27.3", 8080),
+                       container("sidecar", "registry.example.com/proxy:2.4.1", 15001)],
+        "volumes": [
+            {"name": "config", "configMap": {"name": "web-config"}},
+            {"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}},
+        ],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+            "effect": "NoExecute", "tolerationSeconds": 300}],
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "web"}}}}]}},
+        "terminationGracePeriodSeconds": 30,
+    }})
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -132,7 +223,9 @@ pub async fn run(spec: &Spec) -> Result<LoadResult> {
             closed_loop(spec, move |_, _| (Method::GET, path.clone(), None)).await
         }
         Op::Create => {
-            let body = config_map(None, spec.object_size, json!({"bench": "create"}));
+            let body = t
+                .resource
+                .object(None, spec.object_size, json!({"bench": "create"}));
             let collection = t.collection();
             closed_loop(spec, move |_, _| {
                 (Method::POST, collection.clone(), Some(body.clone()))
@@ -150,14 +243,14 @@ pub async fn run(spec: &Spec) -> Result<LoadResult> {
                 .await?;
             }
             // Unconditional updates (no resourceVersion), each worker on its own object.
-            let (collection, size) = (t.collection(), spec.object_size);
+            let (collection, size, resource) = (t.collection(), spec.object_size, t.resource);
             closed_loop(spec, move |w, seq| {
-                let mut body = config_map(
+                let mut body = resource.object(
                     Some(&format!("bench-update-{w}")),
                     size,
                     json!({"bench": "update"}),
                 );
-                body["data"]["seq"] = json!(seq.to_string());
+                resource.mark(&mut body, seq);
                 (
                     Method::PUT,
                     format!("{collection}/bench-update-{w}"),
@@ -167,11 +260,11 @@ pub async fn run(spec: &Spec) -> Result<LoadResult> {
             .await
         }
         Op::Apply => {
-            let (collection, size) = (t.collection(), spec.object_size);
+            let (collection, size, resource) = (t.collection(), spec.object_size, t.resource);
             closed_loop(spec, move |w, seq| {
                 let name = format!("bench-apply-{w}");
-                let mut body = config_map(Some(&name), size, json!({"bench": "apply"}));
-                body["data"]["seq"] = json!(seq.to_string());
+                let mut body = resource.object(Some(&name), size, json!({"bench": "apply"}));
+                resource.mark(&mut body, seq);
                 let path = format!("{collection}/{name}?fieldManager=kas-bench&force=true");
                 (Method::PATCH, path, Some(body))
             })
@@ -192,7 +285,7 @@ async fn ensure(t: &Target, sender: &mut Sender, name: &str, size: usize) -> Res
             sender,
             Method::POST,
             &t.collection(),
-            Some(config_map(Some(name), size, labels)),
+            Some(t.resource.object(Some(name), size, labels)),
         )
         .await?;
     if code != 201 && code != 409 {

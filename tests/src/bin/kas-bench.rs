@@ -51,6 +51,9 @@ struct ApiArgs {
     op: kas_e2e::api_load::Op,
     #[arg(long, default_value = "default")]
     namespace: String,
+    /// What to read and write.
+    #[arg(long, value_enum, default_value = "configmaps")]
+    resource: kas_e2e::api_load::Resource,
     #[arg(short, long, default_value_t = 64)]
     concurrency: usize,
     #[arg(long, default_value = "10")]
@@ -210,6 +213,7 @@ async fn api(args: ApiArgs) -> Result<()> {
             tls: Tls::new(&args.ca_file, None, Proto::H2)?,
             headers: header_map(&headers)?,
             namespace: args.namespace,
+            resource: args.resource,
         },
         op: args.op,
         concurrency: args.concurrency,
