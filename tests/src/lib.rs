@@ -123,6 +123,13 @@ impl TestCluster {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
+    /// kubectl's `-o json` output of `args`, parsed; fails the test when kubectl fails.
+    pub fn kubectl_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        serde_json::from_str(&self.kubectl_ok(&all)).expect("kubectl's JSON")
+    }
+
     /// kubectl with `manifest` on stdin (`-f -` is added after `args`).
     pub fn kubectl_stdin(&self, args: &[&str], manifest: &str) -> std::process::Output {
         use std::io::Write;
@@ -143,6 +150,21 @@ impl TestCluster {
         }
         child.wait_with_output().expect("kubectl")
     }
+}
+
+/// The header and first row of a table kubectl printed, cells split where kubectl pads
+/// columns (two spaces or more), so cells holding one space stay whole.
+pub fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
+    let mut lines = table.lines();
+    let split = |l: Option<&str>| -> Vec<String> {
+        l.unwrap_or("")
+            .split("  ")
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    (split(lines.next()), split(lines.next()))
 }
 
 /// Upstream's 404 for a path nobody serves, byte for byte.

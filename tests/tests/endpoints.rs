@@ -1,29 +1,9 @@
 //! core/v1 Endpoints through the aggregator, as kubectl drives them.
 
-use kas_e2e::{TestCluster, start_cluster};
-use serde_json::Value;
+use kas_e2e::{TestCluster, header_and_row, start_cluster};
 
 const DEPRECATED: &str =
     "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice";
-
-fn get_json(c: &TestCluster, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
-}
-
-fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
-    let mut lines = table.lines();
-    let split = |l: Option<&str>| -> Vec<String> {
-        l.unwrap_or("")
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    (split(lines.next()), split(lines.next()))
-}
 
 /// kubectl's stdout and stderr; fails the test when kubectl fails.
 fn stdin_ok(c: &TestCluster, verb: &str, manifest: &str) -> (String, String) {
@@ -52,7 +32,7 @@ fn endpoints_as_kubectl_uses_them() {
             "ports":[{"name":"http","port":80}]}]}"#;
     let (stdout, _) = stdin_ok(&c, "create", manifest);
     assert_eq!(stdout, "endpoints/web created\n");
-    let ep = get_json(&c, &["get", "endpoints", "web"]);
+    let ep = c.kubectl_json(&["get", "endpoints", "web"]);
     assert_eq!(ep["subsets"][0]["ports"][0]["protocol"], "TCP", "{ep}");
     assert_eq!(ep["subsets"][0]["addresses"][3]["ip"], "10.0.0.4", "{ep}");
 

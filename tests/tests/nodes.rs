@@ -1,26 +1,7 @@
 //! Nodes through the aggregator, as kubectl and a kubelet drive them.
 
-use kas_e2e::{TestCluster, start_cluster};
-use serde_json::{Value, json};
-
-fn get_json(c: &TestCluster, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
-}
-
-fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
-    let mut lines = table.lines();
-    let split = |l: Option<&str>| -> Vec<String> {
-        l.unwrap_or("")
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    (split(lines.next()), split(lines.next()))
-}
+use kas_e2e::{TestCluster, header_and_row, start_cluster};
+use serde_json::json;
 
 fn create(c: &TestCluster, manifest: &str) -> std::process::Output {
     c.kubectl_stdin(&["create"], manifest)
@@ -50,7 +31,7 @@ fn nodes_as_kubectl_uses_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "node/n1 created\n");
-    let node = get_json(&c, &["get", "node", "n1"]);
+    let node = c.kubectl_json(&["get", "node", "n1"]);
     assert_eq!(
         node["status"]["allocatable"],
         json!({"cpu": "4", "memory": "8Gi", "pods": "110"})

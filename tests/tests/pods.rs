@@ -1,26 +1,7 @@
 //! Pods and pod templates through the aggregator, as kubectl drives them.
 
-use kas_e2e::{TestCluster, start_cluster};
+use kas_e2e::{header_and_row, start_cluster};
 use serde_json::{Value, json};
-
-fn get_json(c: &TestCluster, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
-}
-
-fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
-    let mut lines = table.lines();
-    let split = |l: Option<&str>| -> Vec<String> {
-        l.unwrap_or("")
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    (split(lines.next()), split(lines.next()))
-}
 
 #[test]
 fn pods_as_kubectl_uses_them() {
@@ -49,7 +30,7 @@ fn pods_as_kubectl_uses_them() {
         "pod/web created\n"
     );
     // Upstream's defaults, and a status the server owns.
-    let pod = get_json(&c, &["get", "pod", "web"]);
+    let pod = c.kubectl_json(&["get", "pod", "web"]);
     let spec = &pod["spec"];
     assert_eq!(spec["restartPolicy"], "Always");
     assert_eq!(spec["dnsPolicy"], "ClusterFirst");
@@ -189,7 +170,7 @@ fn pod_templates_are_defaulted_and_printed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let t = get_json(&c, &["get", "podtemplate", "t1"]);
+    let t = c.kubectl_json(&["get", "podtemplate", "t1"]);
     assert_eq!(t["metadata"]["generation"], 1);
     assert_eq!(t["template"]["spec"]["restartPolicy"], "Always");
     assert_eq!(
@@ -237,7 +218,7 @@ fn a_scheduled_pod_is_deleted_gracefully() {
     );
     // A node runs it: the deletion waits for its grace period.
     c.kubectl_ok(&["delete", "pod", "bound", "--wait=false"]);
-    let pod = get_json(&c, &["get", "pod", "bound"]);
+    let pod = c.kubectl_json(&["get", "pod", "bound"]);
     assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30, "{pod}");
     assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{pod}");
     let (_, row) = header_and_row(&c.kubectl_ok(&["get", "pods"]));
@@ -250,7 +231,7 @@ fn a_scheduled_pod_is_deleted_gracefully() {
         "--wait=false",
         "--grace-period=60",
     ]);
-    let again = get_json(&c, &["get", "pod", "bound"]);
+    let again = c.kubectl_json(&["get", "pod", "bound"]);
     assert_eq!(
         again["metadata"]["deletionGracePeriodSeconds"], 30,
         "{again}"
@@ -300,7 +281,7 @@ fn replication_controllers_scale_and_print() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rc = get_json(&c, &["get", "rc", "web"]);
+    let rc = c.kubectl_json(&["get", "rc", "web"]);
     assert_eq!(rc["spec"]["selector"], json!({"app": "web"}));
     assert_eq!(rc["spec"]["replicas"], 1);
     assert_eq!(rc["metadata"]["generation"], 1);
@@ -308,7 +289,7 @@ fn replication_controllers_scale_and_print() {
         c.kubectl_ok(&["scale", "rc", "web", "--replicas=3"]),
         "replicationcontroller/web scaled\n"
     );
-    let rc = get_json(&c, &["get", "rc", "web"]);
+    let rc = c.kubectl_json(&["get", "rc", "web"]);
     assert_eq!(rc["spec"]["replicas"], 3);
     assert_eq!(rc["metadata"]["generation"], 2);
     let scale: Value = serde_json::from_str(&c.kubectl_ok(&[
@@ -381,7 +362,7 @@ fn a_scheduler_binds_pods_through_the_binding_subresource() {
     let status: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(status["status"], "Success");
     assert_eq!(status["code"], 201);
-    let pod = get_json(&c, &["get", "pod", "web"]);
+    let pod = c.kubectl_json(&["get", "pod", "web"]);
     assert_eq!(pod["spec"]["nodeName"], "n1");
     assert_eq!(pod["metadata"]["annotations"]["scheduler"], "test");
     assert_eq!(pod["status"]["conditions"][0]["type"], "PodScheduled");
@@ -458,7 +439,7 @@ fn evictions_delete_pods_with_their_options() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let pod = get_json(&c, &["get", "pod", "bound"]);
+    let pod = c.kubectl_json(&["get", "pod", "bound"]);
     assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30, "{pod}");
     let out = evict("bound", r#","deleteOptions":{"gracePeriodSeconds":0}"#);
     assert!(

@@ -7,12 +7,6 @@ use std::net::Ipv4Addr;
 use kas_e2e::{TestCluster, start_cluster};
 use serde_json::{Value, json};
 
-fn get_json(c: &TestCluster, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
-}
-
 fn create(c: &TestCluster, manifest: Value) -> std::process::Output {
     c.kubectl_stdin(&["create"], &manifest.to_string())
 }
@@ -42,7 +36,7 @@ fn services_as_kubectl_creates_them() {
         c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]),
         "service/web created\n"
     );
-    let web = get_json(&c, &["get", "svc", "web"]);
+    let web = c.kubectl_json(&["get", "svc", "web"]);
     let spec = &web["spec"];
     let ip = spec["clusterIP"].as_str().unwrap_or("").to_owned();
     assert!(in_range(&ip), "{web}");
@@ -56,7 +50,7 @@ fn services_as_kubectl_creates_them() {
     assert_eq!(spec["ports"][0]["protocol"], "TCP");
 
     c.kubectl_ok(&["create", "service", "nodeport", "np", "--tcp=80:8080"]);
-    let np = get_json(&c, &["get", "svc", "np"]);
+    let np = c.kubectl_json(&["get", "svc", "np"]);
     let node_port = np["spec"]["ports"][0]["nodePort"].as_u64().unwrap_or(0);
     assert!((30000..=32767).contains(&node_port), "{np}");
     assert_eq!(np["spec"]["externalTrafficPolicy"], "Cluster");
@@ -109,7 +103,7 @@ fn services_as_kubectl_creates_them() {
     );
     // The failed creates gave back what they took: the same IP is refused only as taken.
     assert!(
-        get_json(&c, &["get", "svc"])["items"]
+        c.kubectl_json(&["get", "svc"])["items"]
             .as_array()
             .is_some_and(|i| i.len() == 2)
     );
@@ -122,7 +116,7 @@ fn services_as_kubectl_creates_them() {
         "-p",
         r#"{"spec":{"type":"ClusterIP"}}"#,
     ]);
-    let np = get_json(&c, &["get", "svc", "np"]);
+    let np = c.kubectl_json(&["get", "svc", "np"]);
     assert!(np["spec"]["ports"][0].get("nodePort").is_none(), "{np}");
     assert!(np["spec"].get("externalTrafficPolicy").is_none(), "{np}");
     let out = create(
@@ -156,7 +150,7 @@ fn services_as_kubectl_creates_them() {
         c.kubectl_ok(&["expose", "pod", "api", "--port=80"]),
         "service/api exposed\n"
     );
-    let api = get_json(&c, &["get", "svc", "api"]);
+    let api = c.kubectl_json(&["get", "svc", "api"]);
     assert_eq!(api["spec"]["selector"], json!({"app": "api"}));
     assert_eq!(
         c.kubectl_ok(&[
@@ -198,7 +192,7 @@ fn services_as_kubectl_creates_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        get_json(&c, &["get", "svc", "headless"])["spec"]["clusterIPs"],
+        c.kubectl_json(&["get", "svc", "headless"])["spec"]["clusterIPs"],
         json!(["None"])
     );
     let out = create(
@@ -213,7 +207,7 @@ fn services_as_kubectl_creates_them() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let ext = get_json(&c, &["get", "svc", "ext"]);
+    let ext = c.kubectl_json(&["get", "svc", "ext"]);
     assert!(ext["spec"].get("clusterIP").is_none(), "{ext}");
 }
 

@@ -1,14 +1,8 @@
 //! PersistentVolumes and PersistentVolumeClaims through the aggregator, as kubectl drives
 //! them.
 
-use kas_e2e::{TestCluster, start_cluster};
-use serde_json::{Value, json};
-
-fn get_json(c: &TestCluster, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
-}
+use kas_e2e::{TestCluster, header_and_row, start_cluster};
+use serde_json::json;
 
 /// `kubectl <args> -f -` with `manifest`: stdout when it succeeds, stderr when it fails.
 fn create(c: &TestCluster, manifest: &str, ok: bool) -> String {
@@ -20,19 +14,6 @@ fn create(c: &TestCluster, manifest: &str, ok: bool) -> String {
     } else {
         stderr
     }
-}
-
-fn header_and_row(table: &str) -> (Vec<String>, Vec<String>) {
-    let mut lines = table.lines();
-    let split = |l: Option<&str>| -> Vec<String> {
-        l.unwrap_or("")
-            .split("  ")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    (split(lines.next()), split(lines.next()))
 }
 
 const PV: &str = r#"
@@ -86,7 +67,7 @@ fn volumes_and_claims_as_kubectl_uses_them() {
 
     // A volume: upstream's defaults, and a Pending status the server owns.
     assert_eq!(create(&c, PV, true), "persistentvolume/pv1 created\n");
-    let pv = get_json(&c, &["get", "pv", "pv1"]);
+    let pv = c.kubectl_json(&["get", "pv", "pv1"]);
     assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
     assert_eq!(pv["spec"]["volumeMode"], "Filesystem");
     assert_eq!(
@@ -133,7 +114,7 @@ fn volumes_and_claims_as_kubectl_uses_them() {
         "-p",
         r#"{"status":{"phase":"Available"},"spec":{"persistentVolumeReclaimPolicy":"Delete"}}"#,
     ]);
-    let pv = get_json(&c, &["get", "pv", "pv1"]);
+    let pv = c.kubectl_json(&["get", "pv", "pv1"]);
     assert_eq!(pv["status"]["phase"], "Available");
     assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
     // The main resource keeps the status.
@@ -145,7 +126,7 @@ fn volumes_and_claims_as_kubectl_uses_them() {
         "-p",
         r#"{"status":{"phase":"Failed"},"spec":{"persistentVolumeReclaimPolicy":"Delete"}}"#,
     ]);
-    let pv = get_json(&c, &["get", "pv", "pv1"]);
+    let pv = c.kubectl_json(&["get", "pv", "pv1"]);
     assert_eq!(pv["status"]["phase"], "Available");
     assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Delete");
     // The source is immutable.
@@ -169,7 +150,7 @@ fn volumes_and_claims_as_kubectl_uses_them() {
         create(&c, PVC, true),
         "persistentvolumeclaim/data created\n"
     );
-    let pvc = get_json(&c, &["get", "pvc", "data"]);
+    let pvc = c.kubectl_json(&["get", "pvc", "data"]);
     assert_eq!(pvc["spec"]["volumeMode"], "Filesystem");
     assert_eq!(pvc["status"], json!({"phase": "Pending"}));
     let (header, row) = header_and_row(&c.kubectl_ok(&["get", "pvc"]));

@@ -5,14 +5,14 @@
 //! Upstream's strategy no longer repacks subsets (its `Canonicalize` is empty since 1.20),
 //! so neither does this one: subsets are stored as written.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use kas_api::core::v1::ENDPOINTS;
 use kas_apimachinery::golang::strconv::quote;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_apimachinery::validation::{
-    is_dns1123_label, is_ip_sloppy, is_qualified_name, is_valid_port_num,
+    is_dns1123_label, is_qualified_name, is_valid_port_num, parse_ip_sloppy,
 };
 use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
 use kas_registry::strategy::FieldErrors;
@@ -93,21 +93,6 @@ fn opt_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
         .map(|x| x.as_str().unwrap_or(""))
 }
 
-/// `netutils.ParseIPSloppy` (Go 1.16's `net.ParseIP`): IPv4 parts may carry leading zeros.
-fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
-    if value.contains(':') {
-        return value.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
-    }
-    if !is_ip_sloppy(value) {
-        return None;
-    }
-    let mut octets = [0u8; 4];
-    for (octet, part) in octets.iter_mut().zip(value.split('.')) {
-        *octet = part.parse().ok()?;
-    }
-    Some(IpAddr::V4(Ipv4Addr::from(octets)))
-}
-
 /// Whether `netip.ParseAddr` accepts what `ParseIPSloppy` did: no IPv4 part with a
 /// leading zero.
 fn is_strict(value: &str, ip: IpAddr) -> bool {
@@ -119,17 +104,9 @@ fn is_strict(value: &str, ip: IpAddr) -> bool {
     }
 }
 
-/// An address as Go's `net.IP` methods see it: IPv4-mapped IPv6 addresses are IPv4.
-fn unmapped(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
-}
-
 /// Go's `net.IP.String()`.
 fn go_ip_string(ip: IpAddr) -> String {
-    unmapped(ip).to_string()
+    crate::helper::unmapped(ip).to_string()
 }
 
 /// Upstream `IsValidIPForLegacyField` with `StrictIPCIDRValidation` off (alpha and off
@@ -143,52 +120,6 @@ fn validate_legacy_ip(value: &str, path: &Path) -> Vec<field::Error> {
         value,
         "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
     )]
-}
-
-/// Upstream `ValidateNonSpecialIP`: no unspecified, loopback, link-local or link-local
-/// multicast addresses, with the checks of Go's `net.IP`.
-fn validate_non_special_ip(value: &str, path: &Path) -> Vec<field::Error> {
-    let Some(ip) = parse_ip_sloppy(value) else {
-        return vec![field::invalid(path, value, "must be a valid IP address")];
-    };
-    let (unspecified, loopback, link_local, link_local_multicast) = match unmapped(ip) {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            (
-                v4.is_unspecified(),
-                o[0] == 127,
-                o[0] == 169 && o[1] == 254,
-                o[0] == 224 && o[1] == 0 && o[2] == 0,
-            )
-        }
-        IpAddr::V6(v6) => {
-            let o = v6.octets();
-            (
-                v6.is_unspecified(),
-                v6.is_loopback(),
-                o[0] == 0xfe && o[1] & 0xc0 == 0x80,
-                o[0] == 0xff && o[1] & 0x0f == 0x02,
-            )
-        }
-    };
-    let mut errs = Vec::new();
-    if unspecified {
-        let msg = format!("may not be unspecified ({value})");
-        errs.push(field::invalid(path, value, &msg));
-    }
-    if loopback {
-        let msg = "may not be in the loopback range (127.0.0.0/8, ::1/128)";
-        errs.push(field::invalid(path, value, msg));
-    }
-    if link_local {
-        let msg = "may not be in the link-local range (169.254.0.0/16, fe80::/10)";
-        errs.push(field::invalid(path, value, msg));
-    }
-    if link_local_multicast {
-        let msg = "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)";
-        errs.push(field::invalid(path, value, msg));
-    }
-    errs
 }
 
 /// Upstream `GetWarningsForIP`: IPv4 parts with leading zeros and IPv4-mapped IPv6
@@ -239,7 +170,7 @@ fn validate_address(address: &Value, path: &Path) -> Vec<field::Error> {
             errs.push(field::invalid(&path.child("nodeName"), node, &msg));
         }
     }
-    errs.extend(validate_non_special_ip(ip, &ip_path));
+    errs.extend(crate::helper::validate_non_special_ip(ip, &ip_path));
     errs
 }
 

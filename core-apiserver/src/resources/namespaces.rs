@@ -189,12 +189,7 @@ impl kas_registry::Strategy for Strategy {
             Some(f) => spec.insert("finalizers".into(), f),
             None => spec.remove("finalizers"),
         };
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
+        kas_registry::meta::keep_status(new, old);
     }
 
     /// Also upstream's `ValidateNamespaceStatusUpdate`: the phase is Active until the

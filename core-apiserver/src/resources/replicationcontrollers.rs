@@ -258,12 +258,7 @@ impl kas_registry::Strategy for Strategy {
 
     /// The status stays; a changed spec is a new generation.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
+        kas_registry::meta::keep_status(new, old);
         let generation = int(old, "/metadata/generation");
         let changed = new.get("spec") != old.get("spec");
         kas_registry::meta::metadata_mut(new).insert(

@@ -52,6 +52,17 @@ pub fn labels(obj: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// Keeps the stored `status` in an update of the main resource, which may not change it
+/// (the `PrepareForUpdate` of every strategy with a status subresource).
+pub fn keep_status(new: &mut Value, old: &Value) {
+    if let Some(map) = new.as_object_mut() {
+        match old.get("status") {
+            Some(s) => map.insert("status".into(), s.clone()),
+            None => map.remove("status"),
+        };
+    }
+}
+
 /// Drops `kind` and `apiVersion` before an object is stored: stored objects carry no type,
 /// and answers splice it in front of their bytes.
 pub fn strip_type_meta(obj: &mut Value) {

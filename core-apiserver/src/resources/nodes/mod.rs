@@ -109,12 +109,7 @@ impl kas_registry::Strategy for Strategy {
 
     /// The status stays; `spec.configSource` only while the old node has one.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
+        kas_registry::meta::keep_status(new, old);
         if !present(old, "/spec/configSource") {
             drop_field(new, "/spec", "configSource");
         }

@@ -199,12 +199,7 @@ impl kas_registry::Strategy for Strategy {
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         validation::drop_disabled_vac(new, Some(old));
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
+        kas_registry::meta::keep_status(new, old);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {

@@ -181,12 +181,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => map.insert("status".into(), s.clone()),
-                None => map.remove("status"),
-            };
-        }
+        kas_registry::meta::keep_status(new, old);
         drop_type_dependent_fields(new, old);
     }
 

@@ -28,8 +28,8 @@ use crate::podspec::validation::json::{
 };
 
 use ips::{
-    is_headless, validate_cluster_ips_related_fields, validate_non_special_ip,
-    validate_upgrade_downgrade_cluster_ips, validate_upgrade_downgrade_ip_families,
+    is_headless, validate_cluster_ips_related_fields, validate_upgrade_downgrade_cluster_ips,
+    validate_upgrade_downgrade_ip_families,
 };
 
 const SESSION_AFFINITIES: [&str; 2] = ["ClientIP", "None"];
@@ -166,7 +166,7 @@ pub fn validate_service(svc: &Value) -> Vec<field::Error> {
         let ip = ip.as_str().unwrap_or("");
         let ip_errs = is_valid_ip_for_legacy_field(&path, ip);
         if ip_errs.is_empty() {
-            errs.extend(validate_non_special_ip(ip, &path));
+            errs.extend(crate::helper::validate_non_special_ip(ip, &path));
         } else {
             errs.extend(ip_errs);
         }

@@ -2,8 +2,6 @@
 //! `validateUpgradeDowngradeClusterIPs`, `validateUpgradeDowngradeIPFamilies`, and
 //! `ValidateNonSpecialIP` (for `externalIPs`).
 
-use std::net::IpAddr;
-
 use kas_apimachinery::golang::strconv::quote;
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::{is_valid_ip_for_legacy_field, parse_ip_sloppy};
@@ -55,17 +53,9 @@ pub fn is_headless(spec: &Value) -> bool {
     cluster_ips(spec) == ["None"]
 }
 
-/// An address as Go's `net.IP` methods see it: IPv4-mapped IPv6 addresses are IPv4.
-fn unmapped(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
-}
-
 /// `netutils.IsIPv6String`.
 fn is_ipv6_string(ip: &str) -> bool {
-    parse_ip_sloppy(ip).is_some_and(|ip| unmapped(ip).is_ipv6())
+    parse_ip_sloppy(ip).is_some_and(|ip| crate::helper::unmapped(ip).is_ipv6())
 }
 
 /// Upstream `ValidateServiceClusterIPsRelatedFields`.
@@ -282,61 +272,6 @@ pub fn validate_upgrade_downgrade_ip_families(old: &Value, new: &Value) -> Vec<f
         }
     } else if !old_f.is_empty() && new_f[0] != old_f[0] {
         errs.push(field::invalid(&first, cluster_ips_value(new), changed));
-    }
-    errs
-}
-
-/// Upstream `ValidateNonSpecialIP`: no unspecified, loopback, link-local or link-local
-/// multicast address, as Go's `net.IP` methods classify them.
-pub fn validate_non_special_ip(value: &str, path: &Path) -> Vec<field::Error> {
-    let Some(ip) = parse_ip_sloppy(value) else {
-        return vec![field::invalid(path, value, "must be a valid IP address")];
-    };
-    let (unspecified, loopback, link_local, link_local_multicast) = match unmapped(ip) {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            (
-                v4.is_unspecified(),
-                o[0] == 127,
-                o[0] == 169 && o[1] == 254,
-                o[0] == 224 && o[1] == 0 && o[2] == 0,
-            )
-        }
-        IpAddr::V6(v6) => {
-            let o = v6.octets();
-            (
-                v6.is_unspecified(),
-                v6.is_loopback(),
-                o[0] == 0xfe && o[1] & 0xc0 == 0x80,
-                o[0] == 0xff && o[1] & 0x0f == 0x02,
-            )
-        }
-    };
-    let mut errs = Vec::new();
-    if unspecified {
-        let msg = format!("may not be unspecified ({value})");
-        errs.push(field::invalid(path, value, &msg));
-    }
-    if loopback {
-        errs.push(field::invalid(
-            path,
-            value,
-            "may not be in the loopback range (127.0.0.0/8, ::1/128)",
-        ));
-    }
-    if link_local {
-        errs.push(field::invalid(
-            path,
-            value,
-            "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
-        ));
-    }
-    if link_local_multicast {
-        errs.push(field::invalid(
-            path,
-            value,
-            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
-        ));
     }
     errs
 }
