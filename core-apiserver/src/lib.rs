@@ -1,6 +1,7 @@
 //! core-apiserver's resources: each a descriptor plus a strategy, served by the generic
 //! store of kas-registry from etcd.
 
+pub mod admission;
 pub mod helper;
 pub mod options;
 pub mod podspec;
@@ -68,8 +69,9 @@ fn follow_compactions(
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// kube-apiserver's default admission plugins that apply to these resources:
-/// NamespaceLifecycle, reading the namespaces store.
+/// kube-apiserver's default admission plugins that apply to these resources, in its
+/// order: NamespaceLifecycle (reading the namespaces store), Priority and
+/// DefaultTolerationSeconds.
 fn with_admission(stores: Vec<kas_registry::store::Store>) -> Vec<kas_registry::store::Store> {
     use kas_registry::admission::{Chain, NamespaceLifecycle};
     let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
@@ -77,7 +79,13 @@ fn with_admission(stores: Vec<kas_registry::store::Store>) -> Vec<kas_registry::
     };
     let chain = Chain::new(vec![std::sync::Arc::new(NamespaceLifecycle::new(
         namespaces.clone(),
-    ))]);
+    ))])
+    .with_mutators(vec![
+        std::sync::Arc::new(admission::priority::Priority),
+        std::sync::Arc::new(
+            admission::default_toleration_seconds::DefaultTolerationSeconds::default(),
+        ),
+    ]);
     stores
         .into_iter()
         .map(|s| s.with_admission(chain.clone()))

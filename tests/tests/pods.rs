@@ -49,6 +49,16 @@ fn pods_as_kubectl_uses_them() {
         pod["status"],
         json!({"phase": "Pending", "qosClass": "BestEffort"})
     );
+    // The default admission plugins: Priority and DefaultTolerationSeconds.
+    assert_eq!(spec["priority"], 0);
+    assert_eq!(spec["preemptionPolicy"], "PreemptLowerPriority");
+    assert_eq!(
+        spec["tolerations"],
+        json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ])
+    );
 
     // The printer, narrow and wide.
     let (header, row) = header_and_row(&c.kubectl_ok(&["get", "pods"]));
@@ -244,6 +254,20 @@ fn a_scheduled_pod_is_deleted_gracefully() {
     );
     let missing = c.kubectl_fails(&["get", "pod", "bound"]);
     assert!(missing.contains("pods \"bound\" not found"), "{missing}");
+}
+
+#[test]
+fn an_unknown_priority_class_is_forbidden() {
+    let c = start_cluster(|_| {});
+    let manifest = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vip"},
+        "spec":{"priorityClassName":"gold","containers":[{"name":"a","image":"nginx"}]}}"#;
+    let out = c.kubectl_stdin(&["create"], manifest);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pods \"vip\" is forbidden: no PriorityClass with name gold was found"),
+        "{err}"
+    );
 }
 
 #[test]

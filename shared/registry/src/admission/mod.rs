@@ -3,7 +3,8 @@
 //! (upstream's mutating phase, which runs in the handlers ahead of `rest.BeforeCreate`),
 //! and a delete before the store reads the object.
 //!
-//! The store calls its chain on create and delete. Update is not offered to plugins yet:
+//! The store calls its chain on create and delete; mutating plugins (`Mutate`) change the
+//! object a create writes. Update is not offered to plugins yet:
 //! the only plugin, `NamespaceLifecycle`, refuses nothing on update that the store would
 //! not refuse first (an update needs the object, and objects live in existing namespaces).
 
@@ -61,18 +62,62 @@ pub trait Admit: Send + Sync {
     fn admit<'a>(&'a self, attributes: &'a Attributes<'a>) -> BoxFuture<'a, Result<()>>;
 }
 
+/// Upstream's mutating plugins that change the object a create writes (their `Admit`
+/// sets fields of the object: a pod's default tolerations, its priority). They run after
+/// the checking plugins, in order, and may refuse the request too.
+pub trait Mutate: Send + Sync {
+    /// `name` is the object's name, else its `generateName` (what a Forbidden names).
+    fn mutate(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<()>;
+}
+
 /// The plugins in order; the first refusal wins.
 #[derive(Clone, Default)]
-pub struct Chain(Vec<Arc<dyn Admit>>);
+pub struct Chain {
+    checks: Vec<Arc<dyn Admit>>,
+    mutators: Vec<Arc<dyn Mutate>>,
+}
 
 impl Chain {
     pub fn new(plugins: Vec<Arc<dyn Admit>>) -> Chain {
-        Chain(plugins)
+        Chain {
+            checks: plugins,
+            mutators: Vec::new(),
+        }
+    }
+
+    /// The chain with `mutators` after its plugins.
+    pub fn with_mutators(mut self, mutators: Vec<Arc<dyn Mutate>>) -> Chain {
+        self.mutators = mutators;
+        self
     }
 
     pub async fn admit(&self, attributes: &Attributes<'_>) -> Result<()> {
-        for plugin in &self.0 {
+        for plugin in &self.checks {
             plugin.admit(attributes).await?;
+        }
+        Ok(())
+    }
+
+    /// The mutating plugins on an object being created.
+    pub fn mutate_create(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        object: &mut Value,
+    ) -> Result<()> {
+        if self.mutators.is_empty() {
+            return Ok(());
+        }
+        let name = match crate::meta::name(object) {
+            "" => crate::meta::str_field(object, "generateName").to_owned(),
+            name => name.to_owned(),
+        };
+        for plugin in &self.mutators {
+            plugin.mutate(descriptor, &name, object)?;
         }
         Ok(())
     }

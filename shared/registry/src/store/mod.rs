@@ -243,8 +243,10 @@ impl Store {
             })
             .await?;
         let mut obj = self.to_stored(obj);
-        // Upstream records the fields before admission; no plugin here mutates.
+        // Upstream records the fields before admission: what the mutating plugins set is
+        // nobody's.
         self.track_managed_fields(&mut obj, None, "", opts);
+        self.admission.mutate_create(self.descriptor, &mut obj)?;
         let finish = match &self.hooks {
             Some(hooks) => Some(hooks.begin_create(&mut obj, opts.dry_run).await?),
             None => None,
