@@ -1,5 +1,6 @@
 //! The built-in resources core-apiserver serves.
 
+pub mod apps;
 pub mod configmaps;
 pub mod endpoints;
 pub mod events;
@@ -115,6 +116,11 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     replicationcontrollers::install,
     events::install,
     events::v1::install,
+    apps::statefulsets::install,
+    apps::daemonsets::install,
+    apps::controllerrevisions::install,
+    apps::deployments::install,
+    apps::replicasets::install,
 ];
 
 /// One store per resource, in registration order. `etcd` is the store every resource

@@ -96,7 +96,11 @@ pub fn validate_label_selector(selector: Option<&Value>, path: &Path) -> Vec<fie
 }
 
 /// Upstream `ValidateNodeSelectorRequirement` and `ValidateNodeFieldSelectorRequirement`.
-pub(crate) fn node_selector_term(term: &Value, allow_invalid_values: bool, path: &Path) -> Vec<field::Error> {
+pub(crate) fn node_selector_term(
+    term: &Value,
+    allow_invalid_values: bool,
+    path: &Path,
+) -> Vec<field::Error> {
     let mut errs = Vec::new();
     for (j, rq) in arr(term, "matchExpressions").iter().enumerate() {
         let p = path.child("matchExpressions").index(j);
