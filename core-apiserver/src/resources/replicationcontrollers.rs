@@ -63,20 +63,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
             priority: 0,
         },
         AGE_COLUMN,
-        TableColumn {
-            name: "Containers",
-            type_: "string",
-            format: "",
-            description: "Names of each container in the template.",
-            priority: 1,
-        },
-        TableColumn {
-            name: "Images",
-            type_: "string",
-            format: "",
-            description: "Images referenced by each container in the template.",
-            priority: 1,
-        },
+        crate::podspec::CONTAINERS_COLUMN,
+        crate::podspec::IMAGES_COLUMN,
         TableColumn {
             name: "Selector",
             type_: "string",
@@ -149,61 +137,12 @@ fn validate_spec(obj: &Value) -> Vec<field::Error> {
                 ));
             }
             errs.extend(validate_pod_template_spec(template, &template_path));
-            let restart = template
-                .pointer("/spec/restartPolicy")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if restart != "Always" {
-                errs.push(field::not_supported(
-                    &template_path.child("spec").child("restartPolicy"),
-                    restart,
-                    &["Always"],
-                ));
-            }
-            if template
-                .pointer("/spec/activeDeadlineSeconds")
-                .is_some_and(|v| !v.is_null())
-            {
-                errs.push(field::forbidden(
-                    &template_path.child("spec").child("activeDeadlineSeconds"),
-                    "activeDeadlineSeconds in ReplicationController is not Supported",
-                ));
-            }
-        }
-    }
-    errs
-}
-
-/// Upstream `ValidateReplicationControllerStatus`.
-fn validate_status(obj: &Value) -> Vec<field::Error> {
-    let path = Path::new("status");
-    let get = |k: &str| int(obj, &format!("/status/{k}"));
-    let mut errs = Vec::new();
-    for k in [
-        "replicas",
-        "fullyLabeledReplicas",
-        "readyReplicas",
-        "availableReplicas",
-        "observedGeneration",
-    ] {
-        errs.extend(validate_nonnegative_field(get(k), &path.child(k)));
-    }
-    let replicas = get("replicas");
-    for k in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
-        if get(k) > replicas {
-            errs.push(field::invalid(
-                &path.child(k),
-                get(k),
-                "cannot be greater than status.replicas",
+            errs.extend(crate::podspec::validate_controller_template(
+                template,
+                &template_path,
+                "ReplicationController",
             ));
         }
-    }
-    if get("availableReplicas") > get("readyReplicas") {
-        errs.push(field::invalid(
-            &path.child("availableReplicas"),
-            get("availableReplicas"),
-            "cannot be greater than readyReplicas",
-        ));
     }
     errs
 }
@@ -281,7 +220,7 @@ impl kas_registry::Strategy for Strategy {
 
     fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = validate_object_meta_update(new, old);
-        errs.extend(causes(validate_status(new)));
+        errs.extend(causes(crate::podspec::validate_replica_status(new)));
         errs
     }
 

@@ -179,24 +179,11 @@ pub(crate) fn validate_pod_template_spec_for_replica_set(
         ));
     }
     errs.extend(validate_pod_template_spec(template, path));
-    let spec_path = path.child("spec");
-    let restart = template
-        .pointer("/spec/restartPolicy")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if restart != "Always" {
-        errs.push(field::not_supported(
-            &spec_path.child("restartPolicy"),
-            restart,
-            &["Always"],
-        ));
-    }
-    if is_set(template, "/spec/activeDeadlineSeconds") {
-        errs.push(field::forbidden(
-            &spec_path.child("activeDeadlineSeconds"),
-            "activeDeadlineSeconds in ReplicaSet is not Supported",
-        ));
-    }
+    errs.extend(crate::podspec::validate_controller_template(
+        template,
+        path,
+        "ReplicaSet",
+    ));
     errs
 }
 
@@ -328,12 +315,7 @@ pub(crate) fn reset_status_and_generation(obj: &mut Value) {
 /// generation goes up by one when `changed` (a spec change, for Deployments also an
 /// annotation change) and stays otherwise.
 pub(crate) fn keep_status_and_bump_generation(new: &mut Value, old: &Value, changed: bool) {
-    if let Some(map) = new.as_object_mut() {
-        match old.get("status") {
-            Some(s) => map.insert("status".into(), s.clone()),
-            None => map.remove("status"),
-        };
-    }
+    kas_registry::meta::keep_status(new, old);
     let generation = int(old, "/metadata/generation");
     kas_registry::meta::metadata_mut(new).insert(
         "generation".into(),

@@ -71,20 +71,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
             priority: 0,
         },
         AGE_COLUMN,
-        TableColumn {
-            name: "Containers",
-            type_: "string",
-            format: "",
-            description: "Names of each container in the template.",
-            priority: 1,
-        },
-        TableColumn {
-            name: "Images",
-            type_: "string",
-            format: "",
-            description: "Images referenced by each container in the template.",
-            priority: 1,
-        },
+        crate::podspec::CONTAINERS_COLUMN,
+        crate::podspec::IMAGES_COLUMN,
         TableColumn {
             name: "Selector",
             type_: "string",
@@ -201,25 +189,11 @@ fn validate_spec(spec: &Value, tg: i64) -> Vec<field::Error> {
         ));
     }
     errs.extend(validate_pod_template_spec(template, &template_path));
-    let pod_spec = template.get("spec").unwrap_or(&null);
-    let pod_spec_path = template_path.child("spec");
-    let restart = str_of(pod_spec, "restartPolicy");
-    if restart != "Always" {
-        errs.push(field::not_supported(
-            &pod_spec_path.child("restartPolicy"),
-            restart,
-            &["Always"],
-        ));
-    }
-    if pod_spec
-        .get("activeDeadlineSeconds")
-        .is_some_and(|v| !v.is_null())
-    {
-        errs.push(field::forbidden(
-            &pod_spec_path.child("activeDeadlineSeconds"),
-            "activeDeadlineSeconds in DaemonSet is not Supported",
-        ));
-    }
+    errs.extend(crate::podspec::validate_controller_template(
+        template,
+        &template_path,
+        "DaemonSet",
+    ));
     errs.extend(validate_nonnegative_field(
         int0(spec, "minReadySeconds"),
         &path.child("minReadySeconds"),

@@ -64,20 +64,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
             priority: 0,
         },
         AGE_COLUMN,
-        TableColumn {
-            name: "Containers",
-            type_: "string",
-            format: "",
-            description: "Names of each container in the template.",
-            priority: 1,
-        },
-        TableColumn {
-            name: "Images",
-            type_: "string",
-            format: "",
-            description: "Images referenced by each container in the template.",
-            priority: 1,
-        },
+        crate::podspec::CONTAINERS_COLUMN,
+        crate::podspec::IMAGES_COLUMN,
         TableColumn {
             name: "Selector",
             type_: "string",
