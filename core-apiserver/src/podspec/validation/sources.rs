@@ -2,12 +2,11 @@
 
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
-use kas_apimachinery::validation::{is_dns1123_label, is_dns1123_subdomain};
+use kas_apimachinery::validation::{inclusive_range_error, is_dns1123_label, is_dns1123_subdomain};
 use serde_json::Value;
 
-use super::json::{arr, has, invalid_each, obj, opt_str, str_of, strings};
+use super::json::{arr, has, int_of, invalid_each, obj, opt_str, str_of, strings};
 use super::paths::{validate_local_descending_path, validate_path_no_backsteps};
-use super::volumes::range_0_255;
 
 /// Upstream `supportedHostPathTypes`, sorted.
 const HOST_PATH_TYPES: [&str; 8] = [
@@ -400,4 +399,18 @@ pub fn ephemeral(source: &Value, path: &Path) -> Vec<field::Error> {
         return vec![field::required(&path.child("volumeClaimTemplate"), "")];
     }
     Vec::new()
+}
+
+/// Upstream `pdPartitionErrorMsg` and the ISCSI/FC lun range.
+fn range_0_255(source: &Value, key: &str, path: &Path, lo: i64) -> Vec<field::Error> {
+    match int_of(source, key) {
+        Some(n) if !(0..=255).contains(&n) => {
+            vec![field::invalid(
+                &path.child(key),
+                n,
+                &inclusive_range_error(lo, 255),
+            )]
+        }
+        _ => Vec::new(),
+    }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use kas_apimachinery::resource::Quantity;
 use kas_apimachinery::validation::field::{self, Path};
-use kas_apimachinery::validation::{inclusive_range_error, is_dns1123_label};
+use kas_apimachinery::validation::is_dns1123_label;
 use serde_json::Value;
 
 use super::json::{arr, has, int_of, invalid_each, obj, str_of};
@@ -349,18 +349,4 @@ fn service_account_token(t: &Value, proj: &Path, path: &Path) -> Vec<field::Erro
         ));
     }
     errs
-}
-
-/// Upstream `pdPartitionErrorMsg` and the ISCSI/FC lun range.
-pub fn range_0_255(source: &Value, key: &str, path: &Path, lo: i64) -> Vec<field::Error> {
-    match int_of(source, key) {
-        Some(n) if !(0..=255).contains(&n) => {
-            vec![field::invalid(
-                &path.child(key),
-                n,
-                &inclusive_range_error(lo, 255),
-            )]
-        }
-        _ => Vec::new(),
-    }
 }
