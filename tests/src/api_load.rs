@@ -399,7 +399,7 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
                 };
                 buf.extend_from_slice(&data);
                 for event in next_events(&mut buf, protobuf) {
-                    let stamp = event["object"]["data"]["sent"]
+                    let stamp = event["object"]["metadata"]["annotations"]["bench/sent"]
                         .as_str()
                         .and_then(|s| s.parse::<u128>().ok());
                     if let (Some("MODIFIED"), Some(sent)) = (event["type"].as_str(), stamp) {
@@ -419,7 +419,8 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
     let mut ticker = tokio::time::interval(interval);
     while start.elapsed() < spec.duration {
         ticker.tick().await;
-        let patch = json!({"data": {"sent": now_micros().to_string()}});
+        // An annotation: every resource has them, and no strategy refuses a change of one.
+        let patch = json!({"metadata": {"annotations": {"bench/sent": now_micros().to_string()}}});
         let mut req = Request::new(Full::new(Bytes::from(patch.to_string())));
         *req.method_mut() = Method::PATCH;
         *req.uri_mut() = t.url(&format!("{}/bench-watch", t.collection())).parse()?;
