@@ -492,3 +492,55 @@ fn evictions_delete_pods_with_their_options() {
             .contains("name in URL does not match name in Eviction object")
     );
 }
+
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container() {
+    let c = start_cluster(|_| {});
+    c.kubectl_ok(&["run", "web", "--image=nginx"]);
+    let out = c.kubectl(&["debug", "web", "--image=busybox:1.36", "--container=dbg"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pod = c.kubectl_json(&["get", "pod", "web"]);
+    let ephemeral = &pod["spec"]["ephemeralContainers"][0];
+    assert_eq!(ephemeral["name"], "dbg", "{pod}");
+    assert_eq!(ephemeral["image"], "busybox:1.36");
+    // Ephemeral containers get a container's defaults.
+    assert_eq!(ephemeral["terminationMessagePolicy"], "File");
+    // Once added, an ephemeral container stays as it is.
+    let refused = c.kubectl_fails(&[
+        "patch",
+        "pod",
+        "web",
+        "--subresource=ephemeralcontainers",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/spec/ephemeralContainers/0"}]"#,
+    ]);
+    assert!(
+        refused.contains("existing ephemeral containers \"dbg\" may not be removed"),
+        "{refused}"
+    );
+    // The pod's own containers cannot change through the subresource.
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        "web",
+        "--subresource=ephemeralcontainers",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:2"}]"#,
+    ]);
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "pod",
+            "web",
+            "-o",
+            "jsonpath={.spec.containers[0].image}"
+        ]),
+        "nginx"
+    );
+}

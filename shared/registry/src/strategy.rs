@@ -86,6 +86,18 @@ pub trait Strategy: Send + Sync {
         self.validate_update(new, old)
     }
 
+    /// Validation of a write through a custom update subresource (upstream's subresource
+    /// strategy's `ValidateUpdate`: a pod's `ephemeralcontainers`); the main update's by
+    /// default.
+    fn validate_subresource_update(
+        &self,
+        _subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> FieldErrors {
+        self.validate_update(new, old)
+    }
+
     fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
         Vec::new()
     }

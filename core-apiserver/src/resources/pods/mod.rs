@@ -3,6 +3,7 @@
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
 mod binding;
+mod ephemeral;
 mod eviction;
 mod printer;
 pub(crate) mod update;
@@ -31,7 +32,12 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     categories: &["all"],
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
-    subresources: &[binding::BINDING, eviction::EVICTION, Subresource::STATUS],
+    subresources: &[
+        binding::BINDING,
+        ephemeral::EPHEMERAL_CONTAINERS,
+        eviction::EVICTION,
+        Subresource::STATUS,
+    ],
     table_columns: printer::COLUMNS,
     table_name_and_age: false,
     storage_resource: "pods",
@@ -197,6 +203,26 @@ impl kas_registry::Strategy for Strategy {
             period = 0;
         }
         Some(if period < 0 { 1 } else { period })
+    }
+
+    fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
+        (subresource == "ephemeralcontainers").then(|| ephemeral::merge(new, old))
+    }
+
+    /// Upstream `ValidatePodEphemeralContainersUpdate`: the pod as an update of it, and
+    /// the existing ephemeral containers unchanged.
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> FieldErrors {
+        let mut errs = validate_object_meta_update(new, old);
+        errs.extend(causes(validate_pod(new, false)));
+        if subresource == "ephemeralcontainers" {
+            errs.extend(causes(ephemeral::validate_update(new, old)));
+        }
+        errs
     }
 
     fn subresource_create(

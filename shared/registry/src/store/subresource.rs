@@ -160,7 +160,8 @@ impl Store {
             let errors = if declared_status {
                 self.strategy.validate_status_update(&merged, current)
             } else {
-                self.strategy.validate_update(&merged, current)
+                self.strategy
+                    .validate_subresource_update(subresource, &merged, current)
             };
             if !errors.is_empty() {
                 return Err(self.invalid(&merged, errors));
