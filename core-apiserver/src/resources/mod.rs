@@ -17,6 +17,7 @@ pub mod resourcequotas;
 pub mod secrets;
 pub mod serviceaccounts;
 pub mod services;
+pub mod storage;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,6 +122,12 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     apps::controllerrevisions::install,
     apps::deployments::install,
     apps::replicasets::install,
+    // storage.k8s.io
+    storage::storageclasses::install,
+    storage::volumeattachments::install,
+    storage::csinodes::install,
+    storage::csidrivers::install,
+    storage::csistoragecapacities::install,
 ];
 
 /// One store per resource, in registration order. `etcd` is the store every resource
