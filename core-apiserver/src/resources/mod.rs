@@ -7,6 +7,7 @@ pub mod events;
 pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
+pub mod networking;
 pub mod nodes;
 pub mod persistentvolumeclaims;
 pub mod persistentvolumes;
@@ -122,6 +123,10 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     apps::controllerrevisions::install,
     apps::deployments::install,
     apps::replicasets::install,
+    // networking.k8s.io
+    networking::ingresses::install,
+    networking::ingressclasses::install,
+    networking::networkpolicies::install,
     // storage.k8s.io
     storage::storageclasses::install,
     storage::volumeattachments::install,

@@ -5,7 +5,7 @@
 
 pub mod alloc;
 mod defaults;
-mod printer;
+pub(crate) mod printer;
 mod validation;
 
 use std::collections::BTreeMap;

@@ -42,7 +42,7 @@ fn strings(v: &Value, pointer: &str) -> Vec<String> {
 }
 
 /// Upstream `loadBalancerStatusStringer` (wide: the server's tables are wide).
-fn load_balancer_ips(svc: &Value) -> Vec<String> {
+pub(crate) fn load_balancer_ips(svc: &Value) -> Vec<String> {
     let mut ips: Vec<String> = svc
         .pointer("/status/loadBalancer/ingress")
         .and_then(Value::as_array)
