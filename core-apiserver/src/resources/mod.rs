@@ -1,6 +1,7 @@
 //! The built-in resources core-apiserver serves.
 
 pub mod apps;
+pub mod batch;
 pub mod configmaps;
 pub mod endpoints;
 pub mod events;
@@ -123,6 +124,9 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     apps::controllerrevisions::install,
     apps::deployments::install,
     apps::replicasets::install,
+    // batch
+    batch::jobs::install,
+    batch::cronjobs::install,
     // networking.k8s.io
     networking::ingresses::install,
     networking::ingressclasses::install,
