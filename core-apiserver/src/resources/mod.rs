@@ -14,6 +14,7 @@ pub mod persistentvolumeclaims;
 pub mod persistentvolumes;
 pub mod pods;
 pub mod podtemplates;
+pub mod rbac;
 pub mod replicationcontrollers;
 pub mod resourcequotas;
 pub mod secrets;
@@ -131,6 +132,11 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     networking::ingresses::install,
     networking::ingressclasses::install,
     networking::networkpolicies::install,
+    // rbac.authorization.k8s.io
+    rbac::roles::install,
+    rbac::clusterroles::install,
+    rbac::rolebindings::install,
+    rbac::clusterrolebindings::install,
     // storage.k8s.io
     storage::storageclasses::install,
     storage::volumeattachments::install,
