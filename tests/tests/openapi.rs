@@ -202,7 +202,11 @@ async fn openapi_http_caching_through_the_aggregator() {
     let stale = get("/openapi/v3/api/v1?hash=0".into(), vec![]).await;
     assert_eq!(stale.status, 301);
     assert_eq!(header(&stale, "location"), url);
-    let missing = get("/openapi/v3/apis/rbac.authorization.k8s.io/v1".into(), vec![]).await;
+    let missing = get(
+        "/openapi/v3/apis/flowcontrol.apiserver.k8s.io/v1".into(),
+        vec![],
+    )
+    .await;
     assert_eq!(missing.status, 404);
     assert!(missing.body.is_empty());
 
