@@ -81,7 +81,12 @@ fn with_admission(stores: Vec<kas_registry::store::Store>) -> Vec<kas_registry::
         namespaces.clone(),
     ))])
     .with_mutators(vec![
-        std::sync::Arc::new(admission::priority::Priority),
+        std::sync::Arc::new(admission::priority::Priority {
+            classes: stores
+                .iter()
+                .find(|s| s.descriptor.plural == "priorityclasses")
+                .cloned(),
+        }),
         std::sync::Arc::new(
             admission::default_toleration_seconds::DefaultTolerationSeconds::default(),
         ),

@@ -3,6 +3,7 @@
 //! `--default-not-ready-toleration-seconds` and `--default-unreachable-toleration-seconds`
 //! (300 s each by default), so its node's trouble evicts it after five minutes.
 
+use futures_util::future::BoxFuture;
 use kas_registry::ResourceDescriptor;
 use kas_registry::admission::Mutate;
 use serde_json::{Value, json};
@@ -35,24 +36,31 @@ fn tolerates(t: &Value, key: &str) -> bool {
 }
 
 impl Mutate for DefaultTolerationSeconds {
-    fn mutate(
-        &self,
+    fn mutate<'a>(
+        &'a self,
         descriptor: &'static ResourceDescriptor,
-        _name: &str,
-        pod: &mut Value,
-    ) -> kas_registry::Result<()> {
+        _name: &'a str,
+        pod: &'a mut Value,
+    ) -> BoxFuture<'a, kas_registry::Result<()>> {
+        self.add_tolerations(descriptor, pod);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+impl DefaultTolerationSeconds {
+    fn add_tolerations(&self, descriptor: &'static ResourceDescriptor, pod: &mut Value) {
         if (descriptor.group, descriptor.plural) != ("", "pods") {
-            return Ok(());
+            return;
         }
         let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
-            return Ok(());
+            return;
         };
         let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
         if !tolerations.is_array() {
             *tolerations = json!([]);
         }
         let Some(list) = tolerations.as_array_mut() else {
-            return Ok(());
+            return;
         };
         for (key, seconds) in [
             (NOT_READY, self.not_ready_seconds),
@@ -65,7 +73,6 @@ impl Mutate for DefaultTolerationSeconds {
                 );
             }
         }
-        Ok(())
     }
 }
 
@@ -79,16 +86,14 @@ mod tests {
         let plugin = DefaultTolerationSeconds::default();
         let mut pod =
             json!({"spec": {"tolerations": [{"key": UNREACHABLE, "operator": "Exists"}]}});
-        plugin.mutate(&DESCRIPTOR, "p", &mut pod).expect("admitted");
+        plugin.add_tolerations(&DESCRIPTOR, &mut pod);
         assert_eq!(
             pod["spec"]["tolerations"],
             json!([{"key": UNREACHABLE, "operator": "Exists"},
                 {"key": NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}])
         );
         let mut tolerant = json!({"spec": {"tolerations": [{"operator": "Exists"}]}});
-        plugin
-            .mutate(&DESCRIPTOR, "p", &mut tolerant)
-            .expect("admitted");
+        plugin.add_tolerations(&DESCRIPTOR, &mut tolerant);
         assert_eq!(
             tolerant["spec"]["tolerations"],
             json!([{"operator": "Exists"}])

@@ -3,6 +3,7 @@
 pub mod apps;
 pub mod batch;
 pub mod configmaps;
+pub mod discovery;
 pub mod endpoints;
 pub mod events;
 pub mod leases;
@@ -17,6 +18,7 @@ pub mod podtemplates;
 pub mod rbac;
 pub mod replicationcontrollers;
 pub mod resourcequotas;
+pub mod scheduling;
 pub mod secrets;
 pub mod serviceaccounts;
 pub mod services;
@@ -132,6 +134,10 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     networking::ingresses::install,
     networking::ingressclasses::install,
     networking::networkpolicies::install,
+    // discovery.k8s.io
+    discovery::endpointslices::install,
+    // scheduling.k8s.io
+    scheduling::priorityclasses::install,
     // rbac.authorization.k8s.io
     rbac::roles::install,
     rbac::clusterroles::install,

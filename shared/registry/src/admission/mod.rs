@@ -67,12 +67,12 @@ pub trait Admit: Send + Sync {
 /// the checking plugins, in order, and may refuse the request too.
 pub trait Mutate: Send + Sync {
     /// `name` is the object's name, else its `generateName` (what a Forbidden names).
-    fn mutate(
-        &self,
+    fn mutate<'a>(
+        &'a self,
         descriptor: &'static ResourceDescriptor,
-        name: &str,
-        object: &mut Value,
-    ) -> Result<()>;
+        name: &'a str,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<()>>;
 }
 
 /// The plugins in order; the first refusal wins.
@@ -104,7 +104,7 @@ impl Chain {
     }
 
     /// The mutating plugins on an object being created.
-    pub fn mutate_create(
+    pub async fn mutate_create(
         &self,
         descriptor: &'static ResourceDescriptor,
         object: &mut Value,
@@ -117,7 +117,7 @@ impl Chain {
             name => name.to_owned(),
         };
         for plugin in &self.mutators {
-            plugin.mutate(descriptor, &name, object)?;
+            plugin.mutate(descriptor, &name, object).await?;
         }
         Ok(())
     }

@@ -246,7 +246,9 @@ impl Store {
         // Upstream records the fields before admission: what the mutating plugins set is
         // nobody's.
         self.track_managed_fields(&mut obj, None, "", opts);
-        self.admission.mutate_create(self.descriptor, &mut obj)?;
+        self.admission
+            .mutate_create(self.descriptor, &mut obj)
+            .await?;
         let finish = match &self.hooks {
             Some(hooks) => Some(hooks.begin_create(&mut obj, opts.dry_run).await?),
             None => None,

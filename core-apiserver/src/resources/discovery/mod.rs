@@ -1,0 +1,2 @@
+//! The discovery group's resources (being written).
+pub mod endpointslices;

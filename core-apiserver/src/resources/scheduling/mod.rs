@@ -1,0 +1,2 @@
+//! The scheduling group's resources (being written).
+pub mod priorityclasses;
