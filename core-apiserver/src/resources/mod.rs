@@ -10,11 +10,13 @@ pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
 pub mod networking;
+pub mod node;
 pub mod nodes;
 pub mod persistentvolumeclaims;
 pub mod persistentvolumes;
 pub mod pods;
 pub mod podtemplates;
+pub mod policy;
 pub mod rbac;
 pub mod replicationcontrollers;
 pub mod resourcequotas;
@@ -134,6 +136,10 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     networking::ingresses::install,
     networking::ingressclasses::install,
     networking::networkpolicies::install,
+    // policy
+    policy::poddisruptionbudgets::install,
+    // node.k8s.io
+    node::runtimeclasses::install,
     // discovery.k8s.io
     discovery::endpointslices::install,
     // scheduling.k8s.io

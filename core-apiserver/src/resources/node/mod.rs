@@ -1,0 +1,2 @@
+//! The node.k8s.io group's resources.
+pub mod runtimeclasses;

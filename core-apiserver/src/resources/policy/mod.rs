@@ -1,0 +1,2 @@
+//! The policy group's resources.
+pub mod poddisruptionbudgets;
