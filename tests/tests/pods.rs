@@ -544,3 +544,31 @@ fn kubectl_debug_adds_an_ephemeral_container() {
         "nginx"
     );
 }
+
+/// `kubectl replace` of the manifest a pod was created from: what admission set on create
+/// (priority, default tolerations) is set again, so only the image change is an update.
+#[test]
+fn a_pod_replaced_from_its_manifest_keeps_what_admission_set() {
+    let c = start_cluster(|_| {});
+    let manifest = |image: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"web"}},
+            "spec":{{"containers":[{{"name":"a","image":"{image}"}}]}}}}"#
+        )
+    };
+    assert!(
+        c.kubectl_stdin(&["create"], &manifest("nginx:1"))
+            .status
+            .success()
+    );
+    let out = c.kubectl_stdin(&["replace"], &manifest("nginx:2"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pod = c.kubectl_json(&["get", "pod", "web"]);
+    assert_eq!(pod["spec"]["containers"][0]["image"], "nginx:2");
+    assert_eq!(pod["spec"]["priority"], 0);
+    assert_eq!(pod["spec"]["tolerations"].as_array().map(Vec::len), Some(2));
+}

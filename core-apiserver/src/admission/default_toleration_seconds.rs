@@ -45,6 +45,17 @@ impl Mutate for DefaultTolerationSeconds {
         self.add_tolerations(descriptor, pod);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// Upstream's plugin handles updates as creates.
+    fn mutate_update(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        new: &mut Value,
+        _old: &Value,
+    ) -> kas_registry::Result<()> {
+        self.add_tolerations(descriptor, new);
+        Ok(())
+    }
 }
 
 impl DefaultTolerationSeconds {

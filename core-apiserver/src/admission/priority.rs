@@ -136,6 +136,28 @@ impl Priority {
 }
 
 impl Mutate for Priority {
+    /// Upstream's `admitPod` on update: an update that leaves out the priority or the
+    /// preemption policy set on create keeps them (a change is the update rules' to refuse).
+    fn mutate_update(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        new: &mut Value,
+        old: &Value,
+    ) -> kas_registry::Result<()> {
+        if (descriptor.group, descriptor.plural) != ("", "pods") {
+            return Ok(());
+        }
+        if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+            for key in ["priority", "preemptionPolicy"] {
+                let unset = spec.get(key).is_none_or(Value::is_null);
+                if let Some(v) = old.pointer(&format!("/spec/{key}")).filter(|_| unset) {
+                    spec.insert(key.into(), v.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn mutate<'a>(
         &'a self,
         descriptor: &'static ResourceDescriptor,

@@ -111,14 +111,24 @@ pub fn validate_spec_update(new_pod: &Value, old_pod: &Value) -> Vec<field::Erro
         array(old, "schedulingGates"),
         &path.child("schedulingGates"),
     ));
-    let munged = munged_spec(new, old);
-    if munged != *old {
+    // Compared as Go's semantic equality compares the structs: an absent struct is its
+    // zero value (`resources: {}`).
+    let go = |v: &Value| -> Value {
+        let mut v = v.clone();
+        kas_apimachinery::schema::go_encoded(
+            &mut v,
+            &kas_apimachinery::schema::Kind::Message(&kas_api::core::v1::POD_SPEC),
+        );
+        v
+    };
+    let (munged, old) = (go(&munged_spec(new, old)), go(old));
+    if munged != old {
         errs.push(field::forbidden(
             &path,
             &format!(
                 "pod updates may not change fields other than {}\n{}",
                 UPDATABLE_FIELDS.join(","),
-                spec_diff(old, &munged)
+                spec_diff(&old, &munged)
             ),
         ));
     }

@@ -73,6 +73,19 @@ pub trait Mutate: Send + Sync {
         name: &'a str,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<()>>;
+
+    /// The plugin on an update of the main resource, with the stored object (upstream's
+    /// plugins that also handle `admission.Update`: what they set on create stays). It
+    /// runs inside the update's compare-and-swap loop, so it is synchronous and may run
+    /// more than once.
+    fn mutate_update(
+        &self,
+        _descriptor: &'static ResourceDescriptor,
+        _new: &mut Value,
+        _old: &Value,
+    ) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The plugins in order; the first refusal wins.
@@ -99,6 +112,19 @@ impl Chain {
     pub async fn admit(&self, attributes: &Attributes<'_>) -> Result<()> {
         for plugin in &self.checks {
             plugin.admit(attributes).await?;
+        }
+        Ok(())
+    }
+
+    /// The mutating plugins on an update of the main resource.
+    pub fn mutate_update(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        new: &mut Value,
+        old: &Value,
+    ) -> Result<()> {
+        for plugin in &self.mutators {
+            plugin.mutate_update(descriptor, new, old)?;
         }
         Ok(())
     }

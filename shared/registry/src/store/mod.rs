@@ -586,6 +586,9 @@ impl Store {
             )
             .into());
         }
+        // Upstream's handler runs mutating admission on updates after the field manager.
+        self.admission
+            .mutate_update(self.descriptor, &mut new, current)?;
         object_meta::before_update(&mut new, current);
         self.strategy.prepare_for_update(&mut new, current);
         let errors = self.strategy.validate_update(&new, current);
