@@ -118,6 +118,18 @@ fn jobs_and_cron_jobs_as_kubectl_uses_them() {
         ["hello", "*/1 * * * *", "<none>", "False", "0", "<none>"]
     );
 
+    // A Job made from the CronJob by hand, as `kubectl create job --from` makes it.
+    assert_eq!(
+        c.kubectl_ok(&["create", "job", "manual", "--from=cronjob/hello"]),
+        "job.batch/manual created\n"
+    );
+    let manual = c.kubectl_json(&["get", "job", "manual"]);
+    assert_eq!(
+        manual["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"],
+        "manual"
+    );
+    assert_eq!(manual["metadata"]["ownerReferences"][0]["kind"], "CronJob");
+
     // A bad schedule is refused with robfig/cron's message.
     let err = c.kubectl_fails(&[
         "create",
