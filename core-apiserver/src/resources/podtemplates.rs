@@ -78,21 +78,13 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        kas_registry::meta::metadata_mut(obj).insert("generation".into(), json!(1));
+        kas_registry::meta::first_generation(obj);
     }
 
     /// Any change of the template is a new generation.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        let generation = old
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
         let changed = new.get("template") != old.get("template");
-        let meta = kas_registry::meta::metadata_mut(new);
-        meta.insert(
-            "generation".into(),
-            json!(if changed { generation + 1 } else { generation }),
-        );
+        kas_registry::meta::next_generation(new, old, changed);
     }
 
     /// Upstream `ValidatePodTemplate`.

@@ -192,18 +192,14 @@ impl kas_registry::Strategy for Strategy {
         if let Some(map) = obj.as_object_mut() {
             map.insert("status".into(), json!({"replicas": 0}));
         }
-        kas_registry::meta::metadata_mut(obj).insert("generation".into(), json!(1));
+        kas_registry::meta::first_generation(obj);
     }
 
     /// The status stays; a changed spec is a new generation.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         kas_registry::meta::keep_status(new, old);
-        let generation = int(old, "/metadata/generation");
         let changed = new.get("spec") != old.get("spec");
-        kas_registry::meta::metadata_mut(new).insert(
-            "generation".into(),
-            json!(if changed { generation + 1 } else { generation }),
-        );
+        kas_registry::meta::next_generation(new, old, changed);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {

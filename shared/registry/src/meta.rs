@@ -52,6 +52,22 @@ pub fn labels(obj: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A new object's generation (`PrepareForCreate` of every kind that counts them).
+pub fn first_generation(obj: &mut Value) {
+    metadata_mut(obj).insert("generation".into(), Value::from(1));
+}
+
+/// An update's generation (`PrepareForUpdate`): the stored one, one more when the update
+/// `changed` what the kind counts (its spec, for most).
+pub fn next_generation(new: &mut Value, old: &Value, changed: bool) {
+    let generation = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let next = if changed { generation + 1 } else { generation };
+    metadata_mut(new).insert("generation".into(), Value::from(next));
+}
+
 /// Keeps the stored `status` in an update of the main resource, which may not change it
 /// (the `PrepareForUpdate` of every strategy with a status subresource).
 pub fn keep_status(new: &mut Value, old: &Value) {

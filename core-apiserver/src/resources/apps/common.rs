@@ -308,7 +308,7 @@ pub(crate) fn reset_status_and_generation(obj: &mut Value) {
     if let Some(map) = obj.as_object_mut() {
         map.insert("status".into(), json!({}));
     }
-    kas_registry::meta::metadata_mut(obj).insert("generation".into(), json!(1));
+    kas_registry::meta::first_generation(obj);
 }
 
 /// Upstream strategies' `PrepareForUpdate`: the status stays the stored one, and the
@@ -316,11 +316,7 @@ pub(crate) fn reset_status_and_generation(obj: &mut Value) {
 /// annotation change) and stays otherwise.
 pub(crate) fn keep_status_and_bump_generation(new: &mut Value, old: &Value, changed: bool) {
     kas_registry::meta::keep_status(new, old);
-    let generation = int(old, "/metadata/generation");
-    kas_registry::meta::metadata_mut(new).insert(
-        "generation".into(),
-        json!(if changed { generation + 1 } else { generation }),
-    );
+    kas_registry::meta::next_generation(new, old, changed);
 }
 
 /// The warning upstream's Deployment, ReplicaSet and StatefulSet strategies give on create

@@ -22,7 +22,6 @@ use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
 
 use crate::resources::apps::common::causes;
-use crate::resources::networking::first_generation;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "discovery.k8s.io",
@@ -469,7 +468,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        first_generation(obj);
+        kas_registry::meta::first_generation(obj);
         drop_for_nodes(obj);
         drop_topology(obj);
     }
@@ -480,16 +479,7 @@ impl kas_registry::Strategy for Strategy {
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         let changed = without_metadata(new) != without_metadata(old)
             || kas_registry::meta::labels(new) != kas_registry::meta::labels(old);
-        let old_generation = old
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        let meta = kas_registry::meta::metadata_mut(new);
-        if changed {
-            meta.insert("generation".into(), json!(old_generation + 1));
-        } else {
-            meta.insert("generation".into(), json!(old_generation));
-        }
+        kas_registry::meta::next_generation(new, old, changed);
         if !uses_for_nodes(old) {
             drop_for_nodes(new);
         }

@@ -12,7 +12,7 @@ use kas_registry::validation::{validate_object_meta, validate_object_meta_update
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
 
-use super::{bump_generation_on_spec_change, first_generation, is_domain_prefixed_path};
+use super::is_domain_prefixed_path;
 use crate::resources::apps::common::causes;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
@@ -171,11 +171,12 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        first_generation(obj);
+        kas_registry::meta::first_generation(obj);
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        bump_generation_on_spec_change(new, old);
+        let changed = new.get("spec") != old.get("spec");
+        kas_registry::meta::next_generation(new, old, changed);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {

@@ -11,7 +11,6 @@ use kas_apimachinery::validation::{
     DNS1123_SUBDOMAIN_FMT, DNS1123_SUBDOMAIN_MAX_LENGTH, is_dns1123_subdomain, max_len_error,
     regex_error,
 };
-use serde_json::{Value, json};
 
 /// Upstream `wildcardDNS1123SubdomainErrMsg`.
 const WILDCARD_DNS1123_SUBDOMAIN_ERR_MSG: &str = "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character";
@@ -69,25 +68,6 @@ pub(crate) fn is_domain_prefixed_path(path: &Path, value: &str) -> Vec<field::Er
         ));
     }
     errs
-}
-
-/// `PrepareForCreate` of a kind without status: the first generation.
-pub(crate) fn first_generation(obj: &mut Value) {
-    kas_registry::meta::metadata_mut(obj).insert("generation".into(), json!(1));
-}
-
-/// `PrepareForUpdate` of a kind without status: a changed spec is a new generation.
-pub(crate) fn bump_generation_on_spec_change(new: &mut Value, old: &Value) {
-    let generation = old
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let next = if new.get("spec") == old.get("spec") {
-        generation
-    } else {
-        generation + 1
-    };
-    kas_registry::meta::metadata_mut(new).insert("generation".into(), json!(next));
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
 
 use crate::resources::apps::common::causes;
-use crate::resources::networking::first_generation;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "scheduling.k8s.io",
@@ -164,7 +163,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        first_generation(obj);
+        kas_registry::meta::first_generation(obj);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {

@@ -217,14 +217,9 @@ impl kas_registry::Strategy for Strategy {
         {
             spec.remove(GATED);
         }
-        let generation = old
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
         let changed = crate::resources::persistentvolumes::validation::semantic(spec(new))
             != crate::resources::persistentvolumes::validation::semantic(spec(old));
-        let value = if changed { generation + 1 } else { generation };
-        kas_registry::meta::metadata_mut(new).insert("generation".into(), json!(value));
+        kas_registry::meta::next_generation(new, old, changed);
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
