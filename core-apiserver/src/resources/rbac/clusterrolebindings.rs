@@ -5,12 +5,9 @@
 
 use kas_api::rbac::v1::CLUSTER_ROLE_BINDING;
 use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN};
-use kas_registry::strategy::FieldErrors;
 use kas_registry::{ResourceDescriptor, Scope, Verb};
-use serde_json::Value;
 
-use super::validation::{validate_binding, validate_binding_update};
-use super::{binding_cells, default_binding, role_column, wide_column};
+use super::{role_column, wide_column};
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "rbac.authorization.k8s.io",
@@ -46,49 +43,26 @@ const ROLE_KINDS: &[&str] = &["ClusterRole"];
 
 /// How the role installs this resource.
 pub fn install(_: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install::cached(&DESCRIPTOR, Strategy)
+    crate::resources::Install::cached(&DESCRIPTOR, STRATEGY)
 }
 
-pub struct Strategy;
-
-impl kas_registry::Strategy for Strategy {
-    fn default(&self, obj: &mut Value) {
-        default_binding(obj);
-    }
-
-    fn validate(&self, obj: &Value) -> FieldErrors {
-        validate_binding(obj, false, ROLE_KINDS)
-    }
-
-    /// The strategy's `ValidateUpdate`: `ValidateClusterRoleBinding`, then
-    /// `ValidateClusterRoleBindingUpdate`, which validates the binding again (so its
-    /// causes come twice).
-    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        let mut errs = validate_binding(new, false, ROLE_KINDS);
-        errs.extend(validate_binding_update(new, old, false, ROLE_KINDS));
-        errs
-    }
-
-    fn allow_create_on_update(&self) -> bool {
-        true
-    }
-
-    fn table_cells(&self, obj: &Value) -> Vec<Value> {
-        binding_cells(obj)
-    }
-}
+/// The binding strategy with this kind's scope and role kinds.
+pub const STRATEGY: super::BindingStrategy = super::BindingStrategy {
+    namespaced: false,
+    role_kinds: ROLE_KINDS,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::resources::messages;
     use kas_registry::Strategy as _;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn binding(role_ref: Value, subjects: Value) -> Value {
         let mut obj = json!({"metadata": {"name": "crb", "creationTimestamp": null},
             "roleRef": role_ref, "subjects": subjects});
-        Strategy.default(&mut obj);
+        STRATEGY.default(&mut obj);
         obj
     }
 
@@ -99,7 +73,7 @@ mod tests {
             json!([{"kind": "ServiceAccount", "name": "default"}]),
         );
         assert_eq!(
-            messages(&Strategy.validate(&obj)),
+            messages(&STRATEGY.validate(&obj)),
             [
                 "roleRef.kind: Unsupported value: \"Role\": supported values: \"ClusterRole\"",
                 "subjects[0].namespace: Required value",
@@ -110,9 +84,9 @@ mod tests {
             json!([{"kind": "ServiceAccount", "name": "default", "namespace": "kube-system"},
                 {"kind": "Group", "name": "system:authenticated"}]),
         );
-        assert!(Strategy.validate(&ok).is_empty());
+        assert!(STRATEGY.validate(&ok).is_empty());
         assert_eq!(
-            Strategy.table_cells(&ok),
+            STRATEGY.table_cells(&ok),
             [
                 json!("crb"),
                 json!("ClusterRole/view"),
@@ -136,7 +110,7 @@ mod tests {
             json!([{"kind": "Nobody", "name": "x"}]),
         );
         assert_eq!(
-            messages(&Strategy.validate_update(&new, &old)),
+            messages(&STRATEGY.validate_update(&new, &old)),
             [
                 "subjects[0].kind: Unsupported value: \"Nobody\": supported values: \"ServiceAccount\", \"User\", \"Group\"",
                 "subjects[0].kind: Unsupported value: \"Nobody\": supported values: \"ServiceAccount\", \"User\", \"Group\"",

@@ -140,3 +140,42 @@ pub fn binding_cells(obj: &Value) -> Vec<Value> {
     cells.extend(subjects_strings(obj).map(|s| json!(s.join(", "))));
     cells
 }
+
+/// The strategy of RoleBindings and ClusterRoleBindings, which differ only in scope and
+/// in the role kinds their `roleRef` may name.
+pub struct BindingStrategy {
+    pub namespaced: bool,
+    pub role_kinds: &'static [&'static str],
+}
+
+impl kas_registry::Strategy for BindingStrategy {
+    fn default(&self, obj: &mut Value) {
+        default_binding(obj);
+    }
+
+    fn validate(&self, obj: &Value) -> kas_registry::strategy::FieldErrors {
+        validation::validate_binding(obj, self.namespaced, self.role_kinds)
+    }
+
+    /// The strategy's `ValidateUpdate`: `Validate(Cluster)RoleBinding`, then
+    /// `Validate(Cluster)RoleBindingUpdate`, which validates the binding again (so its
+    /// causes come twice).
+    fn validate_update(&self, new: &Value, old: &Value) -> kas_registry::strategy::FieldErrors {
+        let mut errs = self.validate(new);
+        errs.extend(validation::validate_binding_update(
+            new,
+            old,
+            self.namespaced,
+            self.role_kinds,
+        ));
+        errs
+    }
+
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        binding_cells(obj)
+    }
+}

@@ -4,12 +4,9 @@
 
 use kas_api::rbac::v1::ROLE_BINDING;
 use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN};
-use kas_registry::strategy::FieldErrors;
 use kas_registry::{ResourceDescriptor, Scope, Verb};
-use serde_json::Value;
 
-use super::validation::{validate_binding, validate_binding_update};
-use super::{binding_cells, default_binding, role_column, wide_column};
+use super::{role_column, wide_column};
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "rbac.authorization.k8s.io",
@@ -42,49 +39,26 @@ const ROLE_KINDS: &[&str] = &["Role", "ClusterRole"];
 
 /// How the role installs this resource.
 pub fn install(_: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install::cached(&DESCRIPTOR, Strategy)
+    crate::resources::Install::cached(&DESCRIPTOR, STRATEGY)
 }
 
-pub struct Strategy;
-
-impl kas_registry::Strategy for Strategy {
-    fn default(&self, obj: &mut Value) {
-        default_binding(obj);
-    }
-
-    fn validate(&self, obj: &Value) -> FieldErrors {
-        validate_binding(obj, true, ROLE_KINDS)
-    }
-
-    /// The strategy's `ValidateUpdate`: `ValidateRoleBinding`, then
-    /// `ValidateRoleBindingUpdate`, which validates the binding again (so its causes
-    /// come twice).
-    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        let mut errs = validate_binding(new, true, ROLE_KINDS);
-        errs.extend(validate_binding_update(new, old, true, ROLE_KINDS));
-        errs
-    }
-
-    fn allow_create_on_update(&self) -> bool {
-        true
-    }
-
-    fn table_cells(&self, obj: &Value) -> Vec<Value> {
-        binding_cells(obj)
-    }
-}
+/// The binding strategy with this kind's scope and role kinds.
+pub const STRATEGY: super::BindingStrategy = super::BindingStrategy {
+    namespaced: true,
+    role_kinds: ROLE_KINDS,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::resources::messages;
     use kas_registry::Strategy as _;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn binding(role_ref: Value, subjects: Value) -> Value {
         let mut obj = json!({"metadata": {"name": "rb", "namespace": "ns"},
             "roleRef": role_ref, "subjects": subjects});
-        Strategy.default(&mut obj);
+        STRATEGY.default(&mut obj);
         obj
     }
 
@@ -101,19 +75,19 @@ mod tests {
         assert_eq!(obj["subjects"][1]["apiGroup"], "rbac.authorization.k8s.io");
         assert_eq!(obj["subjects"][2].get("apiGroup"), None);
         assert_eq!(
-            messages(&Strategy.validate(&obj)),
+            messages(&STRATEGY.validate(&obj)),
             [
                 "subjects[3].apiGroup: Unsupported value: \"example.com\": supported values: \"rbac.authorization.k8s.io\""
             ]
         );
         let mut missing = json!({"metadata": {"name": "rb", "namespace": "ns"}});
-        Strategy.default(&mut missing);
+        STRATEGY.default(&mut missing);
         assert_eq!(
             missing["roleRef"],
             json!({"apiGroup": "rbac.authorization.k8s.io"})
         );
         assert_eq!(
-            messages(&Strategy.validate(&missing)),
+            messages(&STRATEGY.validate(&missing)),
             [
                 "roleRef.kind: Unsupported value: \"\": supported values: \"Role\", \"ClusterRole\"",
                 "roleRef.name: Required value",
@@ -129,7 +103,7 @@ mod tests {
                 "apiGroup": "v1"}, {"kind": "User"}]),
         );
         assert_eq!(
-            messages(&Strategy.validate(&obj)),
+            messages(&STRATEGY.validate(&obj)),
             [
                 "roleRef.apiGroup: Unsupported value: \"example.com\": supported values: \"rbac.authorization.k8s.io\"",
                 "roleRef.kind: Unsupported value: \"Pod\": supported values: \"Role\", \"ClusterRole\"",
@@ -145,7 +119,7 @@ mod tests {
             json!({"kind": "ClusterRole", "name": "view"}),
             json!([{"kind": "ServiceAccount", "name": "default"}]),
         );
-        assert!(Strategy.validate(&sa).is_empty());
+        assert!(STRATEGY.validate(&sa).is_empty());
     }
 
     #[test]
@@ -153,13 +127,13 @@ mod tests {
         let old = binding(json!({"kind": "Role", "name": "reader"}), json!([]));
         let new = binding(json!({"kind": "Role", "name": "writer"}), json!([]));
         assert_eq!(
-            messages(&Strategy.validate_update(&new, &old)),
+            messages(&STRATEGY.validate_update(&new, &old)),
             [
                 "roleRef: Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"Role\", Name:\"writer\"}: cannot change roleRef"
             ]
         );
-        assert!(Strategy.validate_update(&old, &old).is_empty());
-        assert!(Strategy.allow_create_on_update());
+        assert!(STRATEGY.validate_update(&old, &old).is_empty());
+        assert!(STRATEGY.allow_create_on_update());
     }
 
     #[test]
@@ -172,7 +146,7 @@ mod tests {
                 {"kind": "Other", "name": "x"}]),
         );
         assert_eq!(
-            Strategy.table_cells(&obj),
+            STRATEGY.table_cells(&obj),
             [
                 json!("rb"),
                 json!("ClusterRole/view"),
