@@ -320,7 +320,7 @@ fn set_empty(obj: &mut Map<String, Value>, key: &str, value: &str) {
 }
 
 /// Go's `if p == nil { p = &value }`.
-fn set_nil(obj: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn set_nil(obj: &mut Map<String, Value>, key: &str, value: Value) {
     if matches!(obj.get(key), None | Some(Value::Null)) {
         obj.insert(key.into(), value);
     }

@@ -16,6 +16,7 @@ use kas_apimachinery::validation::{
 };
 use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
 use kas_registry::strategy::FieldErrors;
+use kas_registry::strategy::causes;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
@@ -71,10 +72,6 @@ pub fn install(_: &super::ResourceOptions) -> super::Install {
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)

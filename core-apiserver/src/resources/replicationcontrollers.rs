@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::podspec::validation::validate_pod_template_spec;
 use crate::podspec::{container_cells, defaults};
+use kas_registry::strategy::causes;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
@@ -145,10 +146,6 @@ fn validate_spec(obj: &Value) -> Vec<field::Error> {
         }
     }
     errs
-}
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
 }
 
 impl kas_registry::Strategy for Strategy {

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::helper::{
     is_integer_resource_name, is_standard_quota_resource_name, validate_resource_name,
 };
+use kas_registry::strategy::causes;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
@@ -354,10 +355,6 @@ fn validate_status(obj: &Value) -> Vec<field::Error> {
         &path.child("used"),
     ));
     errs
-}
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
 }
 
 impl kas_registry::Strategy for Strategy {

@@ -11,6 +11,13 @@ use serde_json::Value;
 /// Validation failures, as upstream's `field.ErrorList` becomes `details.causes`.
 pub type FieldErrors = Vec<StatusCause>;
 
+/// A validation's field errors as the causes of the Invalid answer.
+pub fn causes(errs: Vec<kas_apimachinery::validation::field::Error>) -> FieldErrors {
+    errs.iter()
+        .map(kas_apimachinery::validation::field::Error::to_cause)
+        .collect()
+}
+
 /// The conversion of a resource stored in another shape than it is served in, after
 /// upstream's conversion to and from its internal version (events.k8s.io/v1 Events are
 /// stored as core/v1 Events, which upstream's storage factory calls cohabitating).

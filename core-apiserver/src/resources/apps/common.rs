@@ -9,10 +9,10 @@ use kas_apimachinery::labels::{Selector, from_label_selector};
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::meta::validate_nonnegative_field;
 use kas_apimachinery::validation::{is_dns1123_label, regex_error};
-use kas_registry::strategy::FieldErrors;
 use serde_json::{Map, Value, json};
 
 use crate::podspec::validation::validate_pod_template_spec;
+pub(crate) use kas_registry::strategy::causes;
 
 /// An integer field of `v` at a JSON pointer; 0 when absent, as Go's zero value.
 pub(crate) fn int(v: &Value, pointer: &str) -> i64 {
@@ -31,11 +31,6 @@ pub(crate) fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
         .flatten()
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
         .collect()
-}
-
-/// field errors as the causes a strategy answers.
-pub(crate) fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
 }
 
 /// A `map[string]string` as Go's `%#v` prints it: `map[string]string(nil)` when absent.

@@ -7,6 +7,7 @@ use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::meta::{name_is_dns_subdomain, validate_nonnegative_field};
 use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
 use kas_registry::strategy::FieldErrors;
+use kas_registry::strategy::causes;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
@@ -53,10 +54,6 @@ pub fn install(_: &crate::resources::ResourceOptions) -> crate::resources::Insta
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 /// The revision's data as upstream holds it (`runtime.Unknown` over the raw JSON); `None`
 /// for absent or `null` data, which converts to a nil object.

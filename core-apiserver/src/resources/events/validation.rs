@@ -15,6 +15,7 @@ use kas_registry::validation::{validate_object_meta, validate_object_meta_update
 use serde_json::Value;
 
 use super::{str_at, time_set};
+use kas_registry::strategy::causes;
 
 const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
 const ACTION_LENGTH_LIMIT: usize = 128;
@@ -97,10 +98,6 @@ pub(super) fn validate_update(new: &Value, old: &Value, strict: bool) -> FieldEr
     }
     errs.extend(causes(more));
     errs
-}
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
 }
 
 /// `len(value) == 0` → Required; `len(value) > limit` → Invalid with an empty value.

@@ -7,7 +7,6 @@ mod validation;
 
 use std::collections::BTreeMap;
 
-use kas_apimachinery::validation::field;
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
@@ -15,6 +14,7 @@ use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
 use serde_json::Value;
 
 use crate::podspec::defaults::default_resource_list;
+use kas_registry::strategy::causes;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
@@ -42,10 +42,6 @@ pub fn install(_: &super::ResourceOptions) -> super::Install {
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 fn present(obj: &Value, pointer: &str) -> bool {
     obj.pointer(pointer).is_some_and(|v| !v.is_null())

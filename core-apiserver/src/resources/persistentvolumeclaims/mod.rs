@@ -23,6 +23,7 @@ use super::persistentvolumes::validation::{
     storage_class_annotation_warning,
 };
 use crate::podspec::defaults::default_resource_list;
+use kas_registry::strategy::causes;
 use validation::Options;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
@@ -102,10 +103,6 @@ pub fn install(_: &super::ResourceOptions) -> super::Install {
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")

@@ -15,9 +15,10 @@ use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::podspec::defaults::{default_resource_list, default_volume_sources};
+use kas_registry::strategy::causes;
 use validation::{access_modes_string, beta_storage_class, validate_pv_spec, validate_pv_update};
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
@@ -112,18 +113,8 @@ pub fn install(_: &super::ResourceOptions) -> super::Install {
 
 pub struct Strategy;
 
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
-
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-fn set_nil(map: &mut Map<String, Value>, key: &str, value: Value) {
-    if map.get(key).is_none_or(Value::is_null) {
-        map.insert(key.into(), value);
-    }
 }
 
 /// Upstream `ValidatePersistentVolume`: the metadata of a cluster-scoped object and the spec.
@@ -178,7 +169,7 @@ impl kas_registry::Strategy for Strategy {
         if policy.and_then(Value::as_str).unwrap_or("").is_empty() {
             spec.insert("persistentVolumeReclaimPolicy".into(), json!("Retain"));
         }
-        set_nil(spec, "volumeMode", json!("Filesystem"));
+        crate::podspec::defaults::set_nil(spec, "volumeMode", json!("Filesystem"));
         if let Some(capacity) = spec.get_mut("capacity") {
             default_resource_list(capacity);
         }

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::podspec::defaults::default_pod;
 use crate::podspec::validation::{validate_pod_spec, validate_pod_spec_only_for_pod};
+use kas_registry::strategy::causes;
 
 pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     group: "",
@@ -51,10 +52,6 @@ pub fn install(_: &super::ResourceOptions) -> super::Install {
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 /// Upstream `qos.ComputePodQOS`: BestEffort without cpu or memory requests and limits,
 /// Guaranteed when every container limits both and the requests equal the limits,

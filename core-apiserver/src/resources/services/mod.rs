@@ -11,9 +11,9 @@ mod validation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kas_apimachinery::validation::field;
 use kas_apimachinery::validation::meta::name_is_dns1035_label;
 use kas_registry::strategy::FieldErrors;
+use kas_registry::strategy::causes;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, Verb};
 use serde_json::{Value, json};
@@ -58,10 +58,6 @@ pub fn install(opts: &super::ResourceOptions) -> super::Install {
 }
 
 pub struct Strategy;
-
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 fn needs_node_port(svc: &Value) -> bool {
     match svc.pointer("/spec/type").and_then(Value::as_str) {

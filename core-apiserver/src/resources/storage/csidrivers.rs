@@ -8,7 +8,7 @@ use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{bool_value, causes, go_strings, is_nil};
 
@@ -164,12 +164,6 @@ fn validate_driver_update(new: &Value, old: &Value) -> Vec<field::Error> {
     errs
 }
 
-fn set_nil(spec: &mut Map<String, Value>, key: &str, value: Value) {
-    if spec.get(key).is_none_or(Value::is_null) {
-        spec.insert(key.into(), value);
-    }
-}
-
 impl kas_registry::Strategy for Strategy {
     /// `SetDefaults_CSIDriver`.
     fn default(&self, obj: &mut Value) {
@@ -183,10 +177,10 @@ impl kas_registry::Strategy for Strategy {
         let Some(spec) = spec.as_object_mut() else {
             return;
         };
-        set_nil(spec, "attachRequired", json!(true));
-        set_nil(spec, "podInfoOnMount", json!(false));
-        set_nil(spec, "storageCapacity", json!(false));
-        set_nil(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
+        crate::podspec::defaults::set_nil(spec, "attachRequired", json!(true));
+        crate::podspec::defaults::set_nil(spec, "podInfoOnMount", json!(false));
+        crate::podspec::defaults::set_nil(spec, "storageCapacity", json!(false));
+        crate::podspec::defaults::set_nil(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
         let no_modes = spec
             .get("volumeLifecycleModes")
             .and_then(Value::as_array)
@@ -194,8 +188,8 @@ impl kas_registry::Strategy for Strategy {
         if no_modes {
             spec.insert("volumeLifecycleModes".into(), json!(["Persistent"]));
         }
-        set_nil(spec, "requiresRepublish", json!(false));
-        set_nil(spec, "seLinuxMount", json!(false));
+        crate::podspec::defaults::set_nil(spec, "requiresRepublish", json!(false));
+        crate::podspec::defaults::set_nil(spec, "seLinuxMount", json!(false));
     }
 
     /// The MutableCSINodeAllocatableCount field is dropped: its gate is off.

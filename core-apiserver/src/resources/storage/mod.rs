@@ -8,14 +8,9 @@ pub mod csistoragecapacities;
 pub mod storageclasses;
 pub mod volumeattachments;
 
-use kas_apimachinery::validation::field::{self, BadValue};
-use kas_registry::strategy::FieldErrors;
+use kas_apimachinery::validation::field::BadValue;
+use kas_registry::strategy::causes;
 use serde_json::Value;
-
-/// Field errors as the causes of an Invalid answer.
-fn causes(errs: Vec<field::Error>) -> FieldErrors {
-    errs.iter().map(field::Error::to_cause).collect()
-}
 
 /// The string at a JSON pointer, or "".
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
