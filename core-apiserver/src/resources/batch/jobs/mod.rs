@@ -4,10 +4,13 @@
 
 #[cfg(test)]
 mod tests;
+mod update;
 mod validation;
 
+pub(crate) use update::semantic;
+use update::*;
 use validation::*;
-pub(crate) use validation::{job_spec_warnings, semantic, validate_job_spec_fields};
+pub(crate) use validation::{job_spec_warnings, validate_job_spec_fields};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
