@@ -42,7 +42,11 @@ pub async fn api_service<S>(
     }
     follow_compactions(compactor, caches);
     bootstrap_namespaces(&stores).await?;
-    let stores = with_admission(stores);
+    let chain = admission::chain(&resource_options.admission_plugins, &stores);
+    let stores = stores
+        .into_iter()
+        .map(|s| s.with_admission(chain.clone()))
+        .collect();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     Ok(ApiService::new(groups, next))
 }
@@ -68,34 +72,6 @@ fn follow_compactions(
 
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
-
-/// kube-apiserver's default admission plugins that apply to these resources, in its
-/// order: NamespaceLifecycle (reading the namespaces store), Priority and
-/// DefaultTolerationSeconds.
-fn with_admission(stores: Vec<kas_registry::store::Store>) -> Vec<kas_registry::store::Store> {
-    use kas_registry::admission::{Chain, NamespaceLifecycle};
-    let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
-        return stores;
-    };
-    let chain = Chain::new(vec![std::sync::Arc::new(NamespaceLifecycle::new(
-        namespaces.clone(),
-    ))])
-    .with_mutators(vec![
-        std::sync::Arc::new(admission::priority::Priority {
-            classes: stores
-                .iter()
-                .find(|s| s.descriptor.plural == "priorityclasses")
-                .cloned(),
-        }),
-        std::sync::Arc::new(
-            admission::default_toleration_seconds::DefaultTolerationSeconds::default(),
-        ),
-    ]);
-    stores
-        .into_iter()
-        .map(|s| s.with_admission(chain.clone()))
-        .collect()
-}
 
 /// Upstream's system namespaces, created at start when missing (the bootstrap controller's
 /// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
     };
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(true));
+    errors.extend(options.core.admission.validate());
     let delegation = options.delegation;
     let etcd = options.etcd;
     let resources = options.core.resources();

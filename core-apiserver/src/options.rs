@@ -23,6 +23,8 @@ pub struct CoreOptions {
     /// The node ports NodePort and LoadBalancer Services get, `first-last` inclusive.
     #[arg(long, default_value = crate::resources::DEFAULT_SERVICE_NODE_PORT_RANGE)]
     pub service_node_port_range: String,
+    #[command(flatten)]
+    pub admission: crate::admission::AdmissionOptions,
 }
 
 impl CoreOptions {
@@ -38,6 +40,7 @@ impl CoreOptions {
                 .filter(|c| !c.is_empty())
                 .collect(),
             service_node_port_range: self.service_node_port_range.clone(),
+            admission_plugins: self.admission.enabled(),
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct ResourceOptions {
     pub service_cluster_ip_range: Vec<String>,
     /// `--service-node-port-range`.
     pub service_node_port_range: String,
+    /// The admission plugins that run, in order (`AdmissionOptions::enabled`).
+    pub admission_plugins: Vec<String>,
 }
 
 /// Upstream's `DefaultServiceIPCIDR`, when `--service-cluster-ip-range` is not given.
@@ -63,6 +65,7 @@ impl Default for ResourceOptions {
             features: Default::default(),
             service_cluster_ip_range: vec![DEFAULT_SERVICE_IP_CIDR.to_owned()],
             service_node_port_range: DEFAULT_SERVICE_NODE_PORT_RANGE.to_owned(),
+            admission_plugins: crate::admission::AdmissionOptions::default().enabled(),
         }
     }
 }

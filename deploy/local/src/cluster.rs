@@ -35,6 +35,11 @@ pub struct ClusterSpec {
     pub extensions_replicas: usize,
     /// Appended to a role's flags, after the launcher's own.
     pub extra_args: BTreeMap<Role, Vec<String>>,
+    /// Core's admission plugins turned off (`--disable-admission-plugins`). By default the
+    /// `ServiceAccount` plugin, as envtest runs kube-apiserver: it refuses pods whose
+    /// service account does not exist, and no controller-manager here creates each
+    /// namespace's `default` one.
+    pub disabled_admission_plugins: Vec<String>,
     /// How long each role (all its replicas together), and etcd, may take to become ready.
     pub ready_timeout: Duration,
 }
@@ -49,6 +54,7 @@ impl ClusterSpec {
             core_replicas: 1,
             extensions_replicas: 1,
             extra_args: BTreeMap::new(),
+            disabled_admission_plugins: vec!["ServiceAccount".to_owned()],
             ready_timeout: Duration::from_secs(30),
         }
     }
@@ -351,6 +357,12 @@ impl Cluster {
         let etcd_url = self.etcd_url();
         for (index, &port) in ports.iter().enumerate() {
             let mut args = role_args(role, port, &self.pki, &etcd_url, delegates);
+            if role == Role::Core && !spec.disabled_admission_plugins.is_empty() {
+                args.push(format!(
+                    "--disable-admission-plugins={}",
+                    spec.disabled_admission_plugins.join(",")
+                ));
+            }
             args.extend(spec.extra_args.get(&role).into_iter().flatten().cloned());
             let log = self.log_path(role, index);
             let child = process::spawn(binary, &args, &log)?;

@@ -4,9 +4,14 @@
 //! and a delete before the store reads the object.
 //!
 //! The store calls its chain on create and delete; mutating plugins (`Mutate`) change the
-//! object a create writes. Update is not offered to plugins yet:
-//! the only plugin, `NamespaceLifecycle`, refuses nothing on update that the store would
-//! not refuse first (an update needs the object, and objects live in existing namespaces).
+//! object a create writes (and, synchronously, an update). Validating plugins
+//! (`Validate`, upstream's `ValidationInterface`) see the object the write will store,
+//! after the strategy's validation, on create, update and subresource writes: an update of
+//! a resource that one of them handles reads the object, computes and validates the new
+//! state, and writes it on the condition that the object did not change meanwhile (and
+//! runs again when it did), because validation may do I/O and the storage's
+//! compare-and-swap callback cannot. Checks (`Admit`) run on create and delete only:
+//! `NamespaceLifecycle` refuses nothing on update that the store would not refuse first.
 
 pub mod namespace_lifecycle;
 
@@ -23,6 +28,7 @@ pub use namespace_lifecycle::NamespaceLifecycle;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     Create,
+    Update,
     Delete,
 }
 
@@ -33,8 +39,39 @@ pub struct Attributes<'a> {
     pub namespace: &'a str,
     /// The object's name; empty on a create that generates one.
     pub name: &'a str,
-    /// The object being created.
+    /// The object being created, or an update's new state.
     pub object: Option<&'a Value>,
+    /// An update's stored object.
+    pub old_object: Option<&'a Value>,
+    /// The subresource written (`status`, `ephemeralcontainers`); empty for the resource.
+    pub subresource: &'a str,
+    /// `dryRun=All`: nothing the plugin keeps elsewhere may change.
+    pub dry_run: bool,
+    /// Where a plugin's warnings go (upstream's `warning.AddWarning`).
+    pub warnings: Option<&'a crate::rest::options::Warnings>,
+}
+
+impl<'a> Attributes<'a> {
+    /// A create or delete as the checks see it: no old object, no subresource.
+    pub fn new(
+        operation: Operation,
+        descriptor: &'static ResourceDescriptor,
+        namespace: &'a str,
+        name: &'a str,
+        object: Option<&'a Value>,
+    ) -> Attributes<'a> {
+        Attributes {
+            operation,
+            descriptor,
+            namespace,
+            name,
+            object,
+            old_object: None,
+            subresource: "",
+            dry_run: false,
+            warnings: None,
+        }
+    }
 }
 
 impl Attributes<'_> {
@@ -88,11 +125,29 @@ pub trait Mutate: Send + Sync {
     }
 }
 
+/// Upstream `admission.ValidationInterface`: sees the state a write will store, after the
+/// strategy validated it, and may refuse it or record warnings. It must not change the
+/// object.
+pub trait Validate: Send + Sync {
+    /// Whether the plugin looks at a write of `descriptor`'s `subresource` (empty for the
+    /// resource itself): a cheap, synchronous answer, so that updates of resources no
+    /// plugin looks at keep their single compare-and-swap.
+    fn handles(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        subresource: &str,
+        operation: Operation,
+    ) -> bool;
+
+    fn validate<'a>(&'a self, attributes: &'a Attributes<'a>) -> BoxFuture<'a, Result<()>>;
+}
+
 /// The plugins in order; the first refusal wins.
 #[derive(Clone, Default)]
 pub struct Chain {
     checks: Vec<Arc<dyn Admit>>,
     mutators: Vec<Arc<dyn Mutate>>,
+    validators: Vec<Arc<dyn Validate>>,
 }
 
 impl Chain {
@@ -100,7 +155,40 @@ impl Chain {
         Chain {
             checks: plugins,
             mutators: Vec::new(),
+            validators: Vec::new(),
         }
+    }
+
+    /// The chain with `validators` run after the strategy's validation.
+    pub fn with_validators(mut self, validators: Vec<Arc<dyn Validate>>) -> Chain {
+        self.validators = validators;
+        self
+    }
+
+    /// Whether a validating plugin looks at this write.
+    pub fn validates(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        subresource: &str,
+        operation: Operation,
+    ) -> bool {
+        self.validators
+            .iter()
+            .any(|v| v.handles(descriptor, subresource, operation))
+    }
+
+    /// The validating plugins that handle this write, in order.
+    pub async fn validate(&self, attributes: &Attributes<'_>) -> Result<()> {
+        for plugin in &self.validators {
+            if plugin.handles(
+                attributes.descriptor,
+                attributes.subresource,
+                attributes.operation,
+            ) {
+                plugin.validate(attributes).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The chain with `mutators` after its plugins.

@@ -63,6 +63,13 @@ impl Warnings {
         }
     }
 
+    /// Adds one after the strategy's (an admission plugin's).
+    pub fn add(&self, warning: String) {
+        if let Ok(mut w) = self.0.lock() {
+            w.push(warning);
+        }
+    }
+
     /// The recorded warnings.
     pub fn take(&self) -> Vec<String> {
         self.0

@@ -12,7 +12,7 @@ use kas_storage::GetOptions;
 use serde_json::Value;
 
 use super::field_manager::managed_form;
-use super::{Store, Written, at_revision};
+use super::{Store, Written};
 use crate::admission::{Attributes, Operation};
 use crate::error::Result;
 use crate::rest::object_meta;
@@ -33,28 +33,15 @@ impl Store {
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             self.prepare_update(new, current, &client_rv, opts)
         };
-        if opts.dry_run {
-            let get = GetOptions {
-                resource_version: None,
-                ignore_not_found: true,
-            };
-            let stored = self
-                .storage
-                .get(&self.key(namespace, name), &get)
-                .await
-                .map_err(|e| self.storage_error(e, name))?;
-            if stored.is_none() {
-                self.admit_create(namespace, name, &config).await?;
-            }
-            let (new, created) = match stored {
-                Some(stored) => {
-                    let current = stored.value()?;
-                    let new = attempt(Some(&current))?.unwrap_or(current);
-                    (at_revision(new, stored.resource_version), false)
-                }
-                None => (attempt(None)?.unwrap_or_default(), true),
-            };
-            return Ok((Written::DryRun(self.served_value(new)), created));
+        if opts.dry_run
+            || self
+                .admission
+                .validates(self.descriptor, "", Operation::Update)
+            || self
+                .admission
+                .validates(self.descriptor, "", Operation::Create)
+        {
+            return self.apply_validated(namespace, name, &config, &attempt, opts).await;
         }
         // A missing object is created, admitted as a create (a namespace that is
         // missing or terminating refuses it). Admission is async and the update loop is
@@ -83,15 +70,64 @@ impl Store {
         Ok((Written::Stored(self.served(result)?), created))
     }
 
+    /// An apply computed outside the compare-and-swap loop, for a dry run or for
+    /// validating admission: an existing object is rewritten as any validated update; a
+    /// missing one is admitted, validated and created (again as an update when another
+    /// writer created it first).
+    async fn apply_validated(
+        &self,
+        namespace: &str,
+        name: &str,
+        config: &Value,
+        attempt: &(dyn Fn(Option<&Value>) -> Result<Option<Value>> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<(Written, bool)> {
+        let key = self.key(namespace, name);
+        let get = GetOptions {
+            resource_version: None,
+            ignore_not_found: true,
+        };
+        loop {
+            let stored = self
+                .storage
+                .get(&key, &get)
+                .await
+                .map_err(|e| self.storage_error(e, name))?;
+            if stored.is_some() {
+                let update = |current: &Value| attempt(Some(current));
+                let written = self
+                    .rewrite_validated(namespace, name, "", &update, opts)
+                    .await;
+                match written {
+                    Err(e) if e.to_status().code == 404 && !opts.dry_run => continue,
+                    other => return Ok((other?, false)),
+                }
+            }
+            self.admit_create(namespace, name, config).await?;
+            let new = attempt(None)?.unwrap_or_default();
+            self.validate_admission(Operation::Create, namespace, "", &new, None, opts)
+                .await?;
+            if opts.dry_run {
+                return Ok((Written::DryRun(self.served_value(new)), true));
+            }
+            let ttl = self.strategy.ttl_seconds();
+            match self.storage.create(&key, new, ttl).await {
+                Ok(created) => return Ok((Written::Stored(self.served(created)?), true)),
+                Err(kas_storage::Error::KeyExists { .. }) => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+    }
+
     async fn admit_create(&self, namespace: &str, name: &str, config: &Value) -> Result<()> {
         self.admission
-            .admit(&Attributes {
-                operation: Operation::Create,
-                descriptor: self.descriptor,
+            .admit(&Attributes::new(
+                Operation::Create,
+                self.descriptor,
                 namespace,
                 name,
-                object: Some(config),
-            })
+                Some(config),
+            ))
             .await
     }
 

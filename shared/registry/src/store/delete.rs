@@ -29,13 +29,13 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Deleted> {
         self.admission
-            .admit(&Attributes {
-                operation: Operation::Delete,
-                descriptor: self.descriptor,
+            .admit(&Attributes::new(
+                Operation::Delete,
+                self.descriptor,
                 namespace,
                 name,
-                object: None,
-            })
+                None,
+            ))
             .await?;
         let key = self.key(namespace, name);
         let current = self.get_stored(namespace, name, None).await?;

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::delete::delete_instead;
 use super::{Store, Written, at_revision};
+use crate::admission::Operation;
 use crate::error::Result;
 use crate::hooks::WriteHooks;
 use crate::rest::options::WriteOptions;
@@ -34,11 +35,32 @@ impl Store {
             let mut new = candidate(&current)?;
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             let finish = hooks.begin_update(&mut new, &current, opts.dry_run).await?;
+            // The state to write, computed on the object read (the write below is on the
+            // condition that it is still the stored one) and validated by admission.
+            let prepared = match self.prepare_update(new, Some(&current), &client_rv, opts) {
+                Ok(prepared) => prepared,
+                Err(e) => {
+                    finish.finish(false).await;
+                    return Err(e);
+                }
+            };
+            if let Some(new) = &prepared {
+                let validated = self.validate_admission(
+                    Operation::Update,
+                    namespace,
+                    "",
+                    new,
+                    Some(&current),
+                    opts,
+                );
+                if let Err(e) = validated.await {
+                    finish.finish(false).await;
+                    return Err(e);
+                }
+            }
             if opts.dry_run {
-                let prepared = self.prepare_update(new, Some(&current), &client_rv, opts);
-                finish.finish(prepared.is_ok()).await;
-                let new = prepared?.unwrap_or(current);
-                let new = at_revision(new, stored.resource_version);
+                finish.finish(true).await;
+                let new = at_revision(prepared.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
             }
             let read = Preconditions {
@@ -51,10 +73,7 @@ impl Store {
                         key: name.to_owned(),
                     });
                 };
-                let prepared = self
-                    .prepare_update(new.clone(), Some(cur), &client_rv, opts)
-                    .map_err(|e| kas_storage::Error::Callback(Box::new(e)))?;
-                delete_instead(self, Some(cur), prepared)
+                delete_instead(self, Some(cur), prepared.clone())
             };
             let ttl = self.strategy.ttl_seconds();
             let written = self

@@ -29,6 +29,7 @@ mod graceful;
 mod hooked;
 pub mod scale;
 mod subresource;
+mod validated;
 
 /// Upstream's `maxNameGenerationCreateAttempts`: tries of a create with a generated name.
 const MAX_NAME_GENERATION_CREATE_ATTEMPTS: u32 = 8;
@@ -234,13 +235,13 @@ impl Store {
         object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
         self.strategy.default(&mut obj);
         self.admission
-            .admit(&Attributes {
-                operation: Operation::Create,
-                descriptor: self.descriptor,
+            .admit(&Attributes::new(
+                Operation::Create,
+                self.descriptor,
                 namespace,
-                name: crate::meta::name(&obj),
-                object: Some(&obj),
-            })
+                crate::meta::name(&obj),
+                Some(&obj),
+            ))
             .await?;
         let mut obj = self.to_stored(obj);
         // Upstream records the fields before admission: what the mutating plugins set is
@@ -280,6 +281,8 @@ impl Store {
         opts.warnings.set(self.strategy.warnings_on_create(&obj));
         self.strategy.canonicalize(&mut obj);
         let mut obj = self.go_encoded(obj);
+        self.validate_admission(Operation::Create, namespace, "", &obj, None, opts)
+            .await?;
         if opts.dry_run {
             return Ok(Written::DryRun(self.served_value(obj)));
         }
@@ -441,6 +444,18 @@ impl Store {
             return Ok((written.await?, false));
         }
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
+        if self
+            .admission
+            .validates(self.descriptor, "", Operation::Update)
+        {
+            // Validating admission reads the stored object; upstream's plugins that do
+            // handle resources that are never created by an update.
+            let attempt = |current: &Value| -> Result<Option<Value>> {
+                self.prepare_update(obj.clone(), Some(current), &client_rv, opts)
+            };
+            let written = self.rewrite_existing(namespace, name, "", &attempt, opts);
+            return Ok((written.await?, false));
+        }
         if opts.dry_run {
             let stored = self.get_stored(namespace, name, None).await?;
             let current = stored.value()?;
@@ -472,19 +487,24 @@ impl Store {
 
     /// Runs `attempt` on the stored object inside the compare-and-swap loop (or once, on a
     /// read, for a dry run); a missing object is NotFound. Answers in the served form.
+    /// When validating admission handles the write (of `subresource`, empty for the
+    /// resource), the new state is computed and validated outside the loop and written on
+    /// the condition that the object is still the one it was computed from.
     async fn rewrite_existing(
         &self,
         namespace: &str,
         name: &str,
+        subresource: &str,
         attempt: &(dyn Fn(&Value) -> Result<Option<Value>> + Send + Sync),
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Written> {
-        if dry_run {
-            let stored = self.get_stored(namespace, name, None).await?;
-            let current = stored.value()?;
-            let new = attempt(&current)?.unwrap_or(current);
-            let new = at_revision(new, stored.resource_version);
-            return Ok(Written::DryRun(self.served_value(new)));
+        let validated = self
+            .admission
+            .validates(self.descriptor, subresource, Operation::Update);
+        if opts.dry_run || validated {
+            return self
+                .rewrite_validated(namespace, name, subresource, attempt, opts)
+                .await;
         }
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
             let Some(current) = current else {
@@ -537,7 +557,7 @@ impl Store {
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
             self.prepare_update(patched, Some(current), &client_rv, opts)
         };
-        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
+        self.rewrite_existing(namespace, name, "", &attempt, opts)
             .await
     }
 

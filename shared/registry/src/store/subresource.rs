@@ -98,7 +98,7 @@ impl Store {
             crate::meta::strip_type_meta(&mut changed);
             Ok(Some(self.go_encoded(changed)))
         };
-        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
+        self.rewrite_existing(namespace, name, subresource, &attempt, opts)
             .await?;
         Ok(())
     }
@@ -182,7 +182,7 @@ impl Store {
             crate::meta::strip_type_meta(&mut merged);
             Ok(Some(self.go_encoded(merged)))
         };
-        self.rewrite_existing(namespace, name, &attempt, opts.dry_run)
+        self.rewrite_existing(namespace, name, subresource, &attempt, opts)
             .await
     }
 }

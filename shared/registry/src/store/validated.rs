@@ -1,0 +1,103 @@
+//! Writes that validating admission looks at (`crate::admission::Validate`). A plugin may
+//! do I/O, which the storage's compare-and-swap callback cannot, so an update computes the
+//! new state from the object it read, has it validated, and writes it on the condition
+//! that the object is still that one; otherwise it runs again on the newer object, as
+//! upstream's `GuaranteedUpdate` runs its validation again on a conflict.
+
+use kas_storage::Preconditions;
+use serde_json::Value;
+
+use super::delete::delete_instead;
+use super::{Store, Written, at_revision};
+use crate::admission::{Attributes, Operation};
+use crate::error::Result;
+use crate::rest::options::WriteOptions;
+
+impl Store {
+    /// The validating plugins on the state a write will store (`old` on an update).
+    pub(super) async fn validate_admission(
+        &self,
+        operation: Operation,
+        namespace: &str,
+        subresource: &str,
+        object: &Value,
+        old: Option<&Value>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        if !self
+            .admission
+            .validates(self.descriptor, subresource, operation)
+        {
+            return Ok(());
+        }
+        let attributes = Attributes {
+            operation,
+            descriptor: self.descriptor,
+            namespace,
+            name: crate::meta::name(object),
+            object: Some(object),
+            old_object: old,
+            subresource,
+            dry_run: opts.dry_run,
+            warnings: Some(&opts.warnings),
+        };
+        self.admission.validate(&attributes).await
+    }
+
+    /// `attempt` on the object read, validated, then written if the object is unchanged
+    /// (or, dry, answered at the revision read). A missing object is NotFound.
+    pub(super) async fn rewrite_validated(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        attempt: &(dyn Fn(&Value) -> Result<Option<Value>> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        let key = self.key(namespace, name);
+        loop {
+            let stored = self.get_stored(namespace, name, None).await?;
+            let current = stored.value()?;
+            let new = attempt(&current)?;
+            if let Some(new) = &new {
+                self.validate_admission(
+                    Operation::Update,
+                    namespace,
+                    subresource,
+                    new,
+                    Some(&current),
+                    opts,
+                )
+                .await?;
+            }
+            if opts.dry_run {
+                let new = at_revision(new.unwrap_or(current), stored.resource_version);
+                return Ok(Written::DryRun(self.served_value(new)));
+            }
+            let read = Preconditions {
+                uid: None,
+                resource_version: Some(stored.resource_version.to_string()),
+            };
+            let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+                let Some(cur) = cur else {
+                    return Err(kas_storage::Error::NotFound {
+                        key: name.to_owned(),
+                    });
+                };
+                delete_instead(self, Some(cur), new.clone())
+            };
+            let ttl = self.strategy.ttl_seconds();
+            let written = self
+                .storage
+                .guaranteed_update(&key, &read, false, &try_update, Some(stored), ttl)
+                .await;
+            if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
+                continue;
+            }
+            return match self.deleted_instead(&key, name, written).await? {
+                Ok(stored) => Ok(Written::Stored(self.served(stored)?)),
+                Err(answer) => Ok(Written::Stored(answer)),
+            };
+        }
+    }
+}
