@@ -3,6 +3,8 @@
 //! delegates everything else to core-apiserver over mTLS with the user in front-proxy
 //! headers.
 
+mod kubernetes_service;
+
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -26,6 +28,8 @@ struct Options {
     etcd: EtcdOptions,
     #[command(flatten)]
     delegation: DelegationOptions,
+    #[command(flatten)]
+    kubernetes_service: kubernetes_service::KubernetesServiceOptions,
 }
 
 // mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
@@ -47,11 +51,44 @@ fn main() -> ExitCode {
     };
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(false));
+    errors.extend(options.kubernetes_service.validate());
     let delegation = options.delegation;
-    kas_server::run::main(role, options.common, errors, move |_| async move {
-        delegation
-            .build()
-            .map(kas_server::Handler::new)
-            .map_err(|e| e.to_string())
+    let etcd = options.etcd;
+    let service = options.kubernetes_service;
+    kas_server::run::main(role, options.common, errors, move |common| async move {
+        let delegate = delegation.build().map_err(|e| e.to_string())?;
+        if service.endpoint_reconciler_type != "none" && !etcd.etcd_servers.is_empty() {
+            start_kubernetes_service(&service, &etcd, &common, delegate.clone()).await?;
+        }
+        Ok(kas_server::Handler::new(delegate))
     })
+}
+
+/// The kubernetes Service and its endpoints, kept by this replica (see
+/// `kubernetes_service`).
+async fn start_kubernetes_service(
+    service: &kubernetes_service::KubernetesServiceOptions,
+    etcd: &EtcdOptions,
+    common: &CommonOptions,
+    delegate: kas_delegate::Delegate,
+) -> Result<(), String> {
+    let client = etcd
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to etcd: {e}"))?;
+    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let serving = &common.secure_serving;
+    kubernetes_service::Controller {
+        delegate,
+        leases: kubernetes_service::Leases {
+            storage,
+            ttl_seconds: kubernetes_service::LEASE_TTL_SECONDS,
+        },
+        ip: kubernetes_service::advertise_address(service, serving.bind_address),
+        port: serving.secure_port,
+        service_ip: kubernetes_service::first_service_ip(&service.service_cluster_ip_range)?,
+        node_port: service.kubernetes_service_node_port,
+    }
+    .spawn();
+    Ok(())
 }
