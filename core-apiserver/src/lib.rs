@@ -5,6 +5,7 @@ pub mod admission;
 pub mod helper;
 pub mod options;
 pub mod podspec;
+pub mod probe;
 pub mod resources;
 
 use kas_endpoints::installer::{ApiGroups, ApiService};

@@ -239,9 +239,10 @@ fn validate_subsets(obj: &Value) -> Vec<field::Error> {
     errs
 }
 
-/// Upstream `endpointsWarnings`, after the deprecation of the API itself.
+/// Upstream `endpointsWarnings` (the deprecation of the API itself comes first, from
+/// `Strategy::deprecation`).
 fn warnings(obj: &Value) -> Vec<String> {
-    let mut found = vec![DEPRECATION_WARNING.to_owned()];
+    let mut found = Vec::new();
     if kas_registry::meta::labels(obj)
         .get(LABEL_MANAGED_BY)
         .is_some_and(|v| v == CONTROLLER_NAME)
@@ -312,6 +313,10 @@ pub fn format_endpoints(obj: &Value) -> String {
 }
 
 impl kas_registry::Strategy for Strategy {
+    fn deprecation(&self) -> Option<&'static str> {
+        Some(DEPRECATION_WARNING)
+    }
+
     /// Upstream `SetDefaults_Endpoints`: a port without a protocol is TCP.
     fn default(&self, obj: &mut Value) {
         let subsets = obj.get_mut("subsets").and_then(Value::as_array_mut);
@@ -453,7 +458,6 @@ mod tests {
         assert_eq!(
             Strategy.warnings_on_create(&obj),
             [
-                DEPRECATION_WARNING,
                 "subsets[0].addresses[0].ip: non-standard IP address \"010.0.0.1\" will be considered invalid in a future Kubernetes release: use \"10.0.0.1\"",
                 "subsets[0].notReadyAddresses[0].ip: non-standard IP address \"::ffff:1.2.3.4\" will be considered invalid in a future Kubernetes release: use \"1.2.3.4\"",
                 "subsets[0].notReadyAddresses[1].ip: IPv6 address \"FD00:0::1\" should be in RFC 5952 canonical format (\"fd00::1\")",
@@ -463,10 +467,8 @@ mod tests {
         let mut managed = obj.clone();
         managed["metadata"]["labels"] =
             json!({"endpoints.kubernetes.io/managed-by": "endpoint-controller"});
-        assert_eq!(
-            Strategy.warnings_on_update(&managed, &obj),
-            [DEPRECATION_WARNING]
-        );
+        assert!(Strategy.warnings_on_update(&managed, &obj).is_empty());
+        assert_eq!(Strategy.deprecation(), Some(DEPRECATION_WARNING));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod apps;
 pub mod batch;
+pub mod componentstatuses;
 pub mod configmaps;
 pub mod discovery;
 pub mod endpoints;
@@ -71,12 +72,15 @@ impl Default for ResourceOptions {
 }
 
 /// Whether a resource is read through a watch cache or straight from etcd.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum Reads {
     Cached,
     /// Upstream's `DefaultWatchCacheSizes` gives both event resources no watch cache:
     /// events are written far more than watched, and caching them costs memory.
     Etcd,
+    /// A resource that is not stored: its own storage, built over etcd (component
+    /// statuses, probed on each read).
+    Own(fn(&Arc<dyn Storage>) -> Arc<dyn Storage>),
 }
 
 /// Builds a resource's write hooks over the etcd store (a Service's allocators).
@@ -125,6 +129,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     podtemplates::install,
     pods::install,
     replicationcontrollers::install,
+    componentstatuses::install,
     events::install,
     events::v1::install,
     apps::statefulsets::install,
@@ -179,6 +184,7 @@ pub fn stores(
             let storage = match reads {
                 Reads::Cached => cache_for(descriptor, get_attrs(&strategy)),
                 Reads::Etcd => etcd.clone(),
+                Reads::Own(build) => build(etcd),
             };
             let store = Store::new(descriptor, strategy, storage);
             Ok(match hooks {

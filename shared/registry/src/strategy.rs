@@ -73,6 +73,12 @@ pub trait Strategy: Send + Sync {
 
     fn validate(&self, obj: &Value) -> FieldErrors;
 
+    /// The warning every request to a deprecated API version gets first (upstream's
+    /// installer wraps such a resource's handlers with `deprecation.WarningMessage`).
+    fn deprecation(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Non-fatal problems, sent as `Warning` headers.
     fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
         Vec::new()

@@ -6,7 +6,7 @@ use crate::handlers::RequestScope;
 use crate::negotiation::MediaType;
 use crate::responsewriters::negotiated;
 use http::{Response, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::handlers::selection;
 use crate::responsewriters::encode;
@@ -26,7 +26,7 @@ pub async fn get(scope: &RequestScope<'_>) -> Result<Response<Body>> {
         return Ok(negotiated::encoded(&opts, StatusCode::OK, bytes));
     }
     let bytes = if as_table {
-        let meta = json!({"resourceVersion": obj.resource_version.to_string()});
+        let meta = Value::Object(encode::list_meta(obj.resource_version));
         table::table(
             store,
             std::iter::once(&obj.value()?),
@@ -53,7 +53,7 @@ pub async fn list(scope: &RequestScope<'_>, list_opts: &ListOptions) -> Result<R
     if !as_table {
         return negotiated::render_list(store.descriptor, &opts, result);
     }
-    let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
+    let mut meta = Value::Object(encode::list_meta(result.resource_version));
     if let Some(c) = &result.continue_token {
         meta["continue"] = json!(c);
     }

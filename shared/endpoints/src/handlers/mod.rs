@@ -52,6 +52,35 @@ pub(crate) async fn serve(
     features: &FeatureGates,
     req: Request<Body>,
 ) -> Result<Response<Body>> {
+    let deprecation = matched.resource.store.strategy.deprecation();
+    let answer = dispatch(matched, info, features, req).await;
+    match (deprecation, answer) {
+        (Some(warning), Ok(mut resp)) => {
+            // Upstream adds it before the handler runs: it comes first.
+            let later: Vec<_> = resp
+                .headers()
+                .get_all(http::header::WARNING)
+                .iter()
+                .cloned()
+                .collect();
+            resp.headers_mut().remove(http::header::WARNING);
+            crate::responsewriters::response::add_warnings(&mut resp, &[warning.to_owned()]);
+            for v in later {
+                resp.headers_mut().append(http::header::WARNING, v);
+            }
+            Ok(resp)
+        }
+        (_, answer) => answer,
+    }
+}
+
+/// The handler of the matched route.
+async fn dispatch(
+    matched: Matched,
+    info: &RequestInfo,
+    features: &FeatureGates,
+    req: Request<Body>,
+) -> Result<Response<Body>> {
     let (parts, body) = req.into_parts();
     let scope = RequestScope {
         resource: &matched.resource,

@@ -70,13 +70,22 @@ pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
 /// What closes a list after its last item.
 pub(crate) const LIST_TAIL: &[u8] = b"]}\n";
 
+/// A list's metadata with its resourceVersion; none for revision 0, the list of a
+/// resource that is not stored (upstream's computed lists carry none).
+pub(crate) fn list_meta(resource_version: u64) -> serde_json::Map<String, Value> {
+    let mut meta = serde_json::Map::new();
+    if resource_version != 0 {
+        meta.insert(
+            "resourceVersion".into(),
+            Value::String(resource_version.to_string()),
+        );
+    }
+    meta
+}
+
 /// A list up to its first item: type, metadata and `"items":[`.
 pub(crate) fn list_head(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "resourceVersion".into(),
-        Value::String(result.resource_version.to_string()),
-    );
+    let mut meta = list_meta(result.resource_version);
     if let Some(c) = &result.continue_token {
         meta.insert("continue".into(), Value::String(c.clone()));
     }

@@ -46,7 +46,7 @@ pub fn stored(d: &ResourceDescriptor, obj: &ObjectRef) -> Result<Bytes> {
 
 /// `<Kind>List` with upstream's list metadata.
 pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Result<Bytes> {
-    let mut meta = json!({"resourceVersion": result.resource_version.to_string()});
+    let mut meta = Value::Object(super::encode::list_meta(result.resource_version));
     if let Some(c) = &result.continue_token {
         meta["continue"] = json!(c);
     }

@@ -37,6 +37,12 @@ impl Object {
         Object::encode(key, resource_version, &value)
     }
 
+    /// An object that is not stored (a computed resource's, such as a component status):
+    /// no resourceVersion, and revision 0, which no stored object has.
+    pub fn unversioned(key: impl Into<String>, value: &Value) -> Result<Self> {
+        Object::encode(key.into(), 0, value)
+    }
+
     /// Like [`Object::new`], and hands back the stamped document for callers that go on
     /// to read it (filters, the watch cache's attributes).
     pub fn new_with_value(
