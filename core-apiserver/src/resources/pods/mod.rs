@@ -6,6 +6,7 @@ mod binding;
 mod ephemeral;
 mod eviction;
 mod printer;
+mod resize;
 pub(crate) mod update;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         binding::BINDING,
         ephemeral::EPHEMERAL_CONTAINERS,
         eviction::EVICTION,
+        resize::RESIZE,
         Subresource::STATUS,
     ],
     table_columns: printer::COLUMNS,
@@ -203,11 +205,15 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
-        (subresource == "ephemeralcontainers").then(|| ephemeral::merge(new, old))
+        match subresource {
+            "ephemeralcontainers" => Some(ephemeral::merge(new, old)),
+            "resize" => Some(resize::merge(new, old)),
+            _ => None,
+        }
     }
 
-    /// Upstream `ValidatePodEphemeralContainersUpdate`: the pod as an update of it, and
-    /// the existing ephemeral containers unchanged.
+    /// Upstream `ValidatePodEphemeralContainersUpdate` (existing ephemeral containers
+    /// unchanged) and `ValidatePodResize`, after the pod's own metadata and spec checks.
     fn validate_subresource_update(
         &self,
         subresource: &str,
@@ -216,8 +222,10 @@ impl kas_registry::Strategy for Strategy {
     ) -> FieldErrors {
         let mut errs = validate_object_meta_update(new, old);
         errs.extend(causes(validate_pod(new, false)));
-        if subresource == "ephemeralcontainers" {
-            errs.extend(causes(ephemeral::validate_update(new, old)));
+        match subresource {
+            "ephemeralcontainers" => errs.extend(causes(ephemeral::validate_update(new, old))),
+            "resize" => errs.extend(causes(resize::validate(new, old))),
+            _ => {}
         }
         errs
     }
