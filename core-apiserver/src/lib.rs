@@ -43,6 +43,7 @@ pub async fn api_service<S>(
     }
     follow_compactions(compactor, caches);
     bootstrap_namespaces(&stores).await?;
+    let stores = with_disruption_budgets(stores);
     let chain = admission::chain(&resource_options.admission_plugins, &stores);
     let stores = stores
         .into_iter()
@@ -50,6 +51,28 @@ pub async fn api_service<S>(
         .collect();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     Ok(ApiService::new(groups, next))
+}
+
+/// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).
+fn with_disruption_budgets(
+    stores: Vec<kas_registry::store::Store>,
+) -> Vec<kas_registry::store::Store> {
+    let Some(budgets) = admission::store(&stores, "policy", "poddisruptionbudgets") else {
+        return stores;
+    };
+    stores
+        .into_iter()
+        .map(|s| {
+            if (s.descriptor.group, s.descriptor.plural) == ("", "pods") {
+                let guard = resources::pods::disruption::DisruptionGuard {
+                    budgets: budgets.clone(),
+                };
+                s.with_delete_guard(std::sync::Arc::new(guard))
+            } else {
+                s
+            }
+        })
+        .collect()
 }
 
 /// Tells every watch cache what etcd compacted (their watches from older revisions then

@@ -15,6 +15,7 @@ const DEFAULT_MODE: i64 = 0o644;
 /// The scheme defaults of a pod template's spec (`SetDefaults_PodSpec` and the nested
 /// types'); what `SetDefaults_Pod` adds is [`default_pod`]'s.
 pub fn default_pod_spec(spec: &mut Value) {
+    sync_service_account(spec);
     let Some(spec) = spec.as_object_mut() else {
         return;
     };
@@ -37,6 +38,28 @@ pub fn default_pod_spec(spec: &mut Value) {
     }
     if let Some(overhead) = spec.get_mut("overhead") {
         default_resource_list(overhead);
+    }
+}
+
+/// The deprecated `serviceAccount` alias, as upstream's v1 conversions treat it: read as
+/// `serviceAccountName` when that is empty (`Convert_v1_PodSpec_To_core_PodSpec`), and
+/// always written equal to it (`Convert_core_PodSpec_To_v1_PodSpec`). Run again after
+/// anything that sets the account (the ServiceAccount admission plugin).
+pub fn sync_service_account(spec: &mut Value) {
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut name = text(spec.get("serviceAccountName"));
+    if name.is_empty() {
+        name = text(spec.get("serviceAccount"));
+    }
+    if name.is_empty() {
+        spec.remove("serviceAccountName");
+        spec.remove("serviceAccount");
+    } else {
+        spec.insert("serviceAccountName".into(), json!(name));
+        spec.insert("serviceAccount".into(), json!(name));
     }
 }
 
@@ -328,6 +351,22 @@ pub(crate) fn set_nil(obj: &mut Map<String, Value>, key: &str, value: Value) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_deprecated_service_account_follows_the_name() {
+        let mut legacy = serde_json::json!({"serviceAccount": "old"});
+        sync_service_account(&mut legacy);
+        assert_eq!(
+            legacy,
+            serde_json::json!({"serviceAccount": "old", "serviceAccountName": "old"})
+        );
+        let mut both = serde_json::json!({"serviceAccount": "old", "serviceAccountName": "new"});
+        sync_service_account(&mut both);
+        assert_eq!(both["serviceAccount"], "new");
+        let mut none = serde_json::json!({"serviceAccount": ""});
+        sync_service_account(&mut none);
+        assert_eq!(none, serde_json::json!({}));
+    }
     use super::*;
 
     #[test]

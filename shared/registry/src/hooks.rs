@@ -41,3 +41,29 @@ pub trait WriteHooks: Send + Sync {
     /// After an object is gone (upstream's `AfterDelete`).
     async fn after_delete(&self, deleted: &Value);
 }
+
+/// What a guarded deletion through a subresource (a pod's `eviction`) must respect.
+#[derive(Debug)]
+pub enum GuardedDelete {
+    /// Delete with the request's own options.
+    Proceed,
+    /// Delete only while the object is still at the revision checked (when the request
+    /// named no resourceVersion itself). On a conflict the check runs again on the newer
+    /// object when `retry`, else the answer is `conflict` (the storage's own when `None`).
+    AtRevision {
+        retry: bool,
+        conflict: Option<crate::Error>,
+    },
+}
+
+/// An asynchronous check before a subresource create deletes its object (upstream's
+/// `EvictionREST`, which consults and charges PodDisruptionBudgets). It may refuse.
+#[async_trait]
+pub trait DeleteGuard: Send + Sync {
+    async fn before_delete(
+        &self,
+        subresource: &str,
+        object: &Value,
+        dry_run: bool,
+    ) -> Result<GuardedDelete>;
+}

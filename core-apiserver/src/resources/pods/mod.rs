@@ -3,6 +3,7 @@
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
 mod binding;
+pub mod disruption;
 mod ephemeral;
 mod eviction;
 mod printer;
@@ -141,6 +142,14 @@ impl kas_registry::Strategy for Strategy {
 
     /// A new pod is Pending with its QoS class; a pod with scheduling gates says so in
     /// its PodScheduled condition.
+    /// The deprecated `serviceAccount` follows `serviceAccountName`, which admission may
+    /// have set after defaulting (upstream writes it in its v1 conversion).
+    fn canonicalize(&self, obj: &mut Value) {
+        if let Some(spec) = obj.get_mut("spec") {
+            crate::podspec::defaults::sync_service_account(spec);
+        }
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         let qos = qos_class(obj);
         let gated = obj

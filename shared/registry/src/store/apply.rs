@@ -3,8 +3,6 @@
 //! `kas_apimachinery::managed_fields::apply`), defaulted, and then written as any update
 //! is; a missing object is created from the configuration alone.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use kas_apimachinery::Status;
 use kas_apimachinery::managed_fields as mf;
 use kas_apimachinery::schema::Kind;
@@ -41,33 +39,28 @@ impl Store {
                 .admission
                 .validates(self.descriptor, "", Operation::Create)
         {
-            return self.apply_validated(namespace, name, &config, &attempt, opts).await;
+            return self
+                .apply_validated(namespace, name, &config, &attempt, opts)
+                .await;
         }
-        // A missing object is created, admitted as a create (a namespace that is
-        // missing or terminating refuses it). Admission is async and the update loop is
-        // not, so the loop stops at a missing object, the create is admitted, and the
-        // loop runs again; an update, the common case, reads nothing more.
-        let created = AtomicBool::new(false);
-        let admitted = AtomicBool::new(false);
+        // A missing object is created as `apply_validated` creates it (admitted, mutated
+        // and validated as a create, all asynchronous); the loop stops there. An update,
+        // the common case, reads nothing more.
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-            if current.is_none() && !admitted.load(Ordering::Relaxed) {
+            if current.is_none() {
                 return Err(kas_storage::Error::Callback(Box::new(NeedsCreateAdmission)));
             }
-            created.store(current.is_none(), Ordering::Relaxed);
             attempt(current).map_err(|e| kas_storage::Error::Callback(Box::new(e)))
         };
         let key = self.key(namespace, name);
-        let result = match self.guaranteed_update(&key, true, &try_update).await {
+        match self.guaranteed_update(&key, true, &try_update).await {
             Err(kas_storage::Error::Callback(e)) if e.is::<NeedsCreateAdmission>() => {
-                self.admit_create(namespace, name, &config).await?;
-                admitted.store(true, Ordering::Relaxed);
-                self.guaranteed_update(&key, true, &try_update).await
+                self.apply_validated(namespace, name, &config, &attempt, opts)
+                    .await
             }
-            other => other,
+            Err(e) => Err(self.storage_error(e, name)),
+            Ok(result) => Ok((Written::Stored(self.served(result)?), false)),
         }
-        .map_err(|e| self.storage_error(e, name))?;
-        let created = created.load(Ordering::Relaxed);
-        Ok((Written::Stored(self.served(result)?), created))
     }
 
     /// An apply computed outside the compare-and-swap loop, for a dry run or for
@@ -104,7 +97,16 @@ impl Store {
                 }
             }
             self.admit_create(namespace, name, config).await?;
-            let new = attempt(None)?.unwrap_or_default();
+            // Upstream's create: field managers, then mutating admission, then the
+            // strategy's rules and validation.
+            let mut applied = self.applied(namespace, name, None, config, opts, "")?;
+            self.admission
+                .mutate_create(self.descriptor, &mut applied)
+                .await?;
+            let client_rv = crate::meta::str_field(&applied, "resourceVersion").to_owned();
+            let new = self
+                .prepare_update(applied, None, &client_rv, opts)?
+                .unwrap_or_default();
             self.validate_admission(Operation::Create, namespace, "", &new, None, opts)
                 .await?;
             if opts.dry_run {

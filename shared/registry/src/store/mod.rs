@@ -46,6 +46,7 @@ pub struct Store {
     attrs: AttrsFunc,
     admission: Chain,
     hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
+    delete_guard: Option<Arc<dyn crate::hooks::DeleteGuard>>,
 }
 
 impl Store {
@@ -98,12 +99,19 @@ impl Store {
             storage,
             admission: Chain::default(),
             hooks: None,
+            delete_guard: None,
         }
     }
 
     /// The store with `hooks` around its creates, updates and deletes.
     pub fn with_hooks(mut self, hooks: Arc<dyn crate::hooks::WriteHooks>) -> Store {
         self.hooks = Some(hooks);
+        self
+    }
+
+    /// The store with `guard` checking deletions through subresources (evictions).
+    pub fn with_delete_guard(mut self, guard: Arc<dyn crate::hooks::DeleteGuard>) -> Store {
+        self.delete_guard = Some(guard);
         self
     }
 

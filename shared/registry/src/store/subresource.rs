@@ -6,9 +6,13 @@ use serde_json::Value;
 
 use super::{OPTIMISTIC_LOCK_ERROR, Store, Written};
 use crate::error::Result;
+use crate::hooks::GuardedDelete;
 use crate::rest::object_meta;
 use crate::rest::options::WriteOptions;
 use crate::strategy::SubresourceEffect;
+
+/// How often a guarded deletion is tried against a changing object.
+const GUARDED_DELETE_ATTEMPTS: usize = 5;
 
 impl Store {
     /// PUT of an update subresource: `status` (declared in the descriptor) replaces only
@@ -72,21 +76,51 @@ impl Store {
                 .subresource_create(subresource, body, current)
                 .ok_or_else(Status::not_found_path)?
         };
-        let current = self.get_stored(namespace, name, None).await?.value()?;
-        if let SubresourceEffect::Delete {
-            preconditions,
-            grace_period_seconds,
-            dry_run,
-        } = effect(&current)?
-        {
+        let mut current = self.get_stored(namespace, name, None).await?.value()?;
+        // A guarded deletion whose revision condition fails because the object changed
+        // meanwhile is checked again on the newer object, as upstream's eviction retries.
+        for attempt in 1..=GUARDED_DELETE_ATTEMPTS {
+            let SubresourceEffect::Delete {
+                mut preconditions,
+                grace_period_seconds,
+                dry_run,
+            } = effect(&current)?
+            else {
+                break;
+            };
+            let dry_run = dry_run || opts.dry_run;
             let delete_opts = WriteOptions {
-                dry_run: dry_run || opts.dry_run,
+                dry_run,
                 grace_period_seconds,
                 ..WriteOptions::default()
             };
-            self.delete(namespace, name, &preconditions, &delete_opts)
-                .await?;
-            return Ok(());
+            let guarded = match &self.delete_guard {
+                Some(guard) => guard.before_delete(subresource, &current, dry_run).await?,
+                None => GuardedDelete::Proceed,
+            };
+            let on_conflict = match guarded {
+                GuardedDelete::AtRevision { retry, conflict }
+                    if preconditions.resource_version.is_none() =>
+                {
+                    preconditions.resource_version =
+                        Some(crate::meta::str_field(&current, "resourceVersion").to_owned());
+                    Some((retry, conflict))
+                }
+                _ => None,
+            };
+            match self
+                .delete(namespace, name, &preconditions, &delete_opts)
+                .await
+            {
+                Err(e) if e.to_status().code == 409 => match on_conflict {
+                    Some((true, _)) if attempt < GUARDED_DELETE_ATTEMPTS => {
+                        current = self.get_stored(namespace, name, None).await?.value()?;
+                    }
+                    Some((_, Some(answer))) => return Err(answer),
+                    _ => return Err(e),
+                },
+                other => return other.map(|_| ()),
+            }
         }
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let SubresourceEffect::Update(mut changed) = effect(current)? else {
