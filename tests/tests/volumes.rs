@@ -208,14 +208,25 @@ fn volumes_and_claims_as_kubectl_uses_them() {
         ),
         "{err}"
     );
-    c.kubectl_ok(&[
+    // Growing it needs a class that allows expansion (PersistentVolumeClaimResize).
+    let grow = [
         "patch",
         "pvc",
         "data",
         "--type=merge",
         "-p",
         r#"{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}"#,
-    ]);
+    ];
+    let err = c.kubectl_fails(&grow);
+    assert!(
+        err.contains(
+            "persistentvolumeclaims \"data\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"
+        ),
+        "{err}"
+    );
+    let class = "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"manual\"},\"provisioner\":\"example.com/manual\",\"allowVolumeExpansion\":true}";
+    create(&c, class, true);
+    c.kubectl_ok(&grow);
     let err = c.kubectl_fails(&[
         "patch",
         "pvc",
@@ -268,7 +279,19 @@ spec:
         "{err}"
     );
 
-    c.kubectl_ok(&["delete", "pvc", "data"]);
-    c.kubectl_ok(&["delete", "pv", "pv1"]);
+    // StorageObjectInUseProtection's finalizers hold both until their controllers (absent
+    // here) let go.
+    assert_eq!(
+        c.kubectl_json(&["get", "pvc", "data"])["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+    c.kubectl_ok(&["delete", "pvc", "data", "--wait=false"]);
+    c.kubectl_ok(&["delete", "pv", "pv1", "--wait=false"]);
+    let (_, row) = header_and_row(&c.kubectl_ok(&["get", "pvc", "data"]));
+    assert_eq!(row[1], "Terminating");
+    let release = r#"{"metadata":{"finalizers":null}}"#;
+    c.kubectl_ok(&["patch", "pvc", "data", "--type=merge", "-p", release]);
+    c.kubectl_ok(&["patch", "pv", "pv1", "--type=merge", "-p", release]);
     assert!(!c.kubectl_ok(&["get", "pv"]).contains("pv1"));
+    assert!(!c.kubectl_ok(&["get", "pvc"]).contains("data"));
 }

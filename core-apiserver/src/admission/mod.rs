@@ -6,8 +6,13 @@
 //! `kas_registry::admission::Mutate` (upstream's mutating `Admit`) and/or `Validate`
 //! (upstream's `Validate`); `chain` puts the enabled ones in upstream's order.
 
+pub mod default_storage_class;
 pub mod default_toleration_seconds;
 pub mod priority;
+pub mod pvc_resize;
+pub mod service_account;
+pub mod storage_object_in_use_protection;
+pub mod taint_nodes_by_condition;
 
 use std::sync::Arc;
 
@@ -95,6 +100,38 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
             )),
             ..Plugin::default()
         },
+        "ServiceAccount" => {
+            let plugin = Arc::new(service_account::ServiceAccount {
+                accounts: store(stores, "", "serviceaccounts")?,
+            });
+            Plugin {
+                mutator: Some(plugin.clone()),
+                validator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
+        "TaintNodesByCondition" => Plugin {
+            mutator: Some(Arc::new(taint_nodes_by_condition::TaintNodesByCondition)),
+            ..Plugin::default()
+        },
+        "DefaultStorageClass" => Plugin {
+            mutator: Some(Arc::new(default_storage_class::DefaultStorageClass {
+                classes: store(stores, "storage.k8s.io", "storageclasses"),
+            })),
+            ..Plugin::default()
+        },
+        "StorageObjectInUseProtection" => Plugin {
+            mutator: Some(Arc::new(
+                storage_object_in_use_protection::StorageObjectInUseProtection,
+            )),
+            ..Plugin::default()
+        },
+        "PersistentVolumeClaimResize" => Plugin {
+            validator: Some(Arc::new(pvc_resize::PersistentVolumeClaimResize {
+                classes: store(stores, "storage.k8s.io", "storageclasses"),
+            })),
+            ..Plugin::default()
+        },
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -105,7 +142,14 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
 pub fn implemented(name: &str) -> bool {
     matches!(
         name,
-        "NamespaceLifecycle" | "Priority" | "DefaultTolerationSeconds"
+        "NamespaceLifecycle"
+            | "Priority"
+            | "DefaultTolerationSeconds"
+            | "ServiceAccount"
+            | "TaintNodesByCondition"
+            | "DefaultStorageClass"
+            | "StorageObjectInUseProtection"
+            | "PersistentVolumeClaimResize"
     )
 }
 
@@ -150,7 +194,9 @@ impl AdmissionOptions {
         let mut errors = Vec::new();
         for name in &self.enable_admission_plugins {
             if !known(name) {
-                errors.push(format!("enable-admission-plugins plugin {name:?} is unknown"));
+                errors.push(format!(
+                    "enable-admission-plugins plugin {name:?} is unknown"
+                ));
             } else if !implemented(name) {
                 errors.push(format!(
                     "enable-admission-plugins plugin {name:?} is not implemented by core-apiserver"
@@ -159,7 +205,9 @@ impl AdmissionOptions {
         }
         for name in &self.disable_admission_plugins {
             if !known(name) {
-                errors.push(format!("disable-admission-plugins plugin {name:?} is unknown"));
+                errors.push(format!(
+                    "disable-admission-plugins plugin {name:?} is unknown"
+                ));
             }
         }
         let mut overlap: Vec<&String> = self
