@@ -8,6 +8,7 @@
 
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
+pub mod pod_security;
 pub mod priority;
 pub mod pvc_resize;
 pub mod service_account;
@@ -132,6 +133,13 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
             })),
             ..Plugin::default()
         },
+        "PodSecurity" => Plugin {
+            validator: Some(Arc::new(pod_security::PodSecurity::new(
+                store(stores, "", "namespaces"),
+                store(stores, "", "pods"),
+            ))),
+            ..Plugin::default()
+        },
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -150,6 +158,7 @@ pub fn implemented(name: &str) -> bool {
             | "DefaultStorageClass"
             | "StorageObjectInUseProtection"
             | "PersistentVolumeClaimResize"
+            | "PodSecurity"
     )
 }
 
