@@ -2,6 +2,7 @@
 
 pub mod apps;
 pub mod batch;
+pub mod bindings;
 pub mod componentstatuses;
 pub mod configmaps;
 pub mod discovery;
@@ -128,6 +129,7 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     services::install,
     podtemplates::install,
     pods::install,
+    bindings::install,
     replicationcontrollers::install,
     componentstatuses::install,
     events::install,

@@ -73,6 +73,12 @@ pub trait Strategy: Send + Sync {
 
     fn validate(&self, obj: &Value) -> FieldErrors;
 
+    /// Whether a create is answered with a `Status` of success instead of the object
+    /// (upstream's `bindings`, whose REST storage returns one).
+    fn create_answers_status(&self) -> bool {
+        false
+    }
+
     /// The warning every request to a deprecated API version gets first (upstream's
     /// installer wraps such a resource's handlers with `deprecation.WarningMessage`).
     fn deprecation(&self) -> Option<&'static str> {

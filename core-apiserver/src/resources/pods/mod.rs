@@ -2,7 +2,7 @@
 //! strategies, `PodToSelectableFields`), `ValidatePodCreate`, `ValidatePodUpdate`,
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
-mod binding;
+pub(crate) mod binding;
 pub mod disruption;
 mod ephemeral;
 mod eviction;

@@ -59,7 +59,11 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let (out, input, opts) = prepare(scope, body, options::create_options).await?;
     let decoded = decode::decode(store.descriptor, &input, &opts)?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
-    let mut resp = written(store, &w, StatusCode::CREATED, &out)?;
+    let mut resp = if store.strategy.create_answers_status() {
+        created_status(&out)
+    } else {
+        written(store, &w, StatusCode::CREATED, &out)?
+    };
     response::add_warnings(&mut resp, &decoded.warnings);
     response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
@@ -93,6 +97,14 @@ pub async fn create_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
     store
         .create_subresource(&info.namespace, &info.name, &info.subresource, &sent, &opts)
         .await?;
+    let mut resp = created_status(&out);
+    response::add_warnings(&mut resp, &decoded.warnings);
+    response::add_warnings(&mut resp, &opts.warnings.take());
+    Ok(resp)
+}
+
+/// The `Status` of success upstream's binding endpoints answer a create with.
+fn created_status(out: &MediaTypeOptions) -> Response<Body> {
     let status = serde_json::json!({
         "kind": "Status",
         "apiVersion": "v1",
@@ -100,10 +112,7 @@ pub async fn create_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
         "status": "Success",
         "code": 201,
     });
-    let mut resp = negotiated::status(StatusCode::CREATED, &status, &out);
-    response::add_warnings(&mut resp, &decoded.warnings);
-    response::add_warnings(&mut resp, &opts.warnings.take());
-    Ok(resp)
+    negotiated::status(StatusCode::CREATED, &status, out)
 }
 
 pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
