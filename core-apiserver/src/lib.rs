@@ -42,7 +42,7 @@ pub async fn api_service<S>(
         }
     }
     follow_compactions(compactor, caches);
-    bootstrap_namespaces(&stores).await?;
+    bootstrap(&stores).await?;
     let stores = with_disruption_budgets(stores);
     let chain = admission::chain(&resource_options.admission_plugins, &stores);
     let stores = stores
@@ -97,20 +97,39 @@ fn follow_compactions(
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// Upstream's system namespaces, created at start when missing (the bootstrap controller's
-/// job in kube-apiserver). Every replica tries; AlreadyExists means another one won.
-async fn bootstrap_namespaces(stores: &[kas_registry::store::Store]) -> Result<(), String> {
-    let Some(namespaces) = stores.iter().find(|s| s.descriptor.plural == "namespaces") else {
+/// What kube-apiserver creates at start when missing: the system namespaces (its
+/// bootstrap controller) and the system PriorityClasses (the scheduling group's post-start
+/// hook). Every replica tries; AlreadyExists means another one won.
+async fn bootstrap(stores: &[kas_registry::store::Store]) -> Result<(), String> {
+    let namespaces = SYSTEM_NAMESPACES.iter().map(|name| {
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    });
+    create_missing(stores, "", "namespaces", namespaces.collect()).await?;
+    let classes = resources::scheduling::priorityclasses::system_priority_classes();
+    create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await
+}
+
+/// Creates each of `objects` (cluster-scoped) unless it exists.
+async fn create_missing(
+    stores: &[kas_registry::store::Store],
+    group: &str,
+    plural: &str,
+    objects: Vec<serde_json::Value>,
+) -> Result<(), String> {
+    let Some(store) = admission::store(stores, group, plural) else {
         return Ok(());
     };
-    let opts = kas_registry::rest::options::WriteOptions::default();
-    for name in SYSTEM_NAMESPACES {
-        let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        if let Err(e) = namespaces.create("", ns, &opts).await {
+    let opts = kas_registry::rest::options::WriteOptions {
+        manager: "kube-apiserver".to_owned(),
+        ..Default::default()
+    };
+    for object in objects {
+        let name = kas_registry::meta::name(&object).to_owned();
+        if let Err(e) = store.create("", object, &opts).await {
             let status = e.to_status();
             if status.code != 409 {
                 return Err(format!(
-                    "creating namespace {name}: {}",
+                    "creating {plural} {name}: {}",
                     status.message.unwrap_or_default()
                 ));
             }

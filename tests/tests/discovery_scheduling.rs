@@ -77,6 +77,17 @@ fn endpointslices_and_priorityclasses_as_kubectl_uses_them() {
     );
 
     // PriorityClass: kubectl's generator, the default preemption policy.
+    // The system classes exist from the start, as kube-apiserver creates them.
+    let node_critical = c.kubectl_json(&["get", "pc", "system-node-critical"]);
+    assert_eq!(node_critical["value"], 2_000_001_000);
+    assert_eq!(
+        node_critical["description"],
+        "Used for system critical pods that must not be moved from their current node."
+    );
+    let cluster_critical = c.kubectl_json(&["get", "pc", "system-cluster-critical"]);
+    assert_eq!(cluster_critical["value"], 2_000_000_000);
+    assert_eq!(cluster_critical["preemptionPolicy"], "PreemptLowerPriority");
+
     assert_eq!(
         c.kubectl_ok(&["create", "priorityclass", "high", "--value=1000"]),
         "priorityclass.scheduling.k8s.io/high created\n"

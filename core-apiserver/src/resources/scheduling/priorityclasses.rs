@@ -67,6 +67,26 @@ pub const SYSTEM_PRIORITY_CLASSES: [(&str, i64); 2] = [
     ("system-node-critical", SYSTEM_CRITICAL_PRIORITY + 1000),
     ("system-cluster-critical", SYSTEM_CRITICAL_PRIORITY),
 ];
+/// The system classes as upstream's scheduling bootstrap creates them
+/// (`AddSystemPriorityClasses`, from `scheduling.systemPriorityClasses`).
+pub fn system_priority_classes() -> Vec<Value> {
+    let description = |name: &str| match name {
+        "system-node-critical" => {
+            "Used for system critical pods that must not be moved from their current node."
+        }
+        _ => {
+            "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."
+        }
+    };
+    SYSTEM_PRIORITY_CLASSES
+        .iter()
+        .map(|(name, value)| {
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name}, "value": value, "description": description(name)})
+        })
+        .collect()
+}
+
 /// `PreemptLowerPriority` and `Never`, in upstream's order.
 const PREEMPTION_POLICIES: [&str; 2] = ["PreemptLowerPriority", "Never"];
 
