@@ -1,5 +1,6 @@
 //! aggregator: the client-facing role. It authenticates and authorizes every request once,
-//! serves what it owns (health, version, metrics; apiregistration.k8s.io later) and
+//! serves what it owns (health, version, metrics; apiregistration.k8s.io later), keeps
+//! the `kubernetes` Service pointing at its replicas (`kubernetes_service`), and
 //! delegates everything else to core-apiserver over mTLS with the user in front-proxy
 //! headers.
 
@@ -39,7 +40,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
-    // The aggregator stores nothing; it reports etcd's health as upstream's does.
+    // The aggregator keeps only its kubernetes-Service leases in etcd; it reports etcd's
+    // health as upstream's does.
     let etcd = options.etcd.health_check();
     let role = Role {
         component: "aggregator",
