@@ -11,6 +11,7 @@ pub mod default_toleration_seconds;
 pub mod pod_security;
 pub mod priority;
 pub mod pvc_resize;
+pub mod resource_quota;
 pub mod service_account;
 pub mod storage_object_in_use_protection;
 pub mod taint_nodes_by_condition;
@@ -140,6 +141,12 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
             ))),
             ..Plugin::default()
         },
+        "ResourceQuota" => Plugin {
+            validator: Some(Arc::new(resource_quota::ResourceQuota {
+                quotas: store(stores, "", "resourcequotas")?,
+            })),
+            ..Plugin::default()
+        },
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -159,6 +166,7 @@ pub fn implemented(name: &str) -> bool {
             | "StorageObjectInUseProtection"
             | "PersistentVolumeClaimResize"
             | "PodSecurity"
+            | "ResourceQuota"
     )
 }
 

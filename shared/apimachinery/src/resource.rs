@@ -527,3 +527,72 @@ mod tests {
         assert_eq!(q("1Gi").value(), 1 << 30);
     }
 }
+
+/// Arithmetic, as upstream's `Add`, `Sub` and `NewQuantity` do: the result keeps the
+/// receiver's format and is written back in canonical form.
+impl Quantity {
+    /// `resource.NewQuantity(value, DecimalSI)`.
+    pub fn from_int(value: i64) -> Quantity {
+        Quantity {
+            int64_amount: Some((value, 0)),
+            ..Quantity::int(i128::from(value))
+        }
+    }
+
+    /// `Add`: `self += other`. A sum too large for 128 bits saturates.
+    pub fn add(&mut self, other: &Quantity) {
+        self.combine(other, 1);
+    }
+
+    /// `Sub`: `self -= other`.
+    pub fn sub(&mut self, other: &Quantity) {
+        self.combine(other, -1);
+    }
+
+    /// Whether the value is below zero (`Sign() < 0`).
+    pub fn is_negative(&self) -> bool {
+        self.unscaled < 0
+    }
+
+    fn combine(&mut self, other: &Quantity, sign: i128) {
+        let scale = self.scale.min(other.scale);
+        let a = self.rescaled(scale).unwrap_or(i128::MAX);
+        let b = other.rescaled(scale).unwrap_or(i128::MAX);
+        let sum = a.saturating_add(sign * b);
+        if self.unscaled == 0 {
+            // Upstream: a zero receiver takes the format of what is added or subtracted.
+            self.format = other.format;
+        }
+        self.unscaled = sum;
+        self.scale = scale;
+        self.cached = None;
+        self.int64_amount = i64::try_from(sum).ok().map(|v| (v, scale));
+    }
+}
+
+#[cfg(test)]
+mod arithmetic_tests {
+    use super::Quantity;
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).expect("parses")
+    }
+
+    #[test]
+    fn add_and_sub_keep_the_receivers_format() {
+        let mut a = q("1");
+        a.add(&q("500m"));
+        assert_eq!(a.canonical(), "1500m");
+        let mut b = q("1Gi");
+        b.add(&q("1Gi"));
+        assert_eq!(b.canonical(), "2Gi");
+        b.sub(&q("3Gi"));
+        assert!(b.is_negative());
+        assert_eq!(b.canonical(), "-1Gi");
+        let mut c = Quantity::from_int(2);
+        c.sub(&q("2"));
+        assert!(c.is_zero());
+        assert_eq!(c.canonical(), "0");
+        assert_eq!(Quantity::from_int(3).canonical(), "3");
+    }
+}
