@@ -42,7 +42,7 @@ pub async fn api_service<S>(
         }
     }
     follow_compactions(compactor, caches);
-    bootstrap(&stores).await?;
+    bootstrap(&stores, resource_options).await?;
     let stores = with_disruption_budgets(stores);
     let chain = admission::chain(&resource_options.admission_plugins, &stores);
     let stores = stores
@@ -100,13 +100,64 @@ pub const SYSTEM_NAMESPACES: &[&str] =
 /// What kube-apiserver creates at start when missing: the system namespaces (its
 /// bootstrap controller) and the system PriorityClasses (the scheduling group's post-start
 /// hook). Every replica tries; AlreadyExists means another one won.
-async fn bootstrap(stores: &[kas_registry::store::Store]) -> Result<(), String> {
+async fn bootstrap(
+    stores: &[kas_registry::store::Store],
+    options: &resources::ResourceOptions,
+) -> Result<(), String> {
     let namespaces = SYSTEM_NAMESPACES.iter().map(|name| {
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     });
     create_missing(stores, "", "namespaces", namespaces.collect()).await?;
     let classes = resources::scheduling::priorityclasses::system_priority_classes();
-    create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await
+    create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await?;
+    default_service_cidr(stores, &options.service_cluster_ip_range).await
+}
+
+/// Upstream's kubernetes-service-cidr-controller at start: the `kubernetes` ServiceCIDR
+/// holds `--service-cluster-ip-range`, and is marked Ready once it matches them.
+async fn default_service_cidr(
+    stores: &[kas_registry::store::Store],
+    ranges: &[String],
+) -> Result<(), String> {
+    use resources::networking::servicecidrs as cidrs;
+    let default = cidrs::default_service_cidr(ranges);
+    create_missing(stores, "networking.k8s.io", "servicecidrs", vec![default]).await?;
+    let Some(store) = admission::store(stores, "networking.k8s.io", "servicecidrs") else {
+        return Ok(());
+    };
+    let current = store
+        .get("", cidrs::DEFAULT_NAME, None)
+        .await
+        .and_then(|o| o.value().map_err(Into::into))
+        .map_err(|e| format!("reading the default ServiceCIDR: {}", e.to_status().message.unwrap_or_default()))?;
+    let ready = current
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready"));
+    let matches = current.pointer("/spec/cidrs") == Some(&serde_json::json!(ranges));
+    if ready || !matches {
+        return Ok(());
+    }
+    let mut updated = current;
+    let now = kas_registry::meta::rfc3339(std::time::SystemTime::now());
+    updated["status"] = serde_json::json!({"conditions": [cidrs::ready_condition(&now)]});
+    let opts = kas_registry::rest::options::WriteOptions {
+        manager: cidrs::CONTROLLER_NAME.to_owned(),
+        ..Default::default()
+    };
+    match store
+        .update_subresource("", cidrs::DEFAULT_NAME, "status", updated, &opts)
+        .await
+    {
+        // Another replica marked it first.
+        Err(e) if e.to_status().code == 409 => Ok(()),
+        other => other.map(|_| ()).map_err(|e| {
+            format!(
+                "marking the default ServiceCIDR ready: {}",
+                e.to_status().message.unwrap_or_default()
+            )
+        }),
+    }
 }
 
 /// Creates each of `objects` (cluster-scoped) unless it exists.

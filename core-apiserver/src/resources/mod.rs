@@ -3,6 +3,7 @@
 pub mod apps;
 pub mod batch;
 pub mod bindings;
+pub mod certificates;
 pub mod componentstatuses;
 pub mod configmaps;
 pub mod discovery;
@@ -146,6 +147,8 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     networking::ingresses::install,
     networking::ingressclasses::install,
     networking::networkpolicies::install,
+    networking::ipaddresses::install,
+    networking::servicecidrs::install,
     // policy
     policy::poddisruptionbudgets::install,
     // node.k8s.io
@@ -165,6 +168,8 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     storage::csinodes::install,
     storage::csidrivers::install,
     storage::csistoragecapacities::install,
+    // certificates.k8s.io
+    certificates::install,
 ];
 
 /// One store per resource, in registration order. `etcd` is the store every resource

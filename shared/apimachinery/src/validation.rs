@@ -420,6 +420,99 @@ pub fn parse_cidr_sloppy(value: &str) -> Option<(std::net::IpAddr, u8)> {
         .map(|n| (ip, n))
 }
 
+/// Go's `net.IP.String()`: an IPv4-mapped IPv6 address prints as IPv4.
+fn go_ip_string(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => v6.to_string(),
+        },
+        v4 => v4.to_string(),
+    }
+}
+
+/// Upstream `IsValidIP` (1.33, for fields newer than strict IP validation): a valid IP
+/// address without leading zeros, not IPv4-mapped, in canonical form.
+pub fn is_valid_ip(fld_path: &field::Path, value: &str) -> field::ErrorList {
+    let Some(ip) = parse_ip_sloppy(value) else {
+        return vec![field::invalid(
+            fld_path,
+            value,
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        )];
+    };
+    let mut errs = Vec::new();
+    match value.parse::<std::net::IpAddr>() {
+        Err(_) => errs.push(field::invalid(fld_path, value, "must not have leading 0s")),
+        Ok(std::net::IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_some() => errs.push(field::invalid(
+            fld_path,
+            value,
+            "must not be an IPv4-mapped IPv6 address",
+        )),
+        Ok(_) => {}
+    }
+    if !errs.is_empty() {
+        return errs;
+    }
+    let canonical = go_ip_string(ip);
+    if value != canonical {
+        errs.push(field::invalid(
+            fld_path,
+            value,
+            &format!("must be in canonical form ({canonical:?})"),
+        ));
+    }
+    errs
+}
+
+/// Upstream `IsValidCIDR` (1.33, for fields newer than strict validation): a subnet
+/// without leading zeros, not IPv4-mapped, no bits past the prefix, in canonical form.
+pub fn is_valid_cidr(fld_path: &field::Path, value: &str) -> field::ErrorList {
+    let Some((ip, bits)) = parse_cidr_sloppy(value) else {
+        return vec![field::invalid(
+            fld_path,
+            value,
+            "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+        )];
+    };
+    let (addr, mask) = value.split_once('/').unwrap_or((value, ""));
+    let strict_addr = addr.parse::<std::net::IpAddr>().ok();
+    let strict_mask = mask == "0" || !mask.starts_with('0');
+    let masked = |ip: std::net::IpAddr| -> std::net::IpAddr {
+        match ip {
+            std::net::IpAddr::V4(v4) => {
+                let m = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
+                std::net::IpAddr::V4((u32::from(v4) & m).into())
+            }
+            std::net::IpAddr::V6(v6) => {
+                let m = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
+                std::net::IpAddr::V6((u128::from(v6) & m).into())
+            }
+        }
+    };
+    let detail = match strict_addr {
+        None => Some("must not have leading 0s in IP or prefix length"),
+        Some(_) if !strict_mask => Some("must not have leading 0s in IP or prefix length"),
+        Some(std::net::IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_some() => {
+            Some("must not have an IPv4-mapped IPv6 address")
+        }
+        Some(a) if masked(a) != a => Some("must not have bits set beyond the prefix length"),
+        Some(_) => None,
+    };
+    if let Some(detail) = detail {
+        return vec![field::invalid(fld_path, value, detail)];
+    }
+    let canonical = format!("{}/{bits}", go_ip_string(masked(ip)));
+    if value != canonical {
+        return vec![field::invalid(
+            fld_path,
+            value,
+            &format!("must be in canonical form ({canonical:?})"),
+        )];
+    }
+    Vec::new()
+}
+
 /// Upstream `IsValidIPForLegacyField` with `StrictIPCIDRValidation` off (alpha, off by
 /// default in 1.33): anything `ParseIPSloppy` parses.
 pub fn is_valid_ip_for_legacy_field(fld_path: &field::Path, value: &str) -> field::ErrorList {

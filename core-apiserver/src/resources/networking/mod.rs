@@ -1,10 +1,13 @@
-//! The networking.k8s.io/v1 resources: Ingress, IngressClass and NetworkPolicy, with the
+//! The networking.k8s.io/v1 resources: Ingress, IngressClass, NetworkPolicy, IPAddress and
+//! ServiceCIDR, with the
 //! apimachinery checks only they use (upstream `IsWildcardDNS1123Subdomain` and
 //! `IsDomainPrefixedPath`).
 
 pub mod ingressclasses;
 pub mod ingresses;
+pub mod ipaddresses;
 pub mod networkpolicies;
+pub mod servicecidrs;
 
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::{
