@@ -8,6 +8,7 @@
 
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
+pub mod limit_ranger;
 pub mod pod_security;
 pub mod priority;
 pub mod pvc_resize;
@@ -147,6 +148,16 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
             })),
             ..Plugin::default()
         },
+        "LimitRanger" => {
+            let plugin = Arc::new(limit_ranger::LimitRanger {
+                ranges: store(stores, "", "limitranges")?,
+            });
+            Plugin {
+                mutator: Some(plugin.clone()),
+                validator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -167,6 +178,7 @@ pub fn implemented(name: &str) -> bool {
             | "PersistentVolumeClaimResize"
             | "PodSecurity"
             | "ResourceQuota"
+            | "LimitRanger"
     )
 }
 
