@@ -8,7 +8,7 @@
 //! `AllowServiceLBStatusOnNonLB` off. A missing JSON field is Go's zero value (`""`, `0`,
 //! nil).
 
-mod ips;
+pub(super) mod ips;
 #[cfg(test)]
 mod tests;
 

@@ -4,6 +4,7 @@
 //! ones), and when the write fails gives them back; after a successful update it releases
 //! what the Service no longer holds, and after a delete everything it held.
 
+mod families;
 pub mod ipallocator;
 pub mod portallocator;
 pub mod repair;
@@ -166,39 +167,6 @@ impl ServiceAllocator {
         }
     }
 
-    /// Upstream `initIPFamilyFields` (the part that does not depend on validation): the
-    /// policy defaults to SingleStack, the families follow the cluster IPs the client
-    /// gave, else the cluster's, primary first, and a dual-stack policy takes both when
-    /// the cluster has both.
-    fn init_ip_families(&self, svc: &mut Value) {
-        let ips = strings(svc, "/spec/clusterIPs");
-        let mut families = strings(svc, "/spec/ipFamilies");
-        let policy = match s(svc, "/spec/ipFamilyPolicy") {
-            "" => "SingleStack".to_owned(),
-            p => p.to_owned(),
-        };
-        if families.is_empty() {
-            for ip in &ips {
-                if let Ok(addr) = ip.parse::<IpAddr>() {
-                    families.push(if addr.is_ipv4() { "IPv4" } else { "IPv6" }.to_owned());
-                }
-            }
-        }
-        if families.is_empty() {
-            families.push(self.ips[0].cidr.family().to_owned());
-        }
-        if policy != "SingleStack"
-            && families.len() == 1
-            && let Some(other) = self.ips.iter().find(|a| a.cidr.family() != families[0])
-        {
-            families.push(other.cidr.family().to_owned());
-        }
-        if let Some(spec) = svc.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("ipFamilies".into(), json!(families));
-            spec.insert("ipFamilyPolicy".into(), json!(policy));
-        }
-    }
-
     /// Allocates the cluster IPs of a Service that needs them and has none yet, the ones
     /// the client named or free ones, one per family.
     async fn allocate_cluster_ips(
@@ -206,12 +174,6 @@ impl ServiceAllocator {
         svc: &mut Value,
         txn: &mut Txn,
     ) -> kas_registry::Result<()> {
-        // Upstream `normalizeClusterIPs`: `clusterIP` alone fills `clusterIPs`.
-        let single = s(svc, "/spec/clusterIP").to_owned();
-        if strings(svc, "/spec/clusterIPs").is_empty() && !single.is_empty() {
-            svc["spec"]["clusterIPs"] = json!([single]);
-        }
-        self.init_ip_families(svc);
         if headless(svc) {
             svc["spec"]["clusterIP"] = json!("None");
             svc["spec"]["clusterIPs"] = json!(["None"]);
@@ -227,46 +189,11 @@ impl ServiceAllocator {
         };
         let mut allocated = Vec::new();
         for (i, family) in families.iter().enumerate() {
-            let Some(alloc) = self.family(family) else {
-                // The cluster has no such family: validation refuses the Service.
-                continue;
-            };
-            let result = match wanted.get(i) {
-                Some(ip) if !ip.is_empty() => match ip.parse::<IpAddr>() {
-                    Ok(addr) => alloc
-                        .allocate(addr, &parent, txn.dry_run)
-                        .await
-                        .map(|()| addr)
-                        .map_err(|e| {
-                            invalid(
-                                svc,
-                                vec![field::invalid(
-                                    &Path::new("spec").child("clusterIPs"),
-                                    BadValue::Strings(Some(wanted.clone())),
-                                    &format!("failed to allocate IP {ip}: {e}"),
-                                )],
-                            )
-                        }),
-                    // Not an IP: validation says so.
-                    Err(_) => continue,
-                },
-                _ => alloc
-                    .allocate_next(&parent, txn.dry_run)
-                    .await
-                    .map_err(|e| match e {
-                        AllocError::Storage(e) => Status::internal_error(&e).into(),
-                        e => {
-                            Status::internal_error(&format!("failed to allocate a serviceIP: {e}"))
-                                .into()
-                        }
-                    }),
-            };
-            match result {
-                Ok(ip) => {
-                    txn.ips.push(ip);
-                    allocated.push(ip.to_string());
-                }
-                Err(e) => return Err(e),
+            let want = wanted.get(i).map_or("", String::as_str);
+            match self.allocate_ip(svc, &parent, family, want, txn).await? {
+                Some(ip) => allocated.push(ip.to_string()),
+                // The cluster has no such family, or not an IP: validation says so.
+                None => continue,
             }
         }
         if !allocated.is_empty() {
@@ -274,6 +201,51 @@ impl ServiceAllocator {
             svc["spec"]["clusterIP"] = json!(allocated[0]);
         }
         Ok(())
+    }
+
+    /// Allocates one cluster IP of `family` (upstream `allocIPs`): `want`, or a free one
+    /// when empty.
+    async fn allocate_ip(
+        &self,
+        svc: &Value,
+        parent: &Parent<'_>,
+        family: &str,
+        want: &str,
+        txn: &mut Txn,
+    ) -> kas_registry::Result<Option<IpAddr>> {
+        let Some(alloc) = self.family(family) else {
+            return Ok(None);
+        };
+        let ip = if want.is_empty() {
+            alloc
+                .allocate_next(parent, txn.dry_run)
+                .await
+                .map_err(|e| match e {
+                    AllocError::Storage(e) => kas_registry::Error::from(Status::internal_error(&e)),
+                    e => Status::internal_error(&format!("failed to allocate a serviceIP: {e}"))
+                        .into(),
+                })?
+        } else {
+            let Ok(addr) = want.parse::<IpAddr>() else {
+                return Ok(None);
+            };
+            alloc
+                .allocate(addr, parent, txn.dry_run)
+                .await
+                .map_err(|e| {
+                    invalid(
+                        svc,
+                        vec![field::invalid(
+                            &Path::new("spec").child("clusterIPs"),
+                            BadValue::Strings(Some(strings(svc, "/spec/clusterIPs"))),
+                            &format!("failed to allocate IP {want}: {e}"),
+                        )],
+                    )
+                })?;
+            addr
+        };
+        txn.ips.push(ip);
+        Ok(Some(ip))
     }
 
     /// Allocates the node ports of the Service's ports that `held` does not already hold
@@ -388,6 +360,8 @@ impl WriteHooks for ServiceHooks {
     ) -> kas_registry::Result<Box<dyn Finish>> {
         let a = &self.0;
         let mut txn = a.txn(dry_run);
+        families::normalize_cluster_ips(svc, None);
+        a.init_ip_families(svc, None)?;
         if needs_cluster_ip(svc)
             && let Err(e) = a.allocate_cluster_ips(svc, &mut txn).await
         {
@@ -415,27 +389,27 @@ impl WriteHooks for ServiceHooks {
         let a = &self.0;
         let mut txn = a.txn(dry_run);
         patch_allocated_values(new, old);
+        families::normalize_cluster_ips(new, Some(old));
+        a.init_ip_families(new, Some(old))?;
         // Cluster IPs: kept across the update, allocated when the Service starts needing
-        // them, released when it stops (or changes them, which validation refuses).
-        let old_ips = cluster_ips(old);
-        if needs_cluster_ip(new) {
-            if !needs_cluster_ip(old) {
-                if let Err(e) = a.allocate_cluster_ips(new, &mut txn).await {
-                    return Err(failed(txn, e).await);
-                }
-            } else if new.pointer("/spec/ipFamilies").is_none_or(Value::is_null) {
-                a.init_ip_families(new);
+        // them or is upgraded to dual-stack, released (once the write succeeds) when it
+        // stops needing them or is downgraded to single-stack.
+        let allocated = match families::ip_update(new, old) {
+            families::IpUpdate::AllocateAll => a.allocate_cluster_ips(new, &mut txn).await,
+            families::IpUpdate::Upgrade => a.allocate_secondary_ip(new, &mut txn).await,
+            families::IpUpdate::ReleaseAll => {
+                txn.free_ips = cluster_ips(old);
+                Ok(())
             }
-        }
-        let new_ips = if needs_cluster_ip(new) {
-            cluster_ips(new)
-        } else {
-            Vec::new()
+            families::IpUpdate::Downgrade => {
+                txn.free_ips = cluster_ips(old).into_iter().skip(1).collect();
+                Ok(())
+            }
+            families::IpUpdate::Keep => Ok(()),
         };
-        txn.free_ips = old_ips
-            .into_iter()
-            .filter(|ip| !new_ips.contains(ip))
-            .collect();
+        if let Err(e) = allocated {
+            return Err(failed(txn, e).await);
+        }
         // Node ports.
         let old_ports: BTreeSet<u32> = if needs_node_port(old) {
             node_ports(old).into_iter().collect()
