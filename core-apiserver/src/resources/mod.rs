@@ -1,6 +1,7 @@
 //! The built-in resources core-apiserver serves.
 
 pub mod apps;
+pub mod autoscaling;
 pub mod batch;
 pub mod bindings;
 pub mod certificates;
@@ -170,6 +171,9 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     storage::csistoragecapacities::install,
     // certificates.k8s.io
     certificates::install,
+    // autoscaling
+    autoscaling::install,
+    autoscaling::v1::install,
 ];
 
 /// One store per resource, in registration order. `etcd` is the store every resource
@@ -219,7 +223,7 @@ pub(crate) fn messages(errs: &kas_registry::strategy::FieldErrors) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kas_registry::Scope;
+    use kas_registry::{Scope, Verb};
 
     /// Every descriptor says what upstream's types say of its kind: the plural, the scope,
     /// the list kind and the schemas come from the generated registry, so a typo in a new
@@ -243,6 +247,10 @@ mod tests {
             assert_eq!(scope, entry.scope, "{}", d.kind);
             let schema = d.schema.expect("a built-in kind has a schema");
             assert!(std::ptr::eq(schema, entry.message), "{}", d.kind);
+            if d.list_schema.is_none() && !d.allows(Verb::List) {
+                // Created only (upstream's `bindings`): Go has no list type for it.
+                continue;
+            }
             let list = kas_api::kind(d.group, d.version, d.list_kind).expect("list kind");
             assert!(
                 d.list_schema.is_some_and(|l| std::ptr::eq(l, list)),

@@ -241,13 +241,20 @@ fn api_version(group: &str, version: &str) -> String {
     }
 }
 
-/// Upstream's `AddCohabitatingResources` that kas serves: (group, storage resource) and the
-/// group, version and kind it is stored as.
+/// Upstream's `AddCohabitatingResources` that kas serves, and the resources a group serves
+/// in several versions from one storage version: (group, storage resource) and the group,
+/// version and kind it is stored as.
 type Cohabitant = (
     (&'static str, &'static str),
     (&'static str, &'static str, &'static str),
 );
-const COHABITATING: &[Cohabitant] = &[(("events.k8s.io", "events"), ("", "v1", "Event"))];
+const COHABITATING: &[Cohabitant] = &[
+    (("events.k8s.io", "events"), ("", "v1", "Event")),
+    (
+        ("autoscaling", "horizontalpodautoscalers"),
+        ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+    ),
+];
 
 /// Descriptors unit tests share, here and in kas-endpoints (feature `testing`).
 #[cfg(any(test, feature = "testing"))]
