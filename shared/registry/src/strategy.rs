@@ -71,6 +71,11 @@ pub trait Strategy: Send + Sync {
     /// server owns for this kind.
     fn prepare_for_create(&self, _obj: &mut Value) {}
 
+    /// What a create takes from the requesting user, after `prepare_for_create` (upstream's
+    /// `PrepareForCreate` reading the user from the request context: a
+    /// CertificateSigningRequest's requestor).
+    fn prepare_for_create_by(&self, _obj: &mut Value, _user: Option<&kas_auth::UserInfo>) {}
+
     fn validate(&self, obj: &Value) -> FieldErrors;
 
     /// Whether a create is answered with a `Status` of success instead of the object

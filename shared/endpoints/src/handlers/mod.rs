@@ -37,6 +37,8 @@ pub struct RequestScope<'a> {
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     pub features: &'a FeatureGates,
+    /// The authenticated user, when the chain authenticated one.
+    pub user: Option<&'a kas_auth::UserInfo>,
 }
 
 impl RequestScope<'_> {
@@ -90,6 +92,7 @@ async fn dispatch(
         query: parts.uri.query(),
         headers: &parts.headers,
         features,
+        user: parts.extensions.get::<kas_auth::UserInfo>(),
     };
     match (matched.subresource.map(|s| s.handler), matched.action) {
         (Some(SubresourceHandler::Scale(spec)), action) => {

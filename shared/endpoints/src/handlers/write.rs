@@ -50,7 +50,8 @@ pub(crate) async fn prepare(
 ) -> Result<(MediaTypeOptions, decode::Input, WriteOptions)> {
     let (out, _) = negotiated::negotiate(scope.headers, scope.query)?;
     let input = decode::read_input(scope.headers, body).await?;
-    let opts = with_manager(parse(scope.query)?, scope.headers);
+    let mut opts = with_manager(parse(scope.query)?, scope.headers);
+    opts.user = scope.user.cloned();
     Ok((out, input, opts))
 }
 
@@ -142,6 +143,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;
     let mut opts = with_manager(options::patch_options(query, applying)?, headers);
+    opts.user = scope.user.cloned();
     if applying {
         opts.applying = true;
         let config = crate::handlers::apply::decode(&patch)?;

@@ -47,6 +47,8 @@ pub struct WriteOptions {
     /// The strategy's warnings for the object written (`WarningsOnCreate`/`OnUpdate`),
     /// which the handler sends as `Warning` headers.
     pub warnings: Warnings,
+    /// The authenticated user who writes (upstream's user on the request context).
+    pub user: Option<kas_auth::UserInfo>,
 }
 
 /// Upstream's request-scoped warning recorder (`warning.AddWarning` on the context), for

@@ -278,6 +278,8 @@ impl Store {
     ) -> Result<Written> {
         object_meta::before_create(&mut obj);
         self.strategy.prepare_for_create(&mut obj);
+        self.strategy
+            .prepare_for_create_by(&mut obj, opts.user.as_ref());
         let name = crate::meta::name(&obj).to_owned();
         if name.is_empty() {
             return Err(self.invalid(&obj, vec![required_name()]));
@@ -592,6 +594,8 @@ impl Store {
             }
             object_meta::before_create(&mut new);
             self.strategy.prepare_for_create(&mut new);
+            self.strategy
+                .prepare_for_create_by(&mut new, opts.user.as_ref());
             let errors = self.strategy.validate(&new);
             if !errors.is_empty() {
                 return Err(self.invalid(&new, errors));
