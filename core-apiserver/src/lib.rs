@@ -2,6 +2,7 @@
 //! store of kas-registry from etcd.
 
 pub mod admission;
+pub mod connect;
 pub mod helper;
 pub mod options;
 pub mod podspec;
@@ -48,8 +49,10 @@ pub async fn api_service<S>(
     let stores = stores
         .into_iter()
         .map(|s| s.with_admission(chain.clone()))
-        .collect();
+        .collect::<Vec<_>>();
+    let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
+    let groups = connect::install(groups, &connect_stores, &resource_options.kubelet)?;
     Ok(ApiService::new(groups, next))
 }
 
@@ -129,7 +132,10 @@ async fn default_service_cidr(
         .get("", cidrs::DEFAULT_NAME, None)
         .await
         .and_then(|o| o.value().map_err(Into::into))
-        .map_err(|e| format!("reading the default ServiceCIDR: {}", e.to_status().message.unwrap_or_default()))?;
+        .map_err(|e| {
+            let message = e.to_status().message.unwrap_or_default();
+            format!("reading the default ServiceCIDR: {message}")
+        })?;
     let ready = current
         .pointer("/status/conditions")
         .and_then(serde_json::Value::as_array)

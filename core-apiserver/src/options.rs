@@ -25,6 +25,16 @@ pub struct CoreOptions {
     pub service_node_port_range: String,
     #[command(flatten)]
     pub admission: crate::admission::AdmissionOptions,
+    /// Path to a cert file for the certificate authority (kubelets' serving certificates
+    /// are not verified without it).
+    #[arg(long)]
+    pub kubelet_certificate_authority: Option<std::path::PathBuf>,
+    /// Path to a client cert file for TLS to kubelets.
+    #[arg(long)]
+    pub kubelet_client_certificate: Option<std::path::PathBuf>,
+    /// Path to a client key file for TLS to kubelets.
+    #[arg(long)]
+    pub kubelet_client_key: Option<std::path::PathBuf>,
 }
 
 impl CoreOptions {
@@ -41,6 +51,11 @@ impl CoreOptions {
                 .collect(),
             service_node_port_range: self.service_node_port_range.clone(),
             admission_plugins: self.admission.enabled(),
+            kubelet: crate::connect::KubeletOptions {
+                certificate_authority: self.kubelet_certificate_authority.clone(),
+                client_certificate: self.kubelet_client_certificate.clone(),
+                client_key: self.kubelet_client_key.clone(),
+            },
         }
     }
 }
@@ -73,5 +88,22 @@ mod tests {
             Flags::try_parse_from(["core-apiserver", "--feature-gates=WatchList=true"]).unwrap();
         assert!(flags.core.feature_gates.watch_list);
         assert!(Flags::try_parse_from(["core-apiserver", "--feature-gates=Bogus=true"]).is_err());
+    }
+
+    #[test]
+    fn kubelet_client_flags_reach_the_connecters() {
+        let flags = Flags::try_parse_from(["core-apiserver"]).unwrap();
+        assert!(flags.core.resources().kubelet.certificate_authority.is_none());
+        let flags = Flags::try_parse_from([
+            "core-apiserver",
+            "--kubelet-certificate-authority=/ca.crt",
+            "--kubelet-client-certificate=/c.crt",
+            "--kubelet-client-key=/c.key",
+        ])
+        .unwrap();
+        let kubelet = flags.core.resources().kubelet;
+        assert_eq!(kubelet.certificate_authority, Some("/ca.crt".into()));
+        assert_eq!(kubelet.client_certificate, Some("/c.crt".into()));
+        assert_eq!(kubelet.client_key, Some("/c.key".into()));
     }
 }

@@ -55,6 +55,8 @@ pub struct ResourceOptions {
     pub service_node_port_range: String,
     /// The admission plugins that run, in order (`AdmissionOptions::enabled`).
     pub admission_plugins: Vec<String>,
+    /// The kubelet client flags the connect subresources use.
+    pub kubelet: crate::connect::KubeletOptions,
 }
 
 /// Upstream's `DefaultServiceIPCIDR`, when `--service-cluster-ip-range` is not given.
@@ -70,6 +72,7 @@ impl Default for ResourceOptions {
             service_cluster_ip_range: vec![DEFAULT_SERVICE_IP_CIDR.to_owned()],
             service_node_port_range: DEFAULT_SERVICE_NODE_PORT_RANGE.to_owned(),
             admission_plugins: crate::admission::AdmissionOptions::default().enabled(),
+            kubelet: Default::default(),
         }
     }
 }

@@ -90,6 +90,58 @@ pub enum SubresourceHandler {
     /// `eviction`. The answer is a `Status` of success, as upstream's `BindingREST` and
     /// `EvictionREST` answer.
     StrategyCreate,
+    /// Upstream's `rest.Connecter` subresources (`pods/log`, `pods/exec`, `pods/proxy`,
+    /// ...): every request goes, with its raw options, to the connecter the role
+    /// registered for the subresource, which answers it as it likes (a stream, a proxied
+    /// answer).
+    Connect(ConnectSpec),
+}
+
+/// The HTTP methods a connect subresource's routes take (upstream's `ConnectMethods`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectMethod {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
+    Options,
+}
+
+impl ConnectMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectMethod::Get => "GET",
+            ConnectMethod::Post => "POST",
+            ConnectMethod::Put => "PUT",
+            ConnectMethod::Patch => "PATCH",
+            ConnectMethod::Delete => "DELETE",
+            ConnectMethod::Head => "HEAD",
+            ConnectMethod::Options => "OPTIONS",
+        }
+    }
+
+    /// Every method upstream's proxies take (`proxyMethods`).
+    pub const PROXY: &'static [ConnectMethod] = &[
+        ConnectMethod::Get,
+        ConnectMethod::Post,
+        ConnectMethod::Put,
+        ConnectMethod::Patch,
+        ConnectMethod::Delete,
+        ConnectMethod::Head,
+        ConnectMethod::Options,
+    ];
+}
+
+/// What a connect subresource serves: its methods, whether it also takes a `/{path:*}`
+/// suffix (upstream's `NewConnectOptions` with a subpath, the proxies), and the kind
+/// discovery names (its options' kind, or the parent's for `pods/log`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectSpec {
+    pub methods: &'static [ConnectMethod],
+    pub subpath: bool,
+    pub kind: &'static str,
 }
 
 impl Subresource {
@@ -122,6 +174,36 @@ impl Subresource {
             }),
             handler: SubresourceHandler::Scale(spec),
         }
+    }
+
+    /// A connect subresource (`pods/exec`, `pods/log`): its verbs as discovery lists them.
+    pub const fn connect(name: &'static str, verbs: &'static [Verb], spec: ConnectSpec) -> Self {
+        Subresource {
+            name,
+            verbs,
+            kind: None,
+            handler: SubresourceHandler::Connect(spec),
+        }
+    }
+
+    /// A `proxy` subresource (pods, services, nodes) whose options are of kind `kind`:
+    /// every proxy method, on `proxy` and `proxy/{path:*}`.
+    pub const fn proxy(kind: &'static str) -> Self {
+        Subresource::connect(
+            "proxy",
+            &[
+                Verb::Create,
+                Verb::Delete,
+                Verb::Get,
+                Verb::Patch,
+                Verb::Update,
+            ],
+            ConnectSpec {
+                methods: ConnectMethod::PROXY,
+                subpath: true,
+                kind,
+            },
+        )
     }
 
     pub fn allows(&self, verb: Verb) -> bool {

@@ -20,7 +20,7 @@ pub mod strategy;
 pub mod validation;
 
 pub use descriptor::{
-    ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, SubresourceHandler,
+    ConnectMethod, ConnectSpec, ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, SubresourceHandler,
     SubresourceKind, TableColumn, Verb,
 };
 pub use error::{Error, Result};

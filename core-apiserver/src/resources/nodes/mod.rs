@@ -27,7 +27,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     categories: &[],
     scope: Scope::Cluster,
     verbs: Verb::ALL,
-    subresources: &[Subresource::STATUS],
+    subresources: &[Subresource::proxy("NodeProxyOptions"), Subresource::STATUS],
     table_columns: printer::COLUMNS,
     table_name_and_age: false,
     // Upstream keeps nodes under their old name.

@@ -3,6 +3,7 @@
 //! `ValidatePodStatusUpdate`, `qos.ComputePodQOS` and `printPod`.
 
 pub(crate) mod binding;
+mod connect;
 pub mod disruption;
 mod ephemeral;
 mod eviction;
@@ -36,9 +37,14 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
     subresources: &[
+        connect::ATTACH,
         binding::BINDING,
         ephemeral::EPHEMERAL_CONTAINERS,
         eviction::EVICTION,
+        connect::EXEC,
+        connect::LOG,
+        connect::PORT_FORWARD,
+        connect::PROXY,
         resize::RESIZE,
         Subresource::STATUS,
     ],

@@ -61,9 +61,10 @@ pub(crate) fn sub_kind(
     d: &ResourceDescriptor,
     sub: &Subresource,
 ) -> (Option<&'static str>, Option<&'static str>, &'static str) {
-    match &sub.kind {
-        Some(k) => (Some(k.group), Some(k.version), k.kind),
-        None => (None, None, d.kind),
+    match (&sub.kind, sub.handler) {
+        (Some(k), _) => (Some(k.group), Some(k.version), k.kind),
+        (None, kas_registry::SubresourceHandler::Connect(spec)) => (None, None, spec.kind),
+        (None, _) => (None, None, d.kind),
     }
 }
 

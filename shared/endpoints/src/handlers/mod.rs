@@ -3,6 +3,7 @@
 //! generic subresources, each turning a request into store calls and an answer.
 
 pub mod apply;
+pub mod connect;
 pub mod decode;
 pub mod delete;
 pub mod get;
@@ -113,6 +114,8 @@ async fn dispatch(
         (Some(_), Action::Post | Action::Delete | Action::DeleteCollection) => {
             Err(write::not_supported(&scope))
         }
+        // `ApiService` sends connect routes to `connect::serve`.
+        (_, Action::Connect(_)) => Err(write::not_supported(&scope)),
     }
 }
 

@@ -4,7 +4,9 @@
 //! matches requests against these routes and the OpenAPI documents describe them, so the
 //! two cannot disagree. Descriptors say what a resource supports; nothing is probed.
 
-use kas_registry::descriptor::{ResourceDescriptor, Scope, Subresource, Verb};
+use kas_registry::descriptor::{
+    ConnectMethod, ResourceDescriptor, Scope, Subresource, SubresourceHandler, Verb,
+};
 
 /// What every answer can be encoded as (upstream's serializers; CBOR is off in 1.33), in
 /// the order upstream's `MediaTypesForSerializer` lists them.
@@ -48,6 +50,8 @@ pub enum Action {
     Patch,
     Delete,
     Watch,
+    /// A connecter's route for one of its methods (upstream's `CONNECT` action).
+    Connect(ConnectMethod),
 }
 
 impl Action {
@@ -59,6 +63,15 @@ impl Action {
             Action::Put => http::Method::PUT,
             Action::Patch => http::Method::PATCH,
             Action::Delete | Action::DeleteCollection => http::Method::DELETE,
+            Action::Connect(m) => match m {
+                ConnectMethod::Get => http::Method::GET,
+                ConnectMethod::Post => http::Method::POST,
+                ConnectMethod::Put => http::Method::PUT,
+                ConnectMethod::Patch => http::Method::PATCH,
+                ConnectMethod::Delete => http::Method::DELETE,
+                ConnectMethod::Head => http::Method::HEAD,
+                ConnectMethod::Options => http::Method::OPTIONS,
+            },
         }
     }
 
@@ -66,6 +79,8 @@ impl Action {
     pub fn produces(self) -> &'static [&'static str] {
         match self {
             Action::List | Action::WatchList | Action::Watch => STREAM_MEDIA_TYPES,
+            // Upstream's connect routes produce anything.
+            Action::Connect(_) => ANY,
             _ => MEDIA_TYPES,
         }
     }
@@ -177,6 +192,25 @@ fn resource_routes(d: &'static ResourceDescriptor) -> Vec<Route> {
 
 fn subresource_routes(d: &ResourceDescriptor, sub: &'static Subresource) -> Vec<Route> {
     let path = format!("{}{}/{{name}}/{}", scope_prefix(d), d.plural, sub.name);
+    if let SubresourceHandler::Connect(spec) = sub.handler {
+        // Upstream registers one CONNECT route per method on the item path, then, for
+        // connecters with a subpath, one per method on `<item>/{path:*}`.
+        let mut paths = vec![path.clone()];
+        if spec.subpath {
+            paths.push(format!("{path}/{{path:*}}"));
+        }
+        return paths
+            .into_iter()
+            .flat_map(|path| {
+                spec.methods.iter().map(move |m| Route {
+                    action: Action::Connect(*m),
+                    path: path.clone(),
+                    all_namespaces: false,
+                    subresource: Some(sub),
+                })
+            })
+            .collect();
+    }
     // Upstream's order of actions, whatever order the table lists the verbs in.
     let order = [
         Action::Post,
@@ -200,4 +234,50 @@ fn subresource_routes(d: &ResourceDescriptor, sub: &'static Subresource) -> Vec<
             subresource: Some(sub),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kas_registry::descriptor::{ConnectSpec, fixtures};
+
+    static EXEC: Subresource = Subresource::connect(
+        "exec",
+        &[Verb::Create, Verb::Get],
+        ConnectSpec {
+            methods: &[ConnectMethod::Get, ConnectMethod::Post],
+            subpath: false,
+            kind: "PodExecOptions",
+        },
+    );
+    static PROXY: Subresource = Subresource::proxy("PodProxyOptions");
+    static SUBS: [Subresource; 2] = [EXEC, PROXY];
+    static POD: ResourceDescriptor = ResourceDescriptor {
+        subresources: &SUBS,
+        ..fixtures::CONFIG_MAP
+    };
+
+    #[test]
+    fn connecters_get_a_route_per_method_and_proxies_a_subpath() {
+        let connect: Vec<(String, http::Method)> = routes(&POD)
+            .into_iter()
+            .filter(|r| matches!(r.action, Action::Connect(_)))
+            .map(|r| (r.path.clone(), r.action.method()))
+            .collect();
+        let exec = "namespaces/{namespace}/configmaps/{name}/exec".to_owned();
+        assert_eq!(connect[0], (exec.clone(), http::Method::GET));
+        assert_eq!(connect[1], (exec, http::Method::POST));
+        let proxy = "namespaces/{namespace}/configmaps/{name}/proxy";
+        let paths: Vec<&str> = connect[2..].iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths.len(), 14);
+        assert!(paths[..7].iter().all(|p| *p == proxy));
+        assert!(
+            paths[7..]
+                .iter()
+                .all(|p| *p == format!("{proxy}/{{path:*}}"))
+        );
+        assert_eq!(connect[10].1, http::Method::POST);
+        assert_eq!(connect[15].1, http::Method::OPTIONS);
+        assert_eq!(Action::Connect(ConnectMethod::Head).produces(), ANY);
+    }
 }

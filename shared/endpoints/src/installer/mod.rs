@@ -40,6 +40,8 @@ pub struct ApiGroups {
     features: FeatureGates,
     /// `/api` and `/apis` as aggregated discovery, by (legacy, version): built once.
     aggregated: HashMap<(bool, aggregated_discovery::Version), Bytes>,
+    /// What serves the connect subresources (`pods/log`, `pods/proxy`, ...).
+    connecters: crate::handlers::connect::Connecters,
 }
 
 impl ApiGroups {
@@ -98,12 +100,28 @@ impl ApiGroups {
             openapi,
             features: FeatureGates::default(),
             aggregated,
+            connecters: Default::default(),
         }
     }
 
     /// The feature gates requests are served under (upstream's defaults until set).
     pub fn with_features(mut self, features: FeatureGates) -> Self {
         self.features = features;
+        self
+    }
+
+    /// Serves `group`'s `resource`'s connect subresource `subresource` with `connecter`.
+    pub fn with_connecter(
+        mut self,
+        (group, resource, subresource): (&str, &str, &str),
+        connecter: Arc<dyn crate::handlers::connect::Connecter>,
+    ) -> Self {
+        let key = (
+            group.to_owned(),
+            resource.to_owned(),
+            subresource.to_owned(),
+        );
+        self.connecters.insert(key, connecter);
         self
     }
 
@@ -201,6 +219,16 @@ where
             Some(Ok(Selected::Discovery(root))) => Box::pin(std::future::ready(Ok(
                 groups.discovery_document(&root, req.headers())
             ))),
+            Some(Ok(Selected::Resource(matched)))
+                if matches!(matched.action, actions::Action::Connect(_)) =>
+            {
+                Box::pin(async move {
+                    let answer =
+                        crate::handlers::connect::serve(&groups.connecters, matched, &info, req)
+                            .await;
+                    Ok(answer.unwrap_or_else(|e| response::error(&e)))
+                })
+            }
             Some(Ok(Selected::Resource(matched))) => Box::pin(async move {
                 Ok(
                     crate::handlers::serve(matched, &info, &groups.features, req)

@@ -33,6 +33,8 @@ enum Segment {
     Literal(String),
     Namespace,
     Name,
+    /// `{path:*}`: the rest of the path, one segment or more.
+    Rest,
 }
 
 /// The routes of one group version's web service, by the resource each serves, so that
@@ -87,6 +89,7 @@ impl Router {
                     .map(|s| match s {
                         "{namespace}" => Segment::Namespace,
                         "{name}" => Segment::Name,
+                        "{path:*}" => Segment::Rest,
                         other => Segment::Literal(other.to_owned()),
                     })
                     .collect();
@@ -184,11 +187,22 @@ impl GroupVersion {
 
 impl Compiled {
     fn matches(&self, rest: &[&str]) -> bool {
+        if matches!(self.segments.last(), Some(Segment::Rest)) {
+            let fixed = self.segments.len() - 1;
+            return rest.len() > fixed
+                && self.segments[..fixed]
+                    .iter()
+                    .zip(rest)
+                    .all(|(s, t)| match s {
+                        Segment::Literal(l) => l == t,
+                        _ => !t.is_empty(),
+                    });
+        }
         self.segments.len() == rest.len()
             && self.segments.iter().zip(rest).all(|(s, t)| match s {
                 Segment::Literal(l) => l == t,
                 // Upstream's namers refuse an empty name or namespace; no route has one.
-                Segment::Namespace | Segment::Name => !t.is_empty(),
+                Segment::Namespace | Segment::Name | Segment::Rest => !t.is_empty(),
             })
     }
 }
@@ -278,7 +292,7 @@ fn consumes(action: Action, method: &Method, content_type: &str) -> bool {
 /// go-restful's `Route.matchesAccept`: `*/*`, or a mime type (parameters dropped) the route
 /// produces exactly; `application/*` is not expanded.
 fn accepts(produces: &[&str], accept: &str) -> bool {
-    mime_types(accept).any(|m| m == "*/*" || produces.contains(&m))
+    produces.contains(&"*/*") || mime_types(accept).any(|m| m == "*/*" || produces.contains(&m))
 }
 
 /// The comma-separated mime types of a header, each without its parameters.

@@ -25,6 +25,8 @@ fn names(action: Action) -> (&'static str, Method, &'static str) {
         Action::Patch => ("patch", Method::Patch, "patch"),
         Action::Delete => ("delete", Method::Delete, "delete"),
         Action::Watch => ("watch", Method::Get, "watch"),
+        // Connect routes are left out of the documents (see `routes`).
+        Action::Connect(_) => ("connect", Method::Get, "connect"),
     }
 }
 
@@ -95,7 +97,12 @@ pub fn group_version(
         "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
     )];
     for d in resources {
-        for route in actions::routes(d) {
+        // Connect subresources' operations (upstream's `connect...` ones) are not
+        // described yet.
+        let described = actions::routes(d)
+            .into_iter()
+            .filter(|r| !matches!(r.action, Action::Connect(_)));
+        for route in described {
             let r = match route.subresource {
                 None => Resource::main(d),
                 Some(sub) => Resource::sub(d, sub),
@@ -237,6 +244,7 @@ fn shape(r: &Resource<'_>, action: Action) -> Shape {
             None,
             vec![ok(routes::WATCH_EVENT)],
         ),
+        Action::Connect(_) => (Vec::new(), None, vec![ok(routes::STATUS)]),
     };
     Shape {
         params,
@@ -270,6 +278,7 @@ fn description(r: &Resource<'_>, action: Action) -> String {
             "Watches the {kind} objects. Deprecated: use the watch parameter of the list \
              operation instead."
         ),
+        Action::Connect(_) => format!("Connects to the {} of the {kind}.", r.subresource),
     }
 }
 
