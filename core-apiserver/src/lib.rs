@@ -113,6 +113,14 @@ async fn bootstrap(
     create_missing(stores, "", "namespaces", namespaces.collect()).await?;
     let classes = resources::scheduling::priorityclasses::system_priority_classes();
     create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await?;
+    let mut flow_schemas = Vec::new();
+    for (plural, object) in resources::flowcontrol::bootstrap_objects() {
+        if plural == "flowschemas" {
+            flow_schemas.push(kas_registry::meta::name(&object).to_owned());
+        }
+        create_missing(stores, "flowcontrol.apiserver.k8s.io", plural, vec![object]).await?;
+    }
+    resources::flowcontrol::mark_dangling(stores, &flow_schemas).await?;
     default_service_cidr(stores, &options.service_cluster_ip_range).await
 }
 

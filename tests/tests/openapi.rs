@@ -203,7 +203,7 @@ async fn openapi_http_caching_through_the_aggregator() {
     assert_eq!(stale.status, 301);
     assert_eq!(header(&stale, "location"), url);
     let missing = get(
-        "/openapi/v3/apis/flowcontrol.apiserver.k8s.io/v1".into(),
+        "/openapi/v3/apis/storagemigration.k8s.io/v1alpha1".into(),
         vec![],
     )
     .await;

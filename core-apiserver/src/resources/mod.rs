@@ -10,6 +10,7 @@ pub mod configmaps;
 pub mod discovery;
 pub mod endpoints;
 pub mod events;
+pub mod flowcontrol;
 pub mod leases;
 pub mod limitranges;
 pub mod namespaces;
@@ -172,6 +173,9 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     storage::csinodes::install,
     storage::csidrivers::install,
     storage::csistoragecapacities::install,
+    // flowcontrol.apiserver.k8s.io
+    flowcontrol::flowschemas::install,
+    flowcontrol::prioritylevelconfigurations::install,
     // certificates.k8s.io
     certificates::install,
     // autoscaling
