@@ -93,7 +93,14 @@ mod tests {
     #[test]
     fn kubelet_client_flags_reach_the_connecters() {
         let flags = Flags::try_parse_from(["core-apiserver"]).unwrap();
-        assert!(flags.core.resources().kubelet.certificate_authority.is_none());
+        assert!(
+            flags
+                .core
+                .resources()
+                .kubelet
+                .certificate_authority
+                .is_none()
+        );
         let flags = Flags::try_parse_from([
             "core-apiserver",
             "--kubelet-certificate-authority=/ca.crt",

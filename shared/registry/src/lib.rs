@@ -20,8 +20,8 @@ pub mod strategy;
 pub mod validation;
 
 pub use descriptor::{
-    ConnectMethod, ConnectSpec, ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource, SubresourceHandler,
-    SubresourceKind, TableColumn, Verb,
+    ConnectMethod, ConnectSpec, ResourceDescriptor, ScaleSelector, ScaleSpec, Scope, Subresource,
+    SubresourceHandler, SubresourceKind, TableColumn, Verb,
 };
 pub use error::{Error, Result};
 pub use strategy::Strategy;

@@ -34,7 +34,10 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     categories: &["all"],
     scope: Scope::Namespaced,
     verbs: Verb::ALL,
-    subresources: &[Subresource::proxy("ServiceProxyOptions"), Subresource::STATUS],
+    subresources: &[
+        Subresource::proxy("ServiceProxyOptions"),
+        Subresource::STATUS,
+    ],
     table_columns: printer::COLUMNS,
     table_name_and_age: false,
     storage_resource: "services/specs",
