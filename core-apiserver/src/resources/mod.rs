@@ -1,5 +1,6 @@
 //! The built-in resources core-apiserver serves.
 
+pub mod admissionregistration;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;
@@ -173,6 +174,11 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     storage::csinodes::install,
     storage::csidrivers::install,
     storage::csistoragecapacities::install,
+    // admissionregistration.k8s.io
+    admissionregistration::validatingwebhookconfigurations::install,
+    admissionregistration::mutatingwebhookconfigurations::install,
+    admissionregistration::validatingadmissionpolicies::install,
+    admissionregistration::validatingadmissionpolicybindings::install,
     // flowcontrol.apiserver.k8s.io
     flowcontrol::flowschemas::install,
     flowcontrol::prioritylevelconfigurations::install,
