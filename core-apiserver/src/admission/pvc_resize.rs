@@ -80,6 +80,7 @@ impl Validate for PersistentVolumeClaimResize {
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        _namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {

@@ -105,6 +105,7 @@ impl Validate for LimitRanger {
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        _namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {
@@ -113,7 +114,7 @@ impl Validate for LimitRanger {
 
     fn validate<'a>(&'a self, a: &'a Attributes<'a>) -> BoxFuture<'a, kas_registry::Result<()>> {
         Box::pin(async move {
-            if !self.handles(a.descriptor, a.subresource, a.operation) {
+            if !self.handles(a.descriptor, a.namespace, a.subresource, a.operation) {
                 return Ok(());
             }
             let Some(object) = a.object else {

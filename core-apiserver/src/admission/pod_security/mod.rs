@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod baseline;
+mod labeled;
 mod namespace;
 pub mod overlapping;
 pub mod policy;
@@ -48,14 +49,23 @@ pub struct PodSecurity {
     pub namespaces: Option<Store>,
     pub pods: Option<Store>,
     pub defaults: Policy,
+    /// The namespaces whose labels may restrict an update (see `labeled`).
+    labeled: std::sync::Arc<labeled::Labeled>,
 }
 
 impl PodSecurity {
+    /// The plugin; with a namespaces store it follows their labels (a task on the
+    /// current runtime).
     pub fn new(namespaces: Option<Store>, pods: Option<Store>) -> PodSecurity {
+        let labeled = std::sync::Arc::new(labeled::Labeled::default());
+        if let Some(store) = &namespaces {
+            labeled.follow(store.clone());
+        }
         PodSecurity {
             namespaces,
             pods,
             defaults: Policy::DEFAULT,
+            labeled,
         }
     }
 }
@@ -76,17 +86,21 @@ impl Validate for PodSecurity {
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {
         if !matches!(operation, Operation::Create | Operation::Update) {
             return false;
         }
-        match (descriptor.group, descriptor.plural) {
+        let looked_at = match (descriptor.group, descriptor.plural) {
             ("", "pods") => !IGNORED_POD_SUBRESOURCES.contains(&subresource),
-            ("", "namespaces") => subresource.is_empty(),
+            ("", "namespaces") => return subresource.is_empty(),
             (group, plural) => subresource.is_empty() && template_pointer(group, plural).is_some(),
-        }
+        };
+        // Upstream's default configuration allows everything in a namespace without
+        // labels: an update there keeps the store's fast path (a create is checked anyway).
+        looked_at && (operation == Operation::Create || self.labeled.may_restrict(namespace))
     }
 
     fn validate<'a>(

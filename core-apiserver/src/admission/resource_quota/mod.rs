@@ -149,6 +149,7 @@ impl Validate for ResourceQuota {
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        _namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {

@@ -188,6 +188,7 @@ impl Validate for ServiceAccount {
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        _namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {

@@ -130,11 +130,12 @@ pub trait Mutate: Send + Sync {
 /// object.
 pub trait Validate: Send + Sync {
     /// Whether the plugin looks at a write of `descriptor`'s `subresource` (empty for the
-    /// resource itself): a cheap, synchronous answer, so that updates of resources no
+    /// resource itself) in `namespace`: a cheap, synchronous answer, so that updates no
     /// plugin looks at keep their single compare-and-swap.
     fn handles(
         &self,
         descriptor: &'static ResourceDescriptor,
+        namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool;
@@ -169,12 +170,13 @@ impl Chain {
     pub fn validates(
         &self,
         descriptor: &'static ResourceDescriptor,
+        namespace: &str,
         subresource: &str,
         operation: Operation,
     ) -> bool {
         self.validators
             .iter()
-            .any(|v| v.handles(descriptor, subresource, operation))
+            .any(|v| v.handles(descriptor, namespace, subresource, operation))
     }
 
     /// The validating plugins that handle this write, in order.
@@ -182,6 +184,7 @@ impl Chain {
         for plugin in &self.validators {
             if plugin.handles(
                 attributes.descriptor,
+                attributes.namespace,
                 attributes.subresource,
                 attributes.operation,
             ) {

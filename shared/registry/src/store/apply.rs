@@ -34,10 +34,10 @@ impl Store {
         if opts.dry_run
             || self
                 .admission
-                .validates(self.descriptor, "", Operation::Update)
+                .validates(self.descriptor, namespace, "", Operation::Update)
             || self
                 .admission
-                .validates(self.descriptor, "", Operation::Create)
+                .validates(self.descriptor, namespace, "", Operation::Create)
         {
             return self
                 .apply_validated(namespace, name, &config, &attempt, opts)

@@ -456,7 +456,7 @@ impl Store {
         let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
         if self
             .admission
-            .validates(self.descriptor, "", Operation::Update)
+            .validates(self.descriptor, namespace, "", Operation::Update)
         {
             // Validating admission reads the stored object; upstream's plugins that do
             // handle resources that are never created by an update.
@@ -510,7 +510,7 @@ impl Store {
     ) -> Result<Written> {
         let validated = self
             .admission
-            .validates(self.descriptor, subresource, Operation::Update);
+            .validates(self.descriptor, namespace, subresource, Operation::Update);
         if opts.dry_run || validated {
             return self
                 .rewrite_validated(namespace, name, subresource, attempt, opts)

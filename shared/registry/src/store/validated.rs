@@ -26,7 +26,7 @@ impl Store {
     ) -> Result<()> {
         if !self
             .admission
-            .validates(self.descriptor, subresource, operation)
+            .validates(self.descriptor, namespace, subresource, operation)
         {
             return Ok(());
         }
