@@ -6,6 +6,7 @@
 //! `kas_registry::admission::Mutate` (upstream's mutating `Admit`) and/or `Validate`
 //! (upstream's `Validate`); `chain` puts the enabled ones in upstream's order.
 
+pub mod default_ingress_class;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
 pub mod limit_ranger;
@@ -13,6 +14,7 @@ pub mod pod_security;
 pub mod priority;
 pub mod pvc_resize;
 pub mod resource_quota;
+pub mod runtime_class;
 pub mod service_account;
 pub mod storage_object_in_use_protection;
 pub mod taint_nodes_by_condition;
@@ -158,6 +160,22 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
                 ..Plugin::default()
             }
         }
+        "DefaultIngressClass" => Plugin {
+            mutator: Some(Arc::new(default_ingress_class::DefaultIngressClass {
+                classes: store(stores, "networking.k8s.io", "ingressclasses"),
+            })),
+            ..Plugin::default()
+        },
+        "RuntimeClass" => {
+            let plugin = Arc::new(runtime_class::RuntimeClass {
+                classes: store(stores, "node.k8s.io", "runtimeclasses"),
+            });
+            Plugin {
+                mutator: Some(plugin.clone()),
+                validator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -174,6 +192,8 @@ pub fn implemented(name: &str) -> bool {
             | "ServiceAccount"
             | "TaintNodesByCondition"
             | "DefaultStorageClass"
+            | "DefaultIngressClass"
+            | "RuntimeClass"
             | "StorageObjectInUseProtection"
             | "PersistentVolumeClaimResize"
             | "PodSecurity"

@@ -1,0 +1,152 @@
+//! Upstream's `DefaultIngressClass` plugin
+//! (`plugin/pkg/admission/network/defaultingressclass`): an Ingress created without
+//! `spec.ingressClassName` and without the legacy `kubernetes.io/ingress.class` annotation
+//! (any value, even empty) gets the default IngressClass, the one annotated
+//! `ingressclass.kubernetes.io/is-default-class: "true"`; among several, the newest, then
+//! the first by name.
+
+use futures_util::future::BoxFuture;
+use kas_apimachinery::Status;
+use kas_apimachinery::golang::time::{ZERO_UNIX, parse_rfc3339};
+use kas_registry::ResourceDescriptor;
+use kas_registry::admission::Mutate;
+use kas_registry::rest::options::ListOptions;
+use kas_registry::store::Store;
+use serde_json::{Value, json};
+
+/// Upstream `networkingv1beta1.AnnotationIngressClass`.
+const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+/// Upstream `networkingv1.AnnotationIsDefaultIngressClass`.
+const DEFAULT_CLASS: &str = "ingressclass.kubernetes.io/is-default-class";
+
+/// The plugin, reading IngressClasses from their store (through its watch cache).
+pub struct DefaultIngressClass {
+    pub classes: Option<Store>,
+}
+
+fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+    object
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(key))
+        .and_then(Value::as_str)
+}
+
+/// Whether the Ingress already names a class, by field or by the legacy annotation.
+fn has_class(ingress: &Value) -> bool {
+    annotation(ingress, CLASS_ANNOTATION).is_some()
+        || ingress
+            .pointer("/spec/ingressClassName")
+            .is_some_and(|c| !c.is_null())
+}
+
+/// Upstream `getDefaultClass` over `classes`: the newest default class, ties to the first
+/// name.
+fn default_class(classes: &[Value]) -> Option<&Value> {
+    let created = |c: &Value| {
+        parse_rfc3339(kas_registry::meta::str_field(c, "creationTimestamp"))
+            .map_or((ZERO_UNIX, 0), |t| (t.seconds, t.nanos))
+    };
+    classes
+        .iter()
+        .filter(|c| annotation(c, DEFAULT_CLASS) == Some("true"))
+        .min_by(|a, b| {
+            created(b)
+                .cmp(&created(a))
+                .then_with(|| kas_registry::meta::name(a).cmp(kas_registry::meta::name(b)))
+        })
+}
+
+impl DefaultIngressClass {
+    async fn admit_ingress(&self, name: &str, ingress: &mut Value) -> kas_registry::Result<()> {
+        if has_class(ingress) {
+            return Ok(());
+        }
+        let Some(store) = &self.classes else {
+            return Ok(());
+        };
+        let opts = ListOptions {
+            resource_version: Some("0".into()),
+            ..Default::default()
+        };
+        let listed = store
+            .list("", &opts, Default::default())
+            .await
+            .map_err(|e| {
+                let message = e.to_status().message.unwrap_or_default();
+                Status::forbidden("networking.k8s.io", "ingresses", name, &message)
+            })?;
+        let classes = listed
+            .items
+            .iter()
+            .filter_map(|item| item.value().ok())
+            .collect::<Vec<Value>>();
+        let Some(class) = default_class(&classes) else {
+            return Ok(());
+        };
+        let class_name = kas_registry::meta::name(class).to_owned();
+        if let Some(object) = ingress.as_object_mut() {
+            let spec = object.entry("spec").or_insert_with(|| json!({}));
+            if let Some(spec) = spec.as_object_mut() {
+                spec.insert("ingressClassName".into(), json!(class_name));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Mutate for DefaultIngressClass {
+    fn mutate<'a>(
+        &'a self,
+        descriptor: &'static ResourceDescriptor,
+        name: &'a str,
+        ingress: &'a mut Value,
+    ) -> BoxFuture<'a, kas_registry::Result<()>> {
+        Box::pin(async move {
+            if (descriptor.group, descriptor.plural) != ("networking.k8s.io", "ingresses") {
+                return Ok(());
+            }
+            self.admit_ingress(name, ingress).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(name: &str, created: &str, annotations: Value) -> Value {
+        json!({"metadata": {"name": name, "creationTimestamp": created, "annotations": annotations}})
+    }
+
+    #[test]
+    fn the_newest_default_class_then_the_first_name_wins() {
+        let on = json!({DEFAULT_CLASS: "true"});
+        let classes = [
+            class("old", "2024-01-01T00:00:00Z", on.clone()),
+            class(
+                "newest-not-default",
+                "2025-01-01T00:00:00Z",
+                json!({DEFAULT_CLASS: "True"}),
+            ),
+            class("b", "2024-06-01T00:00:00Z", on.clone()),
+            class("a", "2024-06-01T00:00:00Z", on.clone()),
+        ];
+        let found = default_class(&classes).map(kas_registry::meta::name);
+        assert_eq!(found, Some("a"));
+        assert!(default_class(&classes[1..2]).is_none());
+        assert_eq!(
+            default_class(&classes[..1]).map(kas_registry::meta::name),
+            Some("old")
+        );
+    }
+
+    #[test]
+    fn an_ingress_names_a_class_by_field_or_legacy_annotation() {
+        assert!(!has_class(&json!({"spec": {}})));
+        assert!(!has_class(&json!({"spec": {"ingressClassName": null}})));
+        assert!(has_class(&json!({"spec": {"ingressClassName": ""}})));
+        assert!(has_class(
+            &json!({"metadata": {"annotations": {CLASS_ANNOTATION: ""}}, "spec": {}})
+        ));
+    }
+}
