@@ -113,14 +113,23 @@ async fn bootstrap(
     create_missing(stores, "", "namespaces", namespaces.collect()).await?;
     let classes = resources::scheduling::priorityclasses::system_priority_classes();
     create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await?;
-    let mut flow_schemas = Vec::new();
+    // Priority levels first, so that the schemas that name them find them.
+    let mut levels = Vec::new();
+    let mut schemas = Vec::new();
     for (plural, object) in resources::flowcontrol::bootstrap_objects() {
-        if plural == "flowschemas" {
-            flow_schemas.push(kas_registry::meta::name(&object).to_owned());
+        match plural {
+            "flowschemas" => schemas.push(object),
+            _ => levels.push(object),
         }
-        create_missing(stores, "flowcontrol.apiserver.k8s.io", plural, vec![object]).await?;
     }
-    resources::flowcontrol::mark_dangling(stores, &flow_schemas).await?;
+    let schema_names: Vec<String> = schemas
+        .iter()
+        .map(|o| kas_registry::meta::name(o).to_owned())
+        .collect();
+    let group = "flowcontrol.apiserver.k8s.io";
+    create_missing(stores, group, "prioritylevelconfigurations", levels).await?;
+    create_missing(stores, group, "flowschemas", schemas).await?;
+    resources::flowcontrol::mark_dangling(stores, &schema_names).await?;
     default_service_cidr(stores, &options.service_cluster_ip_range).await
 }
 
@@ -184,21 +193,41 @@ async fn create_missing(
     let Some(store) = admission::store(stores, group, plural) else {
         return Ok(());
     };
+    // What the cache already holds is not created again: a restart writes nothing.
+    let cached = kas_registry::rest::options::ListOptions {
+        resource_version: Some("0".into()),
+        ..Default::default()
+    };
+    let existing: std::collections::HashSet<String> =
+        match store.list("", &cached, Default::default()).await {
+            Ok(listed) => listed
+                .items
+                .iter()
+                .filter_map(|o| o.value().ok())
+                .map(|o| kas_registry::meta::name(&o).to_owned())
+                .collect(),
+            Err(_) => Default::default(),
+        };
     let opts = kas_registry::rest::options::WriteOptions {
         manager: "kube-apiserver".to_owned(),
         ..Default::default()
     };
-    for object in objects {
-        let name = kas_registry::meta::name(&object).to_owned();
-        if let Err(e) = store.create("", object, &opts).await {
-            let status = e.to_status();
-            if status.code != 409 {
-                return Err(format!(
-                    "creating {plural} {name}: {}",
-                    status.message.unwrap_or_default()
-                ));
+    let creates = objects
+        .into_iter()
+        .filter(|o| !existing.contains(kas_registry::meta::name(o)))
+        .map(|object| {
+            let (store, opts) = (&store, &opts);
+            async move {
+                let name = kas_registry::meta::name(&object).to_owned();
+                match store.create("", object, opts).await {
+                    Err(e) if e.to_status().code != 409 => Err(format!(
+                        "creating {plural} {name}: {}",
+                        e.to_status().message.unwrap_or_default()
+                    )),
+                    _ => Ok(()),
+                }
             }
-        }
-    }
+        });
+    futures_util::future::try_join_all(creates).await?;
     Ok(())
 }
