@@ -508,9 +508,9 @@ impl Store {
         attempt: &(dyn Fn(&Value) -> Result<Option<Value>> + Send + Sync),
         opts: &WriteOptions,
     ) -> Result<Written> {
-        let validated = self
-            .admission
-            .validates(self.descriptor, namespace, subresource, Operation::Update);
+        let validated =
+            self.admission
+                .validates(self.descriptor, namespace, subresource, Operation::Update);
         if opts.dry_run || validated {
             return self
                 .rewrite_validated(namespace, name, subresource, attempt, opts)
