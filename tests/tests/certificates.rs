@@ -214,6 +214,33 @@ async fn invalid_requests_are_refused_with_upstreams_messages() {
         "{err}"
     );
 
+    // CertificateSubjectRestriction: no system:masters through the apiserver-client signer.
+    let masters = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args([
+            "-nodes",
+            "-subj",
+            "/O=system:masters/CN=mallory",
+            "-keyout",
+            "/dev/null",
+        ])
+        .output()
+        .expect("openssl on PATH");
+    let masters = String::from_utf8(masters.stdout).expect("a PEM");
+    let out = create(&c, &csr("root", &masters, client_spec()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("certificatesigningrequests.certificates.k8s.io \"root\" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"),
+        "{err}"
+    );
+
     let spec = json!({"signerName": "example", "usages": ["client auth", "client auth", "magic"],
         "expirationSeconds": 60});
     let body = csr("worse", &openssl(&[]), spec);

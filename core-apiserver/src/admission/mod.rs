@@ -6,6 +6,7 @@
 //! `kas_registry::admission::Mutate` (upstream's mutating `Admit`) and/or `Validate`
 //! (upstream's `Validate`); `chain` puts the enabled ones in upstream's order.
 
+pub mod certificate_subject_restriction;
 pub mod default_ingress_class;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
@@ -176,6 +177,12 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
                 ..Plugin::default()
             }
         }
+        "CertificateSubjectRestriction" => Plugin {
+            validator: Some(Arc::new(
+                certificate_subject_restriction::CertificateSubjectRestriction,
+            )),
+            ..Plugin::default()
+        },
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -193,6 +200,7 @@ pub fn implemented(name: &str) -> bool {
             | "TaintNodesByCondition"
             | "DefaultStorageClass"
             | "DefaultIngressClass"
+            | "CertificateSubjectRestriction"
             | "RuntimeClass"
             | "StorageObjectInUseProtection"
             | "PersistentVolumeClaimResize"

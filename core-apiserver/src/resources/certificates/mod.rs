@@ -11,7 +11,7 @@
 //! `spec.username`, `uid`, `groups` and `extra` are the creating user's, as the handler
 //! passes it in the write options.
 
-mod pem;
+pub(crate) mod pem;
 #[cfg(test)]
 mod tests;
 mod validation;

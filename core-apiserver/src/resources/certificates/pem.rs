@@ -151,6 +151,26 @@ pub fn check_csr(pem: &[u8]) -> Result<(), String> {
     })
 }
 
+/// Upstream `ParseCSR` (without the signature check), answering the subject's
+/// organizations (the groups a client certificate from it would carry); the error's text.
+pub fn csr_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
+    let block = match decode(pem) {
+        Some((block, _)) if block.label == "CERTIFICATE REQUEST" => block,
+        _ => return Err("PEM block type must be CERTIFICATE REQUEST".to_owned()),
+    };
+    let csr = match X509CertificationRequest::from_der(&block.bytes) {
+        Ok(([], csr)) => csr,
+        Ok(_) => return Err("asn1: syntax error: trailing data".to_owned()),
+        Err(_) => return Err("x509: malformed certificate request".to_owned()),
+    };
+    Ok(csr
+        .certification_request_info
+        .subject
+        .iter_organization()
+        .filter_map(|o| o.as_str().ok().map(str::to_owned))
+        .collect())
+}
+
 /// Upstream `validateCertificate`: nothing, or CERTIFICATE blocks without headers that
 /// each hold at least one certificate.
 pub fn check_certificates(mut pem: &[u8]) -> Result<(), String> {
