@@ -31,13 +31,12 @@ impl Store {
             let client_rv = crate::meta::str_field(&new, "resourceVersion").to_owned();
             self.prepare_update(new, current, &client_rv, opts)
         };
+        // A create's validation needs no read ahead: the loop below stops at a missing
+        // object and `apply_validated` creates it.
         if opts.dry_run
             || self
                 .admission
                 .validates(self.descriptor, namespace, "", Operation::Update)
-            || self
-                .admission
-                .validates(self.descriptor, namespace, "", Operation::Create)
         {
             return self
                 .apply_validated(namespace, name, &config, &attempt, opts)
