@@ -50,6 +50,7 @@ pub async fn api_service<S>(
         .into_iter()
         .map(|s| s.with_admission(chain.clone()))
         .collect::<Vec<_>>();
+    resources::rbac::aggregation::start(&stores);
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     let groups = connect::install(groups, &connect_stores, &resource_options.kubelet)?;

@@ -2,6 +2,7 @@
 //! ClusterRoleBinding), after upstream's `pkg/registry/rbac`, `pkg/apis/rbac/v1/defaults.go`,
 //! `pkg/apis/rbac/validation` and `pkg/printers/internalversion`. What the four kinds share
 //! is here (defaulting, printing) and in `validation`; authorization is not.
+pub mod aggregation;
 pub mod clusterrolebindings;
 pub mod clusterroles;
 pub mod rolebindings;
