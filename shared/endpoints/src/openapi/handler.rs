@@ -66,13 +66,14 @@ impl OpenApi {
         let Some(protobuf) = negotiate(req, V2_SUBTYPES) else {
             return status(StatusCode::NOT_ACCEPTABLE, headers);
         };
+        let v2 = self.v2();
         let (content_type, bytes) = if protobuf {
-            (V2_PROTOBUF, self.v2_protobuf.clone())
+            (V2_PROTOBUF, v2.protobuf.clone())
         } else {
-            ("application/json", self.v2.bytes.clone())
+            ("application/json", v2.json.bytes.clone())
         };
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        set(&mut headers, header::ETAG, &format!("\"{}\"", self.v2.etag));
+        set(&mut headers, header::ETAG, &format!("\"{}\"", v2.json.etag));
         serve_content(req, headers, self.built, bytes)
     }
 
@@ -83,11 +84,11 @@ impl OpenApi {
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
         // The aggregator merges the index per request and stamps it with the time.
-        serve_content(req, headers, SystemTime::now(), self.v3_root.clone())
+        serve_content(req, headers, SystemTime::now(), self.v3().root.clone())
     }
 
     fn serve_v3(&self, req: &Request<Body>, key: &str) -> Response<Body> {
-        let Some(doc) = self.v3.get(key) else {
+        let Some(doc) = self.v3().docs.get(key) else {
             return status(StatusCode::NOT_FOUND, HeaderMap::new());
         };
         let mut headers = HeaderMap::new();

@@ -3,8 +3,10 @@
 //! document per group version and per discovery path), generated from data: the
 //! descriptors give the paths and operations, their schema messages the definitions.
 //!
-//! Built once when the role starts and kept as bytes with their hashes; requests only
-//! pick a document and answer conditional requests (`handler.rs`).
+//! Built once, at the first request for a document (v2 and v3 apart), and kept as bytes
+//! with their hashes; later requests only pick a document and answer conditional requests
+//! (`handler.rs`). A role no client asks (most test suites' controllers never do) neither
+//! builds nor holds the several MiB they take.
 //!
 //! kubectl reads these to decide on server-side field validation: it looks for a
 //! `fieldValidation` query parameter on the PATCH operation whose
@@ -35,40 +37,69 @@ use routes::PathItem;
 /// `info.version`: upstream writes its emulation version, major and minor only.
 const INFO_VERSION: &str = "1.33";
 
-/// The documents of one role.
+/// The documents of one role, each set built on first use.
 pub struct OpenApi {
-    v2: Document,
-    /// The protobuf form of `v2`; it shares the JSON's ETag, as upstream's does.
-    v2_protobuf: Bytes,
-    v3_root: Bytes,
-    /// By path below `/openapi/v3/`: `api/v1`, `apis/coordination.k8s.io/v1`, `api`, ...
-    v3: BTreeMap<String, Document>,
+    resources: Vec<&'static ResourceDescriptor>,
+    v2: std::sync::OnceLock<V2>,
+    v3: std::sync::OnceLock<V3>,
+    /// When the role started (the documents' `Last-Modified`).
     built: SystemTime,
+}
+
+/// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
+/// upstream's does.
+pub(super) struct V2 {
+    pub json: Document,
+    pub protobuf: Bytes,
+}
+
+/// `/openapi/v3`: the index, and the documents by path below `/openapi/v3/` (`api/v1`,
+/// `apis/coordination.k8s.io/v1`, `api`, ...).
+pub(super) struct V3 {
+    pub root: Bytes,
+    pub docs: BTreeMap<String, Document>,
 }
 
 impl OpenApi {
     pub fn new(resources: &[&'static ResourceDescriptor]) -> OpenApi {
-        let catalog = catalog(resources);
-        let services = web_services(resources);
-        let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
-        all.sort_by(|a, b| a.path.cmp(&b.path));
-        let v2 = v2::document(&all, &catalog, INFO_VERSION);
-        let v2_protobuf = gnostic::encode(&v2).into();
-        let v3: BTreeMap<String, Document> = services
-            .iter()
-            .map(|(key, items)| {
-                let doc = v3::document(items, &catalog, INFO_VERSION);
-                (key.clone(), Document::new(to_vec(&doc)))
-            })
-            .collect();
-        let root = v3::root(v3.iter().map(|(k, d)| (k.as_str(), d.etag.as_str())));
         OpenApi {
-            v2: Document::new(to_vec(&v2)),
-            v2_protobuf,
-            v3_root: to_vec(&root).into(),
-            v3,
+            resources: resources.to_vec(),
+            v2: Default::default(),
+            v3: Default::default(),
             built: SystemTime::now(),
         }
+    }
+
+    pub(super) fn v2(&self) -> &V2 {
+        self.v2.get_or_init(|| {
+            let catalog = catalog(&self.resources);
+            let services = web_services(&self.resources);
+            let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
+            all.sort_by(|a, b| a.path.cmp(&b.path));
+            let v2 = v2::document(&all, &catalog, INFO_VERSION);
+            V2 {
+                protobuf: gnostic::encode(&v2).into(),
+                json: Document::new(to_vec(&v2)),
+            }
+        })
+    }
+
+    pub(super) fn v3(&self) -> &V3 {
+        self.v3.get_or_init(|| {
+            let catalog = catalog(&self.resources);
+            let docs: BTreeMap<String, Document> = web_services(&self.resources)
+                .iter()
+                .map(|(key, items)| {
+                    let doc = v3::document(items, &catalog, INFO_VERSION);
+                    (key.clone(), Document::new(to_vec(&doc)))
+                })
+                .collect();
+            let root = v3::root(docs.iter().map(|(k, d)| (k.as_str(), d.etag.as_str())));
+            V3 {
+                root: to_vec(&root).into(),
+                docs,
+            }
+        })
     }
 }
 
