@@ -48,16 +48,16 @@ pub struct OpenApi {
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
 /// upstream's does.
-pub(super) struct V2 {
-    pub json: Document,
-    pub protobuf: Bytes,
+struct V2 {
+    json: Document,
+    protobuf: Bytes,
 }
 
 /// `/openapi/v3`: the index, and the documents by path below `/openapi/v3/` (`api/v1`,
 /// `apis/coordination.k8s.io/v1`, `api`, ...).
-pub(super) struct V3 {
-    pub root: Bytes,
-    pub docs: BTreeMap<String, Document>,
+struct V3 {
+    root: Bytes,
+    docs: BTreeMap<String, Document>,
 }
 
 impl OpenApi {
@@ -70,7 +70,7 @@ impl OpenApi {
         }
     }
 
-    pub(super) fn v2(&self) -> &V2 {
+    fn v2(&self) -> &V2 {
         self.v2.get_or_init(|| {
             let catalog = catalog(&self.resources);
             let services = web_services(&self.resources);
@@ -84,7 +84,7 @@ impl OpenApi {
         })
     }
 
-    pub(super) fn v3(&self) -> &V3 {
+    fn v3(&self) -> &V3 {
         self.v3.get_or_init(|| {
             let catalog = catalog(&self.resources);
             let docs: BTreeMap<String, Document> = web_services(&self.resources)
