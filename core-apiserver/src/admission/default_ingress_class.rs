@@ -6,13 +6,14 @@
 //! the first by name.
 
 use futures_util::future::BoxFuture;
-use kas_apimachinery::Status;
-use kas_apimachinery::golang::time::{ZERO_UNIX, parse_rfc3339};
 use kas_registry::ResourceDescriptor;
 use kas_registry::admission::Mutate;
-use kas_registry::rest::options::ListOptions;
 use kas_registry::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+#[cfg(test)]
+use super::default_class::newest_default;
+use super::default_class::{annotation, assign_default};
 
 /// Upstream `networkingv1beta1.AnnotationIngressClass`.
 const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
@@ -24,13 +25,6 @@ pub struct DefaultIngressClass {
     pub classes: Option<Store>,
 }
 
-fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
-    object
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(key))
-        .and_then(Value::as_str)
-}
-
 /// Whether the Ingress already names a class, by field or by the legacy annotation.
 fn has_class(ingress: &Value) -> bool {
     annotation(ingress, CLASS_ANNOTATION).is_some()
@@ -39,58 +33,18 @@ fn has_class(ingress: &Value) -> bool {
             .is_some_and(|c| !c.is_null())
 }
 
-/// Upstream `getDefaultClass` over `classes`: the newest default class, ties to the first
-/// name.
-fn default_class(classes: &[Value]) -> Option<&Value> {
-    let created = |c: &Value| {
-        parse_rfc3339(kas_registry::meta::str_field(c, "creationTimestamp"))
-            .map_or((ZERO_UNIX, 0), |t| (t.seconds, t.nanos))
-    };
-    classes
-        .iter()
-        .filter(|c| annotation(c, DEFAULT_CLASS) == Some("true"))
-        .min_by(|a, b| {
-            created(b)
-                .cmp(&created(a))
-                .then_with(|| kas_registry::meta::name(a).cmp(kas_registry::meta::name(b)))
-        })
+/// Whether an IngressClass is marked the default.
+fn is_default(class: &Value) -> bool {
+    annotation(class, DEFAULT_CLASS) == Some("true")
 }
 
 impl DefaultIngressClass {
     async fn admit_ingress(&self, name: &str, ingress: &mut Value) -> kas_registry::Result<()> {
-        if has_class(ingress) {
-            return Ok(());
-        }
-        let Some(store) = &self.classes else {
+        let Some(store) = self.classes.as_ref().filter(|_| !has_class(ingress)) else {
             return Ok(());
         };
-        let opts = ListOptions {
-            resource_version: Some("0".into()),
-            ..Default::default()
-        };
-        let listed = store
-            .list("", &opts, Default::default())
-            .await
-            .map_err(|e| {
-                let message = e.to_status().message.unwrap_or_default();
-                Status::forbidden("networking.k8s.io", "ingresses", name, &message)
-            })?;
-        let classes = listed
-            .items
-            .iter()
-            .filter_map(|item| item.value().ok())
-            .collect::<Vec<Value>>();
-        let Some(class) = default_class(&classes) else {
-            return Ok(());
-        };
-        let class_name = kas_registry::meta::name(class).to_owned();
-        if let Some(object) = ingress.as_object_mut() {
-            let spec = object.entry("spec").or_insert_with(|| json!({}));
-            if let Some(spec) = spec.as_object_mut() {
-                spec.insert("ingressClassName".into(), json!(class_name));
-            }
-        }
-        Ok(())
+        let resource = ("networking.k8s.io", "ingresses", name);
+        assign_default(store, is_default, resource, ingress, "ingressClassName").await
     }
 }
 
@@ -113,6 +67,12 @@ impl Mutate for DefaultIngressClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Upstream's default-class choice over `classes`.
+    fn default_class(classes: &[Value]) -> Option<&Value> {
+        newest_default(classes, is_default)
+    }
 
     fn class(name: &str, created: &str, annotations: Value) -> Value {
         json!({"metadata": {"name": name, "creationTimestamp": created, "annotations": annotations}})

@@ -6,13 +6,14 @@
 //! several, the newest, then the first by name (`volumeutil.GetDefaultClass`).
 
 use futures_util::future::BoxFuture;
-use kas_apimachinery::Status;
-use kas_apimachinery::golang::time::{ZERO_UNIX, parse_rfc3339};
 use kas_registry::ResourceDescriptor;
 use kas_registry::admission::Mutate;
-use kas_registry::rest::options::ListOptions;
 use kas_registry::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+#[cfg(test)]
+use super::default_class::newest_default;
+use super::default_class::{annotation, assign_default};
 
 /// Upstream `v1.BetaStorageClassAnnotation`, which names a claim's class.
 pub const BETA_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
@@ -22,13 +23,6 @@ const BETA_DEFAULT_CLASS: &str = "storageclass.beta.kubernetes.io/is-default-cla
 /// The plugin, reading StorageClasses from their store (through its watch cache).
 pub struct DefaultStorageClass {
     pub classes: Option<Store>,
-}
-
-fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
-    object
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(key))
-        .and_then(Value::as_str)
 }
 
 /// Upstream `PersistentVolumeClaimHasClass`.
@@ -45,55 +39,13 @@ fn is_default(class: &Value) -> bool {
         || annotation(class, BETA_DEFAULT_CLASS) == Some("true")
 }
 
-/// Upstream `GetDefaultClass` over `classes`: the newest default class, ties to the first
-/// name.
-fn default_class(classes: &[Value]) -> Option<&Value> {
-    let created = |c: &Value| {
-        parse_rfc3339(kas_registry::meta::str_field(c, "creationTimestamp"))
-            .map_or((ZERO_UNIX, 0), |t| (t.seconds, t.nanos))
-    };
-    classes.iter().filter(|c| is_default(c)).min_by(|a, b| {
-        created(b)
-            .cmp(&created(a))
-            .then_with(|| kas_registry::meta::name(a).cmp(kas_registry::meta::name(b)))
-    })
-}
-
 impl DefaultStorageClass {
     async fn admit_claim(&self, name: &str, claim: &mut Value) -> kas_registry::Result<()> {
-        if has_class(claim) {
-            return Ok(());
-        }
-        let Some(store) = &self.classes else {
+        let Some(store) = self.classes.as_ref().filter(|_| !has_class(claim)) else {
             return Ok(());
         };
-        let opts = ListOptions {
-            resource_version: Some("0".into()),
-            ..Default::default()
-        };
-        let listed = store
-            .list("", &opts, Default::default())
-            .await
-            .map_err(|e| {
-                let message = e.to_status().message.unwrap_or_default();
-                Status::forbidden("", "persistentvolumeclaims", name, &message)
-            })?;
-        let classes = listed
-            .items
-            .iter()
-            .filter_map(|item| item.value().ok())
-            .collect::<Vec<Value>>();
-        let Some(class) = default_class(&classes) else {
-            return Ok(());
-        };
-        let class_name = kas_registry::meta::name(class).to_owned();
-        if let Some(object) = claim.as_object_mut() {
-            let spec = object.entry("spec").or_insert_with(|| json!({}));
-            if let Some(spec) = spec.as_object_mut() {
-                spec.insert("storageClassName".into(), json!(class_name));
-            }
-        }
-        Ok(())
+        let resource = ("", "persistentvolumeclaims", name);
+        assign_default(store, is_default, resource, claim, "storageClassName").await
     }
 }
 
@@ -116,6 +68,12 @@ impl Mutate for DefaultStorageClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Upstream's default-class choice over `classes`.
+    fn default_class(classes: &[Value]) -> Option<&Value> {
+        newest_default(classes, is_default)
+    }
 
     fn class(name: &str, created: &str, annotations: Value) -> Value {
         json!({"metadata": {"name": name, "creationTimestamp": created, "annotations": annotations}})

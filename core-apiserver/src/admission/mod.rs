@@ -7,6 +7,7 @@
 //! (upstream's `Validate`); `chain` puts the enabled ones in upstream's order.
 
 pub mod certificate_subject_restriction;
+pub mod default_class;
 pub mod default_ingress_class;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
