@@ -7,10 +7,8 @@
 
 use std::sync::Arc;
 
-use kas_storage::Preconditions;
 use serde_json::Value;
 
-use super::delete::delete_instead;
 use super::{Store, Written, at_revision};
 use crate::admission::Operation;
 use crate::error::Result;
@@ -63,29 +61,16 @@ impl Store {
                 let new = at_revision(prepared.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
             }
-            let read = Preconditions {
-                uid: None,
-                resource_version: Some(stored.resource_version.to_string()),
-            };
-            let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-                let Some(cur) = cur else {
-                    return Err(kas_storage::Error::NotFound {
-                        key: name.to_owned(),
-                    });
-                };
-                delete_instead(self, Some(cur), prepared.clone())
-            };
-            let ttl = self.strategy.ttl_seconds();
-            let written = self
-                .storage
-                .guaranteed_update(&key, &read, false, &try_update, Some(stored), ttl)
-                .await;
-            if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
+            let outcome = self.write_if_unchanged(&key, name, stored, prepared).await;
+            let outcome = match outcome {
                 // Changed since it was read: undo and go again on the newer object.
-                finish.finish(false).await;
-                continue;
-            }
-            let outcome = self.deleted_instead(&key, name, written).await;
+                Ok(None) => {
+                    finish.finish(false).await;
+                    continue;
+                }
+                Ok(Some(outcome)) => Ok(outcome),
+                Err(e) => Err(e),
+            };
             finish.finish(outcome.is_ok()).await;
             return match outcome? {
                 Ok(stored) => Ok(Written::Stored(self.served(stored)?)),

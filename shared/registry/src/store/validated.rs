@@ -4,7 +4,7 @@
 //! that the object is still that one; otherwise it runs again on the newer object, as
 //! upstream's `GuaranteedUpdate` runs its validation again on a conflict.
 
-use kas_storage::Preconditions;
+use kas_storage::{ObjectRef, Preconditions};
 use serde_json::Value;
 
 use super::delete::delete_instead;
@@ -74,30 +74,47 @@ impl Store {
                 let new = at_revision(new.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
             }
-            let read = Preconditions {
-                uid: None,
-                resource_version: Some(stored.resource_version.to_string()),
-            };
-            let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-                let Some(cur) = cur else {
-                    return Err(kas_storage::Error::NotFound {
-                        key: name.to_owned(),
-                    });
-                };
-                delete_instead(self, Some(cur), new.clone())
-            };
-            let ttl = self.strategy.ttl_seconds();
-            let written = self
-                .storage
-                .guaranteed_update(&key, &read, false, &try_update, Some(stored), ttl)
-                .await;
-            if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
+            let Some(written) = self.write_if_unchanged(&key, name, stored, new).await? else {
                 continue;
-            }
-            return match self.deleted_instead(&key, name, written).await? {
+            };
+            return match written {
                 Ok(stored) => Ok(Written::Stored(self.served(stored)?)),
                 Err(answer) => Ok(Written::Stored(answer)),
             };
         }
+    }
+
+    /// Writes `new`, computed on `stored`, on the condition that the object still is
+    /// `stored` (no change when `new` is `None`). `None` when it changed meanwhile, for the
+    /// caller to compute again; else the stored state, or the last state of an object
+    /// whose emptied finalizers deleted it (`deleted_instead`).
+    pub(super) async fn write_if_unchanged(
+        &self,
+        key: &str,
+        name: &str,
+        stored: ObjectRef,
+        new: Option<Value>,
+    ) -> Result<Option<std::result::Result<ObjectRef, ObjectRef>>> {
+        let read = Preconditions {
+            uid: None,
+            resource_version: Some(stored.resource_version.to_string()),
+        };
+        let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            let Some(cur) = cur else {
+                return Err(kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                });
+            };
+            delete_instead(self, Some(cur), new.clone())
+        };
+        let ttl = self.strategy.ttl_seconds();
+        let written = self
+            .storage
+            .guaranteed_update(key, &read, false, &try_update, Some(stored), ttl)
+            .await;
+        if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
+            return Ok(None);
+        }
+        self.deleted_instead(key, name, written).await.map(Some)
     }
 }
