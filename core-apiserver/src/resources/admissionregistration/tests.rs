@@ -3,8 +3,8 @@
 use kas_registry::Strategy as _;
 use serde_json::{Value, json};
 
-use super::mutatingwebhookconfigurations::Strategy as Mutating;
-use super::validatingwebhookconfigurations::Strategy as Validating;
+use super::mutatingwebhookconfigurations::STRATEGY as MUTATING;
+use super::validatingwebhookconfigurations::STRATEGY as VALIDATING;
 use crate::resources::messages;
 
 fn hook(extra: Value) -> Value {
@@ -29,9 +29,9 @@ fn hook(extra: Value) -> Value {
 fn config(hooks: Vec<Value>, mutating: bool) -> Value {
     let mut obj = json!({"metadata": {"name": "cert-manager-webhook"}, "webhooks": hooks});
     if mutating {
-        Mutating.default(&mut obj);
+        MUTATING.default(&mut obj);
     } else {
-        Validating.default(&mut obj);
+        VALIDATING.default(&mut obj);
     }
     obj
 }
@@ -48,11 +48,11 @@ fn defaults_are_set() {
     assert_eq!(h["reinvocationPolicy"], "Never");
     assert_eq!(h["rules"][0]["scope"], "*");
     assert_eq!(h["clientConfig"]["service"]["port"], 443);
-    assert!(Mutating.validate(&obj).is_empty());
+    assert!(MUTATING.validate(&obj).is_empty());
     let obj = config(vec![hook(json!({}))], false);
     assert!(obj["webhooks"][0].get("reinvocationPolicy").is_none());
-    assert!(Validating.validate(&obj).is_empty());
-    assert_eq!(Validating.table_cells(&obj), vec![json!(1)]);
+    assert!(VALIDATING.validate(&obj).is_empty());
+    assert_eq!(VALIDATING.table_cells(&obj), vec![json!(1)]);
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn webhook_rules() {
         true,
     );
     assert_eq!(
-        messages(&Mutating.validate(&obj)),
+        messages(&MUTATING.validate(&obj)),
         [
             "webhooks[0].name: Invalid value: \"webhook\": should be a domain with at least three segments separated by dots",
             "webhooks[0].failurePolicy: Unsupported value: \"Never\": supported values: \"Fail\", \"Ignore\"",
@@ -105,7 +105,7 @@ fn service_rules_and_generation() {
         false,
     );
     assert_eq!(
-        messages(&Validating.validate(&obj)),
+        messages(&VALIDATING.validate(&obj)),
         [
             "webhooks[0].clientConfig.service.name: Required value",
             "webhooks[0].clientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive",
@@ -114,10 +114,10 @@ fn service_rules_and_generation() {
         ]
     );
     let mut old = config(vec![hook(json!({}))], false);
-    Validating.prepare_for_create(&mut old);
+    VALIDATING.prepare_for_create(&mut old);
     assert_eq!(old["metadata"]["generation"], 1);
     let mut new = config(vec![hook(json!({"timeoutSeconds": 5}))], false);
-    Validating.prepare_for_update(&mut new, &old);
+    VALIDATING.prepare_for_update(&mut new, &old);
     assert_eq!(new["metadata"]["generation"], 2);
 }
 

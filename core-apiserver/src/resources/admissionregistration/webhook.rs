@@ -393,3 +393,65 @@ pub fn validate_webhooks(obj: &Value, mutating: bool) -> Vec<field::Error> {
     }
     errs
 }
+
+/// The `Webhooks` column of both configurations' printers.
+pub const WEBHOOKS_COLUMN: kas_registry::TableColumn = kas_registry::TableColumn {
+    name: "Webhooks",
+    type_: "integer",
+    format: "",
+    description: "Webhooks indicates the number of webhooks registered in this configuration",
+    priority: 0,
+};
+
+/// The strategy of Validating- and MutatingWebhookConfigurations, which differ only in
+/// the mutating webhooks' `reinvocationPolicy`.
+pub struct WebhookConfigurationStrategy {
+    pub mutating: bool,
+}
+
+impl kas_registry::Strategy for WebhookConfigurationStrategy {
+    fn default(&self, obj: &mut Value) {
+        default_webhooks(obj, self.mutating);
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        kas_registry::meta::first_generation(obj);
+    }
+
+    /// Generation bumps when `webhooks` changes.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        let changed = new.get("webhooks") != old.get("webhooks");
+        kas_registry::meta::next_generation(new, old, changed);
+    }
+
+    fn validate(&self, obj: &Value) -> kas_registry::strategy::FieldErrors {
+        let mut errs = kas_registry::validation::validate_object_meta(
+            obj,
+            false,
+            kas_apimachinery::validation::meta::name_is_dns_subdomain,
+        );
+        errs.extend(kas_registry::strategy::causes(validate_webhooks(
+            obj,
+            self.mutating,
+        )));
+        errs
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> kas_registry::strategy::FieldErrors {
+        let mut errs = kas_registry::validation::validate_object_meta_update(new, old);
+        errs.extend(kas_registry::strategy::causes(validate_webhooks(
+            new,
+            self.mutating,
+        )));
+        errs
+    }
+
+    /// Upstream `printValidatingWebhook` / `printMutatingWebhook`: the number of webhooks.
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        let count = obj
+            .get("webhooks")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        vec![Value::from(count)]
+    }
+}
