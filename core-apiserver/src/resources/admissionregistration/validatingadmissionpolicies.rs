@@ -3,6 +3,9 @@
 //! `printValidatingAdmissionPolicy`. Only part of `ValidateValidatingAdmissionPolicy` is
 //! implemented (see `validate_spec`); CEL expressions are not compiled.
 
+use crate::resources::apps::common::{
+    keep_status_and_bump_generation, reset_status_and_generation,
+};
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_registry::strategy::FieldErrors;
@@ -157,17 +160,13 @@ impl kas_registry::Strategy for Strategy {
 
     /// A new policy has no status and generation 1.
     fn prepare_for_create(&self, obj: &mut Value) {
-        if let Some(map) = obj.as_object_mut() {
-            map.remove("status");
-        }
-        kas_registry::meta::first_generation(obj);
+        reset_status_and_generation(obj);
     }
 
     /// The status is kept; generation bumps on a spec change.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        kas_registry::meta::keep_status(new, old);
         let changed = new.get("spec") != old.get("spec");
-        kas_registry::meta::next_generation(new, old, changed);
+        keep_status_and_bump_generation(new, old, changed);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {

@@ -2,6 +2,9 @@
 //! `pkg/registry/flowcontrol/flowschema` (strategy and status strategy),
 //! `SetDefaults_FlowSchemaSpec`, `ValidateFlowSchema` and `printFlowSchema`.
 
+use crate::resources::apps::common::{
+    keep_status_and_bump_generation, reset_status_and_generation,
+};
 use kas_api::flowcontrol::v1::{FLOW_SCHEMA_SPEC, PRIORITY_LEVEL_CONFIGURATION_REFERENCE};
 use kas_apimachinery::validation::field::{self, BadValue, Path};
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
@@ -172,10 +175,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        if let Some(map) = obj.as_object_mut() {
-            map.insert("status".into(), json!({}));
-        }
-        kas_registry::meta::first_generation(obj);
+        reset_status_and_generation(obj);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {
@@ -183,9 +183,8 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        kas_registry::meta::keep_status(new, old);
         let changed = new.get("spec") != old.get("spec");
-        kas_registry::meta::next_generation(new, old, changed);
+        keep_status_and_bump_generation(new, old, changed);
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {

@@ -3,6 +3,9 @@
 //! the v1 defaults, `ValidatePriorityLevelConfiguration` and
 //! `printPriorityLevelConfiguration`.
 
+use crate::resources::apps::common::{
+    keep_status_and_bump_generation, reset_status_and_generation,
+};
 use kas_api::flowcontrol::v1::{
     LIMITED_PRIORITY_LEVEL_CONFIGURATION, PRIORITY_LEVEL_CONFIGURATION_SPEC, QUEUING_CONFIGURATION,
 };
@@ -161,10 +164,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        if let Some(map) = obj.as_object_mut() {
-            map.insert("status".into(), json!({}));
-        }
-        kas_registry::meta::first_generation(obj);
+        reset_status_and_generation(obj);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {
@@ -172,9 +172,8 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        kas_registry::meta::keep_status(new, old);
         let changed = new.get("spec") != old.get("spec");
-        kas_registry::meta::next_generation(new, old, changed);
+        keep_status_and_bump_generation(new, old, changed);
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
