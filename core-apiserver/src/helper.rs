@@ -124,13 +124,7 @@ pub fn validate_resource_name(name: &str, path: &Path) -> Vec<field::Error> {
     errs
 }
 
-/// An IPv4-mapped IPv6 address as the IPv4 address Go's `net.IP` methods see.
-pub fn unmapped(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
-}
+pub use kas_apimachinery::validation::unmapped;
 
 /// Upstream `ValidateNonSpecialIP`: no unspecified, loopback, link-local or link-local
 /// multicast address, as Go's `net.IP` methods classify them.

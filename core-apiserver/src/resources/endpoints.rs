@@ -101,11 +101,6 @@ fn is_strict(value: &str, ip: IpAddr) -> bool {
     }
 }
 
-/// Go's `net.IP.String()`.
-fn go_ip_string(ip: IpAddr) -> String {
-    crate::helper::unmapped(ip).to_string()
-}
-
 /// Upstream `IsValidIPForLegacyField` with `StrictIPCIDRValidation` off (alpha and off
 /// by default in 1.33): anything `ParseIPSloppy` parses.
 fn validate_legacy_ip(value: &str, path: &Path) -> Vec<field::Error> {
@@ -130,7 +125,7 @@ fn ip_warnings(path: &Path, value: &str) -> Vec<String> {
         return vec![format!(
             "{path}: non-standard IP address {} will be considered invalid in a future Kubernetes release: use {}",
             quote(value),
-            quote(&go_ip_string(ip))
+            quote(&kas_apimachinery::validation::go_ip_string(ip))
         )];
     }
     if let IpAddr::V6(v6) = ip

@@ -420,15 +420,17 @@ pub fn parse_cidr_sloppy(value: &str) -> Option<(std::net::IpAddr, u8)> {
         .map(|n| (ip, n))
 }
 
-/// Go's `net.IP.String()`: an IPv4-mapped IPv6 address prints as IPv4.
-fn go_ip_string(ip: std::net::IpAddr) -> String {
+/// The address as Go's `net.IP` sees it: an IPv4-mapped IPv6 address is IPv4.
+pub fn unmapped(ip: std::net::IpAddr) -> std::net::IpAddr {
     match ip {
-        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => v6.to_string(),
-        },
-        v4 => v4.to_string(),
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+        v4 => v4,
     }
+}
+
+/// Go's `net.IP.String()`: an IPv4-mapped IPv6 address prints as IPv4.
+pub fn go_ip_string(ip: std::net::IpAddr) -> String {
+    unmapped(ip).to_string()
 }
 
 /// Upstream `IsValidIP` (1.33, for fields newer than strict IP validation): a valid IP
