@@ -30,18 +30,19 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
-    // No custom resources are stored yet; etcd's health is reported as upstream's is.
-    let etcd = options.etcd.health_check();
+    let etcd_check = options.etcd.health_check();
     let role = Role {
         component: "extensions-apiserver",
         anonymous_by_default: false,
-        readyz_checks: etcd
+        readyz_checks: etcd_check
             .map(|etcd| named_check(etcd.name(), move || etcd.check()))
             .into_iter()
             .collect(),
     };
-    let errors = options.etcd.validate(false);
-    kas_server::run::main(role, options.common, errors, |_| async {
-        Ok(kas_server::routes::not_found())
+    let errors = options.etcd.validate(true);
+    let etcd = options.etcd;
+    kas_server::run::main(role, options.common, errors, move |_| async move {
+        let api = extensions_apiserver::api_service(&etcd, kas_server::routes::not_found()).await?;
+        Ok(kas_server::Handler::new(api))
     })
 }

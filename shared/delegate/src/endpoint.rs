@@ -71,6 +71,10 @@ pub(crate) struct Endpoint {
     conns: Mutex<Vec<Conn>>,
     connecting: tokio::sync::Mutex<()>,
     tls: TlsConnector,
+    /// The discovery digest its readiness stream last told.
+    discovery: Mutex<String>,
+    /// Told when `discovery` changes.
+    discovery_changed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 #[derive(Clone)]
@@ -99,6 +103,7 @@ impl Endpoint {
         server_name: ServerName<'static>,
         authority: http::uri::Authority,
         tls: TlsConnector,
+        discovery_changed: Arc<tokio::sync::watch::Sender<u64>>,
     ) -> Self {
         Endpoint {
             name,
@@ -110,6 +115,25 @@ impl Endpoint {
             conns: Mutex::new(Vec::new()),
             connecting: tokio::sync::Mutex::new(()),
             tls,
+            discovery: Mutex::new(String::new()),
+            discovery_changed,
+        }
+    }
+
+    /// The discovery digest the endpoint last told (empty: none).
+    pub fn discovery(&self) -> String {
+        self.discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_discovery(&self, digest: &str) {
+        let mut current = self.discovery.lock().unwrap_or_else(|p| p.into_inner());
+        if *current != digest {
+            digest.clone_into(&mut current);
+            drop(current);
+            self.discovery_changed.send_modify(|n| *n += 1);
         }
     }
 

@@ -31,6 +31,7 @@ pub(crate) async fn watch(endpoint: Arc<Endpoint>) {
                     match tokio::time::timeout(SILENCE_LIMIT, stream.message()).await {
                         Ok(Ok(Some(r))) => {
                             heard = true;
+                            endpoint.set_discovery(&r.discovery);
                             endpoint.set_state(if r.ready && !r.shutting_down {
                                 EndpointState::Ready
                             } else {

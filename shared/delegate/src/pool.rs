@@ -56,6 +56,8 @@ pub(crate) struct Pool {
     watchers: std::sync::Mutex<HashMap<String, JoinHandle<()>>>,
     next: AtomicUsize,
     tls: TlsConnector,
+    /// Counts changes of the endpoints' discovery digests.
+    pub(crate) discovery_changed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Drop for Pool {
@@ -84,6 +86,7 @@ impl Pool {
             watchers: std::sync::Mutex::new(HashMap::new()),
             next: AtomicUsize::new(0),
             tls: TlsConnector::from(Arc::new(tls)),
+            discovery_changed: Arc::new(tokio::sync::watch::channel(0).0),
         });
         match parsed.as_slice() {
             [one] if one.is_dns_name() => {
@@ -122,6 +125,7 @@ impl Pool {
             server_name,
             authority,
             self.tls.clone(),
+            self.discovery_changed.clone(),
         )))
     }
 
@@ -141,6 +145,7 @@ impl Pool {
                 .or_insert_with(|| tokio::spawn(crate::health::watch(endpoint.clone())));
         }
         *self.endpoints.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(endpoints);
+        self.discovery_changed.send_modify(|n| *n += 1);
     }
 
     pub fn snapshot(&self) -> Arc<Vec<Arc<Endpoint>>> {

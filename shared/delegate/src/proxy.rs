@@ -65,6 +65,22 @@ impl Delegate {
         })
     }
 
+    /// Wakes when an endpoint's discovery digest changes, or the endpoint set does.
+    pub fn watch_discovery(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.pool.discovery_changed.subscribe()
+    }
+
+    /// The discovery digests the endpoints that take requests last told (none empty).
+    pub fn discovery_digests(&self) -> Vec<String> {
+        self.pool
+            .snapshot()
+            .iter()
+            .filter(|e| e.state().eligible())
+            .map(|e| e.discovery())
+            .filter(|d| !d.is_empty())
+            .collect()
+    }
+
     /// Each endpoint's name and state, for logs and tests.
     pub fn endpoint_states(&self) -> Vec<(String, EndpointState)> {
         self.pool

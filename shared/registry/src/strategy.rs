@@ -58,6 +58,21 @@ pub trait Strategy: Send + Sync {
         &[]
     }
 
+    /// For a resource without a Go type (`ResourceDescriptor::schema` is `None`: custom
+    /// resources), the shape field managers and server-side apply compare along (upstream
+    /// builds it from the CRD's structural schema); `None` turns both off.
+    fn fields_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
+        None
+    }
+
+    /// For a resource without a Go type, what upstream's decoder drops from a decoded or
+    /// patched object (a custom resource's fields its structural schema does not declare),
+    /// answering each dropped field's path (`spec.foo`), which `fieldValidation` reports as
+    /// `unknown field "spec.foo"`; `None` when nothing is pruned.
+    fn prune_unknown(&self, _obj: &mut Value) -> Option<Vec<String>> {
+        None
+    }
+
     /// The fields (dotted paths) a write through `subresource` (`""` for the resource itself)
     /// resets, which no field manager owns (upstream's `GetResetFields`).
     fn reset_fields(&self, _subresource: &str) -> &'static [&'static str] {

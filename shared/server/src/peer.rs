@@ -31,6 +31,20 @@ const EVALUATE_EVERY: Duration = Duration::from_secs(1);
 
 pub const PATH_PREFIX: &str = "/kas.peer.v1.Peer/";
 
+/// The role's discovery digest (see `Readiness.discovery`), empty until the role sets one.
+static DISCOVERY: std::sync::LazyLock<watch::Sender<String>> =
+    std::sync::LazyLock::new(|| watch::channel(String::new()).0);
+
+/// Sets the discovery digest the readiness stream tells delegating peers; they hear of a
+/// change at once.
+pub fn set_discovery_digest(digest: String) {
+    DISCOVERY.send_if_modified(|old| {
+        let modified = *old != digest;
+        *old = digest;
+        modified
+    });
+}
+
 /// Runs the readyz checks periodically (and at once when `changed` fires) and publishes
 /// the result.
 pub fn spawn_publisher(
@@ -43,6 +57,7 @@ pub fn spawn_publisher(
         role: role.to_owned(),
         ..Readiness::default()
     });
+    let mut discovery = DISCOVERY.subscribe();
     tokio::spawn(async move {
         loop {
             let results = health.evaluate(Endpoint::Readyz).await;
@@ -57,6 +72,7 @@ pub fn spawn_publisher(
                         ok: r.is_ok(),
                     })
                     .collect(),
+                discovery: discovery.borrow_and_update().clone(),
             };
             tx.send_if_modified(|old| {
                 let modified = *old != readiness;
@@ -69,6 +85,7 @@ pub fn spawn_publisher(
             tokio::select! {
                 () = tokio::time::sleep(EVALUATE_EVERY) => {}
                 r = changed.changed() => if r.is_err() { tokio::time::sleep(EVALUATE_EVERY).await },
+                _ = discovery.changed() => {}
             }
         }
     });

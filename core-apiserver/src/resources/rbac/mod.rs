@@ -9,7 +9,7 @@ pub mod rolebindings;
 pub mod roles;
 pub mod validation;
 
-use kas_endpoints::responsewriters::table::{AGE_COLUMN, NAME_COLUMN, age};
+use kas_endpoints::responsewriters::table::age;
 use kas_registry::TableColumn;
 use serde_json::{Map, Value, json};
 
@@ -21,25 +21,7 @@ pub const SERVICE_ACCOUNT_KIND: &str = "ServiceAccount";
 pub const USER_KIND: &str = "User";
 pub const GROUP_KIND: &str = "Group";
 
-/// The columns of upstream's `NewDefaultTableConvertor`, which Roles and ClusterRoles are
-/// printed with (`legacyResourcesWithDefaultTableConvertor`): Name and Created At.
-pub const DEFAULT_TABLE_COLUMNS: &[TableColumn] = &[
-    NAME_COLUMN,
-    TableColumn {
-        name: "Created At",
-        type_: "date",
-        ..AGE_COLUMN
-    },
-];
-
-/// The cells of upstream's default table convertor: the name and the creation time.
-pub fn default_table_cells(obj: &Value) -> Vec<Value> {
-    let created = obj
-        .pointer("/metadata/creationTimestamp")
-        .cloned()
-        .unwrap_or(Value::Null);
-    vec![json!(kas_registry::meta::name(obj)), created]
-}
+pub use kas_endpoints::responsewriters::table::{DEFAULT_TABLE_COLUMNS, default_table_cells};
 
 /// The Role column of the binding printers (after the Name column), whose description is
 /// the binding's `roleRef` documentation.

@@ -23,7 +23,7 @@ pub enum Version {
 }
 
 impl Version {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Version::V2 => "v2",
             Version::V2beta1 => "v2beta1",

@@ -3,6 +3,7 @@
 //! write them. kubectl falls back to these when aggregated discovery is not offered.
 
 pub mod aggregated;
+pub mod delegated;
 
 use std::collections::BTreeMap;
 

@@ -52,7 +52,11 @@ pub fn strict(patch: &[u8], opts: &WriteOptions) -> Result<Vec<String>> {
 /// manager), it may not carry managed fields, and every field must be declared: upstream
 /// fails those with `failed to create typed patch object (ns/name; gvk): .x: field not
 /// declared in schema`, a 500 without a reason.
-pub fn check(d: &ResourceDescriptor, config: &Value) -> Result<()> {
+pub fn check(
+    d: &ResourceDescriptor,
+    schema: Option<&'static Message>,
+    config: &Value,
+) -> Result<()> {
     let s = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or("");
     let (api_version, kind) = (s("apiVersion"), s("kind"));
     if api_version != d.api_version() || kind != d.kind {
@@ -71,7 +75,7 @@ pub fn check(d: &ResourceDescriptor, config: &Value) -> Result<()> {
     {
         return Err(Status::bad_request("metadata.managedFields must be nil").into());
     }
-    let Some(schema) = d.schema else {
+    let Some(schema) = schema else {
         return Ok(());
     };
     let mut errors = Vec::new();

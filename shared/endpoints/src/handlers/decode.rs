@@ -103,6 +103,82 @@ pub fn decode(d: &ResourceDescriptor, input: &Input, opts: &WriteOptions) -> Res
     Ok(Decoded { value, warnings })
 }
 
+/// `decode` for a store's resource: one without a Go type is pruned by its strategy
+/// (a custom resource by its structural schema), and what was pruned is reported under
+/// `fieldValidation` as upstream's decoder reports unknown fields.
+pub fn decode_for(
+    store: &kas_registry::store::Store,
+    input: &Input,
+    opts: &WriteOptions,
+) -> Result<Decoded> {
+    let mut decoded = decode(store.descriptor, input, opts)?;
+    if store.descriptor.schema.is_some() {
+        return Ok(decoded);
+    }
+    let Some(pruned) = store.strategy.prune_unknown(&mut decoded.value) else {
+        return Ok(decoded);
+    };
+    let findings = unknown_fields(pruned);
+    match opts.field_validation {
+        FieldValidation::Ignore => {}
+        FieldValidation::Warn => decoded.warnings.extend(findings),
+        FieldValidation::Strict if findings.is_empty() => {}
+        FieldValidation::Strict => {
+            let d = store.descriptor;
+            let gvk = kas_apimachinery::runtime::GroupVersionKind {
+                group: d.group.to_owned(),
+                version: d.version.to_owned(),
+                kind: d.kind.to_owned(),
+            };
+            return Err(serializer::transform_decode_error(
+                d.kind,
+                Some(&gvk),
+                &DecodeError::Strict(findings),
+                &input.bytes,
+            )
+            .into());
+        }
+    }
+    Ok(decoded)
+}
+
+/// `check_fields` for a store's resource (see [`decode_for`]).
+pub fn check_fields_for(
+    store: &kas_registry::store::Store,
+    mut value: Value,
+    opts: &WriteOptions,
+) -> Result<(Value, Vec<String>)> {
+    if store.descriptor.schema.is_some() {
+        return check_fields(store.descriptor, value, opts);
+    }
+    let Some(pruned) = store.strategy.prune_unknown(&mut value) else {
+        return Ok((value, Vec::new()));
+    };
+    let findings = unknown_fields(pruned);
+    match opts.field_validation {
+        FieldValidation::Ignore => Ok((value, Vec::new())),
+        FieldValidation::Warn => Ok((value, findings)),
+        FieldValidation::Strict if findings.is_empty() => Ok((value, Vec::new())),
+        FieldValidation::Strict => Err(invalid_patch(
+            &value,
+            &DecodeError::Strict(findings).to_string(),
+        )),
+    }
+}
+
+/// Pruned paths as strict decoding names them.
+fn unknown_fields(paths: Vec<String>) -> Vec<String> {
+    paths
+        .into_iter()
+        .map(|p| {
+            format!(
+                "unknown field {}",
+                kas_apimachinery::golang::strconv::quote(&p)
+            )
+        })
+        .collect()
+}
+
 /// The unknown fields of a patched object under `fieldValidation` (upstream decodes the
 /// patch result strictly): an error under Strict, warnings under Warn; the object comes
 /// back without them.

@@ -58,7 +58,7 @@ pub(crate) async fn prepare(
 pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::create_options).await?;
-    let decoded = decode::decode(store.descriptor, &input, &opts)?;
+    let decoded = decode::decode_for(store, &input, &opts)?;
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = if store.strategy.create_answers_status() {
         created_status(&out)
@@ -119,7 +119,7 @@ fn created_status(out: &MediaTypeOptions) -> Response<Body> {
 pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::update_options).await?;
-    let decoded = decode::decode(store.descriptor, &input, &opts)?;
+    let decoded = decode::decode_for(store, &input, &opts)?;
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
         .await?;
@@ -147,7 +147,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     if applying {
         opts.applying = true;
         let config = crate::handlers::apply::decode(&patch)?;
-        crate::handlers::apply::check(store.descriptor, &config)?;
+        crate::handlers::apply::check(store.descriptor, store.fields_schema(), &config)?;
         let warnings = crate::handlers::apply::strict(&patch, &opts)?;
         let (w, created) = if info.subresource.is_empty() {
             store
@@ -179,7 +179,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     let warnings = std::sync::Mutex::new(Vec::new());
     let apply = |current: &Value| -> Result<Value> {
         let patched = crate::handlers::patch::apply(store, patch_type, current, &patch)?;
-        let (patched, found) = decode::check_fields(store.descriptor, patched, &opts)?;
+        let (patched, found) = decode::check_fields_for(store, patched, &opts)?;
         *warnings.lock().unwrap_or_else(|e| e.into_inner()) = found;
         Ok(patched)
     };
@@ -208,7 +208,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
 pub async fn update_subresource(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::update_options).await?;
-    let decoded = decode::decode(store.descriptor, &input, &opts)?;
+    let decoded = decode::decode_for(store, &input, &opts)?;
     let w = store
         .update_subresource(
             &info.namespace,

@@ -22,6 +22,7 @@ use http::{Request, Response, StatusCode};
 use router::Selected;
 use tower::{Service, ServiceExt};
 
+use crate::discovery::delegated::{Delegated, Merged};
 use crate::discovery::{self, aggregated as aggregated_discovery};
 use crate::openapi::OpenApi;
 use kas_registry::ResourceDescriptor;
@@ -110,6 +111,14 @@ impl ApiGroups {
         self
     }
 
+    /// The digest of the role's aggregated `/apis` (see `discovery::delegated`).
+    pub fn discovery_digest(&self) -> String {
+        self.aggregated
+            .get(&(false, aggregated_discovery::Version::V2))
+            .map(|doc| crate::discovery::delegated::Delegated::digest(doc))
+            .unwrap_or_default()
+    }
+
     /// Serves `group`'s `resource`'s connect subresource `subresource` with `connecter`.
     pub fn with_connecter(
         mut self,
@@ -165,15 +174,87 @@ impl ApiGroups {
 /// Serves the role's resources; passes the rest to `next`.
 #[derive(Clone)]
 pub struct ApiService<S> {
-    groups: Arc<ApiGroups>,
+    groups: Groups,
     next: S,
+    delegated: Option<DelegatedSource>,
+}
+
+/// A delegate's discovery, and the last merge of it with this role's.
+#[derive(Clone)]
+struct DelegatedSource {
+    current: tokio::sync::watch::Receiver<Arc<Delegated>>,
+    merged: Arc<std::sync::Mutex<Option<MergedOf>>>,
+}
+
+/// A merge and the delegate's discovery it was made of.
+type MergedOf = (Arc<Delegated>, Arc<Merged>);
+
+impl DelegatedSource {
+    fn merged(&self, groups: &ApiGroups) -> Option<Arc<Merged>> {
+        let current = self.current.borrow().clone();
+        if current.items.is_empty() {
+            return None;
+        }
+        let mut cache = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((of, merged)) = cache.as_ref()
+            && Arc::ptr_eq(of, &current)
+        {
+            return Some(merged.clone());
+        }
+        let own = groups
+            .aggregated
+            .get(&(false, aggregated_discovery::Version::V2))?;
+        let merged = Arc::new(crate::discovery::delegated::merge(own, &current));
+        *cache = Some((current, merged.clone()));
+        Some(merged)
+    }
+}
+
+/// A role's routes: fixed at start (core's built-in resources), or replaced while it runs
+/// (extensions-apiserver's, rebuilt when a CustomResourceDefinition changes).
+#[derive(Clone)]
+enum Groups {
+    Fixed(Arc<ApiGroups>),
+    Live(tokio::sync::watch::Receiver<Arc<ApiGroups>>),
+}
+
+impl Groups {
+    fn current(&self) -> Arc<ApiGroups> {
+        match self {
+            Groups::Fixed(groups) => groups.clone(),
+            Groups::Live(groups) => groups.borrow().clone(),
+        }
+    }
 }
 
 impl<S> ApiService<S> {
     pub fn new(groups: ApiGroups, next: S) -> Self {
         ApiService {
-            groups: Arc::new(groups),
+            groups: Groups::Fixed(Arc::new(groups)),
             next,
+            delegated: None,
+        }
+    }
+
+    /// Serves `/apis` with the groups of `delegated` (what the delegate serves) merged in.
+    pub fn with_delegated_discovery(
+        mut self,
+        delegated: tokio::sync::watch::Receiver<Arc<Delegated>>,
+    ) -> Self {
+        self.delegated = Some(DelegatedSource {
+            current: delegated,
+            merged: Default::default(),
+        });
+        self
+    }
+
+    /// Serves whatever `groups` holds at each request: a new value takes over for the
+    /// requests that arrive after it, and those under way finish on the old one.
+    pub fn live(groups: tokio::sync::watch::Receiver<Arc<ApiGroups>>, next: S) -> Self {
+        ApiService {
+            groups: Groups::Live(groups),
+            next,
+            delegated: None,
         }
     }
 }
@@ -195,7 +276,7 @@ where
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let groups = self.groups.clone();
+        let groups = self.groups.current();
         // Any method, as upstream's handlers do not look at it.
         if let Some(resp) = groups.openapi.as_ref().and_then(|o| o.serve(&req)) {
             return Box::pin(std::future::ready(Ok(resp)));
@@ -207,6 +288,12 @@ where
             .unwrap_or_else(|| {
                 RequestInfoFactory::default().new_request_info(req.method(), req.uri())
             });
+        if let Some(resp) = self.delegated.as_ref().and_then(|d| {
+            let merged = d.merged(&groups)?;
+            merged_document(&merged, &info.path, req.headers())
+        }) {
+            return Box::pin(std::future::ready(Ok(resp)));
+        }
         if let Some(resp) = groups.group_document(&info.path, req.headers()) {
             return Box::pin(std::future::ready(Ok(resp)));
         }
@@ -238,6 +325,44 @@ where
             }),
         }
     }
+}
+
+/// `/apis` from the merged documents: aggregated when the client asks for it (with its
+/// ETag; `If-None-Match` naming it is a 304), else the group list.
+fn merged_document(
+    merged: &Merged,
+    path: &str,
+    headers: &http::HeaderMap,
+) -> Option<Response<Body>> {
+    if path.strip_suffix('/').unwrap_or(path) != "/apis" {
+        return None;
+    }
+    let version = headers
+        .get(http::header::ACCEPT)
+        .and_then(|a| a.to_str().ok())
+        .and_then(aggregated_discovery::negotiate);
+    let Some(version) = version else {
+        return Some(response::json(StatusCode::OK, merged.group_list.clone()));
+    };
+    let doc = merged.aggregated.get(&version)?;
+    let etag = format!("\"{}\"", doc.etag);
+    let fresh = headers
+        .get(http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == etag);
+    let mut resp = if fresh {
+        let mut r = Response::new(crate::body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        response::json(StatusCode::OK, doc.bytes.clone())
+    };
+    let content_type = http::HeaderValue::from_str(&version.content_type()).ok()?;
+    let h = resp.headers_mut();
+    h.insert(http::header::CONTENT_TYPE, content_type);
+    h.insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+    h.insert(http::header::ETAG, http::HeaderValue::from_str(&etag).ok()?);
+    Some(resp)
 }
 
 /// `/api` or `/apis` as aggregated discovery, when the client asks for it.

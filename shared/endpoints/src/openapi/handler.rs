@@ -24,7 +24,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use crate::openapi::OpenApi;
 
 /// A document's bytes and their hash, computed once.
-pub(super) struct Document {
+pub(crate) struct Document {
     pub bytes: Bytes,
     /// Upper-case hex SHA-512 of `bytes`, unquoted.
     pub etag: String,

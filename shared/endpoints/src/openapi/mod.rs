@@ -16,7 +16,7 @@
 
 mod definitions;
 mod gnostic;
-mod handler;
+pub(crate) mod handler;
 mod installer;
 mod parameters;
 mod routes;

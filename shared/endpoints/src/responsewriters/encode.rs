@@ -20,7 +20,33 @@ fn type_meta(d: &ResourceDescriptor, kind: &str) -> String {
 pub fn with_type_meta(d: &ResourceDescriptor, json: &[u8]) -> Bytes {
     let head = type_meta(d, d.kind);
     let mut out = BytesMut::with_capacity(json.len() + head.len() + 2);
-    out.put_slice(head.as_bytes());
+    put_typed(&mut out, head.as_bytes(), json);
+    out.freeze()
+}
+
+/// Whether a list's items carry their type: those of a resource without a Go type
+/// (custom resources) do, as upstream's `UnstructuredList` writes each item whole.
+pub(crate) fn typed_items(d: &ResourceDescriptor) -> bool {
+    d.schema.is_none()
+}
+
+/// The type meta a typed list item starts with, when items carry one.
+pub(crate) fn item_head(d: &ResourceDescriptor) -> Option<Bytes> {
+    typed_items(d).then(|| Bytes::from(type_meta(d, d.kind)))
+}
+
+/// How many bytes `put_typed` adds in front of `json`.
+pub(crate) fn typed_len(head: &[u8], json: &[u8]) -> usize {
+    match json {
+        [b'{', b'}'] | [] => head.len() + 1 - json.len(),
+        [b'{', ..] => head.len(),
+        _ => head.len() + ",\"object\":".len() + 1,
+    }
+}
+
+/// `json` with the type meta `head` spliced in front.
+pub(crate) fn put_typed(out: &mut BytesMut, head: &[u8], json: &[u8]) {
+    out.put_slice(head);
     match json {
         [b'{', b'}'] | [] => out.put_u8(b'}'),
         [b'{', rest @ ..] => {
@@ -34,7 +60,6 @@ pub fn with_type_meta(d: &ResourceDescriptor, json: &[u8]) -> Bytes {
             out.put_u8(b'}');
         }
     }
-    out.freeze()
 }
 
 pub fn object(d: &ResourceDescriptor, obj: &ObjectRef) -> Bytes {
@@ -51,9 +76,11 @@ pub fn value(d: &ResourceDescriptor, v: &Value) -> Bytes {
     )
 }
 
-/// `<Kind>List` with upstream's list metadata; items are typeless, as upstream writes them.
+/// `<Kind>List` with upstream's list metadata; items are typeless, as upstream writes
+/// typed lists (see [`typed_items`]).
 pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
     let head = list_head(d, result);
+    let item_head = item_head(d);
     let size: usize = result.items.iter().map(|o| o.json.len() + 1).sum();
     let mut out = BytesMut::with_capacity(head.len() + size + LIST_TAIL.len());
     out.put_slice(&head);
@@ -61,7 +88,10 @@ pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
         if i > 0 {
             out.put_u8(b',');
         }
-        out.put_slice(&item.json);
+        match &item_head {
+            Some(h) => put_typed(&mut out, h, &item.json),
+            None => out.put_slice(&item.json),
+        }
     }
     out.put_slice(LIST_TAIL);
     out.freeze()

@@ -40,12 +40,24 @@ pub struct ListStream {
     remaining: u64,
     /// Set for a pretty answer: the indenter's state between chunks.
     pretty: Option<JsonIndenter>,
+    /// The type meta each item starts with, for a list whose items carry one.
+    item_head: Option<Bytes>,
 }
 
 impl ListStream {
     pub fn new(d: &ResourceDescriptor, result: ListResult) -> ListStream {
         let head = list_head(d, &result);
-        let items_len: usize = result.items.iter().map(|o| o.json.len()).sum();
+        let item_head = crate::responsewriters::encode::item_head(d);
+        let typed = |json: &[u8]| {
+            item_head
+                .as_ref()
+                .map_or(0, |h| crate::responsewriters::encode::typed_len(h, json))
+        };
+        let items_len: usize = result
+            .items
+            .iter()
+            .map(|o| o.json.len() + typed(&o.json))
+            .sum();
         let commas = result.items.len().saturating_sub(1);
         let total = head.len() + items_len + commas + LIST_TAIL.len();
         ListStream {
@@ -55,6 +67,7 @@ impl ListStream {
             tail_sent: false,
             remaining: total as u64,
             pretty: None,
+            item_head,
         }
     }
 
@@ -92,7 +105,10 @@ impl ListStream {
                 out.put_u8(b',');
             }
             self.first = false;
-            out.put_slice(&item.json);
+            match &self.item_head {
+                Some(h) => crate::responsewriters::encode::put_typed(&mut out, h, &item.json),
+                None => out.put_slice(&item.json),
+            }
         }
         let Some(indenter) = self.pretty.as_mut() else {
             return Some(out.freeze());

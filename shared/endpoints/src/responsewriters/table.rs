@@ -33,6 +33,29 @@ pub const AGE_COLUMN: kas_registry::TableColumn = kas_registry::TableColumn {
     priority: 0,
 };
 
+/// The columns of upstream's `NewDefaultTableConvertor` (resources without a printer of
+/// their own: Roles, CustomResourceDefinitions): Name and Created At.
+pub const DEFAULT_TABLE_COLUMNS: &[kas_registry::TableColumn] = &[
+    NAME_COLUMN,
+    kas_registry::TableColumn {
+        name: "Created At",
+        type_: "date",
+        ..AGE_COLUMN
+    },
+];
+
+/// The cells of upstream's default table convertor: the name and the creation time.
+pub fn default_table_cells(obj: &serde_json::Value) -> Vec<serde_json::Value> {
+    let created = obj
+        .pointer("/metadata/creationTimestamp")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    vec![
+        serde_json::Value::String(kas_registry::meta::name(obj).to_owned()),
+        created,
+    ]
+}
+
 /// `includeObject`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IncludeObject {

@@ -24,7 +24,7 @@ impl Store {
         subresource: &str,
         opts: &WriteOptions,
     ) {
-        if self.descriptor.schema.is_none() {
+        if self.fields_schema().is_none() {
             return;
         }
         let served_version = self.descriptor.api_version();
@@ -72,6 +72,14 @@ impl Store {
 }
 
 impl Store {
+    /// The shape of the served version that field managers compare along: the kind's Go
+    /// type, else the strategy's (a custom resource's structural schema).
+    pub fn fields_schema(&self) -> Option<&'static Message> {
+        self.descriptor
+            .schema
+            .or_else(|| self.strategy.fields_schema())
+    }
+
     /// The schema of `api_version` (served, stored, or one of the strategy's
     /// `other_versions`) and the conversion from the stored form into it.
     pub(super) fn version_schema(
@@ -79,7 +87,7 @@ impl Store {
         api_version: &str,
     ) -> Option<(&'static Message, Option<&dyn Conversion>)> {
         if api_version == self.descriptor.api_version() {
-            Some((self.descriptor.schema?, self.strategy.conversion()))
+            Some((self.fields_schema()?, self.strategy.conversion()))
         } else if api_version == self.descriptor.storage_api_version() {
             Some((self.strategy.conversion()?.stored_schema()?, None))
         } else {

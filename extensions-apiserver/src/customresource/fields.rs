@@ -1,0 +1,188 @@
+//! The shape field managers and server-side apply compare a custom resource along, built
+//! from its version's structural schema as upstream builds structured-merge-diff's type
+//! (`managedfields.NewTypeConverter` over the CRD's OpenAPI): properties are struct
+//! fields, `additionalProperties` a map, `x-kubernetes-list-type` and
+//! `x-kubernetes-list-map-keys` the list's kind, `x-kubernetes-map-type: atomic` an atomic
+//! struct; integers, booleans, strings and int-or-strings are scalars.
+//!
+//! The schema model has no open struct and no float: a node that keeps unknown fields
+//! (`x-kubernetes-preserve-unknown-fields`, embedded resources) or holds a number is one
+//! opaque value (`RawExtension`), owned whole by its writer where upstream would track
+//! its fields one by one. Every field is a pointer with `omitempty`, so nothing is added
+//! and nothing but `null` is dropped: a custom resource keeps what it was sent.
+//!
+//! Messages are leaked like the descriptors (see `customresource`), once per CRD change.
+
+use kas_apimachinery::schema::{Field, Kind, ListType, Message};
+use serde_json::Value;
+
+use super::intern;
+
+/// The message of a custom resource whose version has `schema` (its `openAPIV3Schema`).
+pub fn message(kind: &str, group: &str, version: &str, schema: &Value) -> &'static Message {
+    let name = intern(&format!("{group}.{version}.{kind}"));
+    let mut fields = vec![
+        field("kind", Kind::String, ""),
+        field("apiVersion", Kind::String, ""),
+        field(
+            "metadata",
+            Kind::Message(&kas_api::meta::v1::OBJECT_META),
+            "",
+        ),
+    ];
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (key, child) in props.into_iter().flatten() {
+        if matches!(key.as_str(), "kind" | "apiVersion" | "metadata") {
+            continue;
+        }
+        fields.push(child_field(key, child, name));
+    }
+    leak_message(name, schema, fields)
+}
+
+fn field(name: &str, kind: Kind, description: &str) -> Field {
+    Field {
+        description: intern(description),
+        ..Field::new(intern(name), 0, kind).pointer()
+    }
+}
+
+fn child_field(key: &str, schema: &Value, parent: &str) -> Field {
+    let mut f = field(
+        key,
+        kind_of(schema, &format!("{parent}.{key}")),
+        schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    );
+    f.list_type = list_type(schema);
+    f
+}
+
+fn list_type(schema: &Value) -> Option<ListType> {
+    match schema
+        .get("x-kubernetes-list-type")
+        .and_then(Value::as_str)?
+    {
+        "set" => Some(ListType::Set),
+        "map" => {
+            let keys: Vec<&'static str> = schema
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(intern)
+                .collect();
+            Some(ListType::Map(Box::leak(keys.into_boxed_slice())))
+        }
+        _ => Some(ListType::Atomic),
+    }
+}
+
+fn leak_kind(kind: Kind) -> &'static Kind {
+    Box::leak(Box::new(kind))
+}
+
+fn kind_of(schema: &Value, name: &str) -> Kind {
+    let flag = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
+    if flag("x-kubernetes-int-or-string") {
+        return Kind::IntOrString;
+    }
+    if flag("x-kubernetes-preserve-unknown-fields") || flag("x-kubernetes-embedded-resource") {
+        return Kind::RawExtension;
+    }
+    match schema.get("type").and_then(Value::as_str).unwrap_or("") {
+        "string" => Kind::String,
+        "integer" => Kind::Int64,
+        "boolean" => Kind::Bool,
+        "array" => {
+            let items = schema.get("items").unwrap_or(&Value::Null);
+            Kind::Array(leak_kind(kind_of(items, &format!("{name}[]"))))
+        }
+        "object" => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            match (props, additional) {
+                (None, Some(values)) => {
+                    Kind::Map(leak_kind(kind_of(values, &format!("{name}{{}}"))))
+                }
+                (Some(props), _) => {
+                    let name = intern(name);
+                    let fields = props
+                        .iter()
+                        .map(|(key, child)| child_field(key, child, name))
+                        .collect();
+                    Kind::Message(leak_message(name, schema, fields))
+                }
+                (None, None) => Kind::RawExtension,
+            }
+        }
+        _ => Kind::RawExtension,
+    }
+}
+
+fn leak_message(name: &'static str, schema: &Value, fields: Vec<Field>) -> &'static Message {
+    let required: Vec<&'static str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(intern)
+        .collect();
+    Box::leak(Box::new(Message {
+        name,
+        description: intern(
+            schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        ),
+        fields: Box::leak(fields.into_boxed_slice()),
+        required: Box::leak(required.into_boxed_slice()),
+        atomic: schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic"),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builds_fields_lists_and_maps() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "size": {"type": "number"}}}}});
+        let m = message("Widget", "example.com", "v1", &schema);
+        assert!(m.field("metadata").is_some());
+        let Kind::Message(spec) = m.field("spec").unwrap().kind else {
+            panic!("spec is a message")
+        };
+        assert!(matches!(spec.field("replicas").unwrap().kind, Kind::Int64));
+        assert_eq!(
+            spec.field("ports").unwrap().list_type,
+            Some(ListType::Map(&["name"]))
+        );
+        assert!(matches!(
+            spec.field("labels").unwrap().kind,
+            Kind::Map(Kind::String)
+        ));
+        assert!(matches!(
+            spec.field("free").unwrap().kind,
+            Kind::RawExtension
+        ));
+        assert!(matches!(
+            spec.field("size").unwrap().kind,
+            Kind::RawExtension
+        ));
+    }
+}

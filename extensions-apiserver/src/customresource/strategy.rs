@@ -1,0 +1,166 @@
+//! The strategy of one served version of a custom resource, after upstream's
+//! `customResourceStrategy` and its status strategy: status reset on create and kept on
+//! update when the status subresource is on, `generation` counting every change outside
+//! `metadata`, metadata and schema validation, selectable fields and printer columns.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kas_apimachinery::validation::meta::name_is_dns_subdomain;
+use kas_registry::strategy::FieldErrors;
+use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
+use serde_json::Value;
+
+use super::jsonpath::JsonPath;
+use super::schema::VersionSchema;
+use super::table::{self, Column};
+
+pub struct Strategy {
+    namespaced: bool,
+    status: bool,
+    columns: Vec<Column>,
+    /// `selectableFields`: the field's name (its path without the leading dot) and path.
+    selectable: Vec<(String, JsonPath)>,
+    schema: Option<Arc<VersionSchema>>,
+    fields: Option<&'static kas_apimachinery::schema::Message>,
+}
+
+impl Strategy {
+    /// The strategy of `version` (an entry of `spec.versions`) of the CRD whose served
+    /// kind and group these are, of this scope.
+    pub fn new(namespaced: bool, (kind, group): (&str, &str), version: &Value) -> Strategy {
+        let schema = version
+            .pointer("/schema/openAPIV3Schema")
+            .filter(|s| s.is_object());
+        let version_name = version.get("name").and_then(Value::as_str).unwrap_or("");
+        let selectable = version
+            .get("selectableFields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+            .filter_map(|p| {
+                let name = p.trim_start_matches('.').to_owned();
+                JsonPath::parse(p).map(|path| (name, path))
+            })
+            .collect();
+        Strategy {
+            namespaced,
+            status: version
+                .pointer("/subresources/status")
+                .is_some_and(|s| !s.is_null()),
+            columns: table::definitions(version),
+            selectable,
+            schema: schema.map(|s| Arc::new(VersionSchema::new(s))),
+            fields: schema.map(|s| super::fields::message(kind, group, version_name, s)),
+        }
+    }
+
+    fn validate_schema(&self, new: &Value, old: Option<&Value>) -> FieldErrors {
+        match &self.schema {
+            Some(schema) => kas_registry::strategy::causes(schema.validate(new, old)),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Everything but `metadata` (upstream's `copyNonMetadata`).
+fn non_metadata(obj: &Value) -> BTreeMap<&String, &Value> {
+    obj.as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != "metadata")
+        .collect()
+}
+
+/// A selectable field's value as field selectors compare it.
+fn field_value(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+impl kas_registry::Strategy for Strategy {
+    fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
+        match (self.status, subresource) {
+            (true, "status") => &["metadata", "spec"],
+            (true, _) => &["status"],
+            _ => &[],
+        }
+    }
+
+    fn fields_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
+        self.fields
+    }
+
+    fn default(&self, obj: &mut Value) {
+        if let Some(schema) = &self.schema {
+            schema.default(obj);
+        }
+    }
+
+    fn prune_unknown(&self, obj: &mut Value) -> Option<Vec<String>> {
+        Some(match &self.schema {
+            Some(schema) => schema.prune(obj),
+            None => Vec::new(),
+        })
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if self.status
+            && let Some(map) = obj.as_object_mut()
+        {
+            map.remove("status");
+        }
+        kas_registry::meta::first_generation(obj);
+    }
+
+    fn validate(&self, obj: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta(obj, self.namespaced, name_is_dns_subdomain);
+        errs.extend(self.validate_schema(obj, None));
+        errs
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        if self.status {
+            kas_registry::meta::keep_status(new, old);
+        }
+        let changed = non_metadata(new) != non_metadata(old);
+        kas_registry::meta::next_generation(new, old, changed);
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = validate_object_meta_update(new, old);
+        errs.extend(validate_object_meta(
+            new,
+            self.namespaced,
+            name_is_dns_subdomain,
+        ));
+        errs.extend(self.validate_schema(new, Some(old)));
+        errs
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {
+        let mut set = kas_registry::meta::default_field_set(obj);
+        if !self.namespaced {
+            set.remove("metadata.namespace");
+        }
+        for (name, path) in &self.selectable {
+            if let Some(v) = path.first(obj).and_then(field_value) {
+                set.insert(name.clone(), v);
+            }
+        }
+        set
+    }
+
+    fn table_cells(&self, obj: &Value) -> Vec<Value> {
+        table::cells(&self.columns, obj)
+    }
+}

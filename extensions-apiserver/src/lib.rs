@@ -1,0 +1,72 @@
+//! extensions-apiserver's resources: CustomResourceDefinitions and the custom resources
+//! they define (upstream's APIExtensionsServer), served by the generic store of
+//! kas-registry from etcd, with the CRD controllers.
+
+pub mod controllers;
+pub mod crd;
+pub mod customresource;
+pub mod informer;
+pub mod serving;
+
+use std::sync::Arc;
+
+use kas_endpoints::installer::ApiService;
+use kas_registry::store::Store;
+use kas_storage_etcd::EtcdOptions;
+
+/// The role's API on etcd, in front of `next` (the 404 at the end of the chain). Starts
+/// the compactor, the CRD informer, the serving table and the controllers, which live as
+/// long as the process.
+pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
+    let client = etcd
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to etcd: {e}"))?;
+    let compactor =
+        kas_storage_etcd::Compactor::start(client.clone(), etcd.etcd_compaction_interval);
+    let etcd: Arc<dyn kas_storage::Storage> =
+        Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(crd::Strategy);
+    let mut config =
+        kas_storage_cache::CacherConfig::new(format!("/{}", crd::DESCRIPTOR.storage_resource));
+    config.get_attrs = kas_registry::store::get_attrs(&strategy);
+    let crd_cache = Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
+    if !crd_cache
+        .wait_ready(std::time::Duration::from_secs(30))
+        .await
+    {
+        return Err("the watch cache did not become ready within 30s".to_owned());
+    }
+    let caches = serving::Caches::default();
+    caches
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(Arc::downgrade(&crd_cache));
+    follow_compactions(compactor, caches.clone());
+    let crd_store = Store::new(&crd::DESCRIPTOR, strategy, crd_cache);
+    let crds = informer::start(crd_store.clone());
+    let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches);
+    controllers::start(crd_store, crds, served);
+    Ok(ApiService::live(groups, next))
+}
+
+/// Tells every live watch cache what etcd compacted.
+fn follow_compactions(compactor: kas_storage_etcd::Compactor, caches: serving::Caches) {
+    let mut compacted = compactor.subscribe();
+    tokio::spawn(async move {
+        let _compactor = compactor;
+        while compacted.changed().await.is_ok() {
+            let revision = *compacted.borrow_and_update();
+            let mut caches = caches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            caches.retain(|c| match c.upgrade() {
+                Some(cache) => {
+                    cache.compacted(revision);
+                    true
+                }
+                None => false,
+            });
+        }
+    });
+}

@@ -1,0 +1,216 @@
+//! What extensions-apiserver serves, after upstream's `crdHandler`: the CRD resource, and
+//! for every CRD whose names are accepted (or that is Established) a store per served
+//! version over one watch cache. When a CRD changes, its stores are rebuilt if what they
+//! were built from changed, and the role's routes and discovery are replaced at once
+//! (`ApiService::live`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use kas_apimachinery::Status;
+use kas_endpoints::installer::ApiGroups;
+use kas_registry::hooks::{Done, Finish, WriteHooks};
+use kas_registry::store::Store;
+use kas_storage::Storage;
+use kas_storage_cache::{Cacher, CacherConfig};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::crd::conditions;
+use crate::customresource;
+use crate::informer::Crds;
+
+/// One CRD's serving state.
+struct Served {
+    /// What the stores were built from: uid, spec and accepted names.
+    built_from: Value,
+    stores: Vec<Store>,
+    /// The store of the storage version, through which the finalizer deletes.
+    storage_store: Store,
+    terminating: Arc<AtomicBool>,
+    cache: Arc<Cacher>,
+}
+
+/// The storage-version store of each served CRD, by CRD name (the finalizer's view).
+pub type ServedStores = Arc<Mutex<HashMap<String, Store>>>;
+
+/// Every watch cache alive, told of etcd's compactions.
+pub type Caches = Arc<Mutex<Vec<std::sync::Weak<Cacher>>>>;
+
+/// Starts serving: the receiver holds the routes of `crd_store` and of every served CRD.
+pub fn start(
+    crd_store: Store,
+    etcd: Arc<dyn Storage>,
+    mut crds: watch::Receiver<Crds>,
+    caches: Caches,
+) -> (watch::Receiver<Arc<ApiGroups>>, ServedStores) {
+    let (tx, rx) = watch::channel(Arc::new(ApiGroups::new(vec![crd_store.clone()])));
+    let served_stores = ServedStores::default();
+    let shared = served_stores.clone();
+    tokio::spawn(async move {
+        let mut served: BTreeMap<String, Served> = BTreeMap::new();
+        loop {
+            let current = crds.borrow_and_update().clone();
+            sync(&mut served, &current, &etcd, &caches).await;
+            let mut stores = vec![crd_store.clone()];
+            for s in served.values() {
+                stores.extend(s.stores.iter().cloned());
+            }
+            *shared
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = served
+                .iter()
+                .map(|(name, s)| (name.clone(), s.storage_store.clone()))
+                .collect();
+            let groups = ApiGroups::new(stores);
+            kas_server::peer::set_discovery_digest(groups.discovery_digest());
+            tx.send_replace(Arc::new(groups));
+            if crds.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    (rx, served_stores)
+}
+
+/// Whether `crd` is served: upstream's handler serves a CRD whose names are accepted or
+/// that is Established.
+fn serves(crd: &Value) -> bool {
+    conditions::is_true(crd, conditions::NAMES_ACCEPTED)
+        || conditions::is_true(crd, conditions::ESTABLISHED)
+}
+
+fn built_from(crd: &Value) -> Value {
+    json!({
+        "uid": crd.pointer("/metadata/uid"),
+        "spec": crd.get("spec"),
+        "acceptedNames": crd.pointer("/status/acceptedNames"),
+    })
+}
+
+async fn sync(
+    served: &mut BTreeMap<String, Served>,
+    crds: &Crds,
+    etcd: &Arc<dyn Storage>,
+    caches: &Caches,
+) {
+    served.retain(|name, _| crds.get(name).is_some_and(serves));
+    for (name, crd) in crds.iter() {
+        if !serves(crd) {
+            continue;
+        }
+        let terminating = conditions::is_true(crd, conditions::TERMINATING);
+        let from = built_from(crd);
+        if let Some(s) = served.get(name)
+            && s.built_from == from
+        {
+            s.terminating.store(terminating, Ordering::Relaxed);
+            continue;
+        }
+        match build(crd, etcd, served.remove(name)).await {
+            Some(s) => {
+                s.terminating.store(terminating, Ordering::Relaxed);
+                caches
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(Arc::downgrade(&s.cache));
+                served.insert(name.clone(), s);
+            }
+            None => tracing::warn!(crd = %name, "the custom resource's cache did not become ready"),
+        }
+    }
+}
+
+/// The stores of `crd`'s served versions, over the previous watch cache when the storage
+/// is the same (its key prefix).
+async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -> Option<Served> {
+    let storage_version = crate::crd::storage_version(crd)?.to_owned();
+    let namespaced = crd.pointer("/spec/scope").and_then(Value::as_str) != Some("Cluster");
+    let storage_descriptor = customresource::descriptor(crd, &storage_version);
+    let storage_version_spec = customresource::version(crd, &storage_version)?;
+    let names = (storage_descriptor.kind, storage_descriptor.group);
+    let storage_strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
+        customresource::strategy::Strategy::new(namespaced, names, storage_version_spec),
+    );
+    let prefix = format!("/{}", storage_descriptor.storage_resource);
+    let cache = match previous {
+        Some(p) if p.cache_prefix() == prefix => p.cache,
+        _ => {
+            let mut config = CacherConfig::new(prefix);
+            config.get_attrs = kas_registry::store::get_attrs(&storage_strategy);
+            let cache = Arc::new(Cacher::new(etcd.clone(), config));
+            if !cache.wait_ready(Duration::from_secs(10)).await {
+                return None;
+            }
+            cache
+        }
+    };
+    let terminating = Arc::new(AtomicBool::new(false));
+    let hooks: Arc<dyn WriteHooks> = Arc::new(RefuseWhileTerminating {
+        terminating: terminating.clone(),
+        group: storage_descriptor.group,
+        plural: storage_descriptor.plural,
+    });
+    let storage: Arc<dyn Storage> = cache.clone();
+    let mut stores = Vec::new();
+    for version in customresource::served_versions(crd) {
+        let spec = customresource::version(crd, version)?;
+        let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
+            customresource::strategy::Strategy::new(namespaced, names, spec),
+        );
+        let descriptor = customresource::descriptor(crd, version);
+        stores.push(Store::new(descriptor, strategy, storage.clone()).with_hooks(hooks.clone()));
+    }
+    let storage_store = Store::new(storage_descriptor, storage_strategy, storage.clone());
+    Some(Served {
+        built_from: built_from(crd),
+        stores,
+        storage_store,
+        terminating,
+        cache,
+    })
+}
+
+impl Served {
+    fn cache_prefix(&self) -> String {
+        format!("/{}", self.storage_store.descriptor.storage_resource)
+    }
+}
+
+/// Upstream's handler refuses creates while the CRD is terminating.
+struct RefuseWhileTerminating {
+    terminating: Arc<AtomicBool>,
+    group: &'static str,
+    plural: &'static str,
+}
+
+#[async_trait]
+impl WriteHooks for RefuseWhileTerminating {
+    async fn begin_create(
+        &self,
+        _obj: &mut Value,
+        _dry_run: bool,
+    ) -> kas_registry::Result<Box<dyn Finish>> {
+        if self.terminating.load(Ordering::Relaxed) {
+            let mut status = Status::method_not_supported(self.group, self.plural, "create");
+            status.message =
+                Some("create not allowed while custom resource definition is terminating".into());
+            return Err(status.into());
+        }
+        Ok(Box::new(Done))
+    }
+
+    async fn begin_update(
+        &self,
+        _new: &mut Value,
+        _old: &Value,
+        _dry_run: bool,
+    ) -> kas_registry::Result<Box<dyn Finish>> {
+        Ok(Box::new(Done))
+    }
+
+    async fn after_delete(&self, _deleted: &Value) {}
+}

@@ -1,0 +1,290 @@
+//! CustomResourceDefinitions and custom resources through the aggregator, as kubectl
+//! drives them: the CRD controllers' conditions, discovery merged at core, printer
+//! columns, the scale and status subresources, merge patch and server-side apply,
+//! watches, typed list items, and the deletion of a CRD's objects with it.
+
+use std::time::{Duration, Instant};
+
+use kas_e2e::{header_and_row, start_cluster};
+use serde_json::Value;
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    listKind: WidgetList
+    shortNames: [wd]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, minimum: 0}
+              color: {type: string}
+              size: {type: string}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+    additionalPrinterColumns:
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Color
+      type: string
+      jsonPath: .spec.color
+      priority: 1
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+"#;
+
+const WIDGET: &str = r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w1
+spec:
+  replicas: 2
+  color: blue
+"#;
+
+fn condition<'a>(crd: &'a Value, type_: &str) -> &'a Value {
+    crd["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_crd_is_established_served_and_deleted_with_its_objects() {
+    let c = start_cluster(|_| {});
+    let created = Instant::now();
+    assert_eq!(
+        ok(c.kubectl_stdin(&["apply"], CRD)),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created\n"
+    );
+    // Usable through the aggregator (discovery merged at core) within a second.
+    loop {
+        let out = c.kubectl_stdin(&["create"], WIDGET);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            created.elapsed() < Duration::from_secs(1),
+            "not usable after 1s: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
+    let names = condition(&crd, "NamesAccepted");
+    assert_eq!(
+        (&names["status"], &names["reason"], &names["message"]),
+        (
+            &Value::from("True"),
+            &Value::from("NoConflicts"),
+            &Value::from("no conflicts found")
+        )
+    );
+    let established = condition(&crd, "Established");
+    assert_eq!(
+        (&established["status"], &established["reason"]),
+        (&Value::from("True"), &Value::from("InitialNamesAccepted"))
+    );
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"][0], "wd");
+    assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
+
+    let resources = c.kubectl_ok(&["api-resources", "--api-group=example.com"]);
+    assert!(
+        resources
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["widgets", "wd", "example.com/v1", "true", "Widget"]),
+        "{resources}"
+    );
+
+    // Printer columns; wide adds the priority-1 one.
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "wd"]));
+    assert_eq!(header, ["NAME", "REPLICAS", "AGE"]);
+    assert_eq!(&row[..2], ["w1", "2"]);
+    let (header, row) = header_and_row(&c.kubectl_ok(&["get", "widgets", "-o", "wide"]));
+    assert_eq!(header, ["NAME", "REPLICAS", "COLOR", "AGE"]);
+    assert_eq!(&row[..3], ["w1", "2", "blue"]);
+
+    // Scale, merge patch, and the status subresource keeping status out of the main
+    // resource.
+    assert_eq!(
+        c.kubectl_ok(&["scale", "widget", "w1", "--replicas", "5"]),
+        "widget.example.com/w1 scaled\n"
+    );
+    c.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"color":"red"},"status":{"replicas":9}}"#,
+    ]);
+    let w = c.kubectl_json(&["get", "widget", "w1"]);
+    assert_eq!(w["spec"]["replicas"], 5);
+    assert_eq!(w["spec"]["color"], "red");
+    assert!(w.get("status").is_none(), "{w}");
+    assert_eq!(w["metadata"]["generation"], 3);
+    c.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--subresource",
+        "status",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"status":{"replicas":5}}"#,
+    ]);
+    let raw = |path: &str| -> Value {
+        serde_json::from_str(&c.kubectl_ok(&["get", "--raw", path])).expect("JSON")
+    };
+    let scale = raw("/apis/example.com/v1/namespaces/default/widgets/w1/scale");
+    assert_eq!(
+        (&scale["spec"]["replicas"], &scale["status"]["replicas"]),
+        (&Value::from(5), &Value::from(5))
+    );
+
+    // Strategic merge patch is refused as upstream refuses it for custom resources.
+    let err = c.kubectl_fails(&["patch", "widget", "w1", "-p", r#"{"spec":{"color":"x"}}"#]);
+    assert!(
+        err.contains(
+            "application/strategic-merge-patch+json is not supported by example.com/v1, Kind=Widget"
+        ),
+        "{err}"
+    );
+
+    // Server-side apply: managed fields and conflicts.
+    let applied = WIDGET.replace("w1", "w2");
+    assert_eq!(
+        ok(c.kubectl_stdin(&["apply", "--server-side"], &applied)),
+        "widget.example.com/w2 serverside-applied\n"
+    );
+    let conflict = c.kubectl_stdin(
+        &["apply", "--server-side", "--field-manager", "other"],
+        &applied.replace("replicas: 2", "replicas: 3"),
+    );
+    assert!(!conflict.status.success());
+    let err = String::from_utf8_lossy(&conflict.stderr);
+    assert!(
+        err.contains(r#"Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas"#),
+        "{err}"
+    );
+    let w2 = c.kubectl_json(&["get", "widget", "w2", "--show-managed-fields"]);
+    assert_eq!(w2["metadata"]["managedFields"][0]["manager"], "kubectl");
+    assert_eq!(w2["metadata"]["managedFields"][0]["operation"], "Apply");
+
+    // A list's items carry their type, as upstream's unstructured lists do.
+    let list = raw("/apis/example.com/v1/widgets");
+    assert_eq!(list["kind"], "WidgetList");
+    assert_eq!(list["items"][0]["kind"], "Widget");
+    assert_eq!(list["items"][0]["apiVersion"], "example.com/v1");
+
+    // Deleting the CRD deletes its objects, then the CRD, and its group leaves discovery.
+    assert_eq!(
+        c.kubectl_ok(&["delete", "crd", "widgets.example.com"]),
+        "customresourcedefinition.apiextensions.k8s.io \"widgets.example.com\" deleted\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = c.kubectl(&["get", "crd", "widgets.example.com"]);
+        if !out.status.success() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the CRD stayed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while c.kubectl_ok(&["api-versions"]).contains("example.com/v1") {
+        assert!(
+            Instant::now() < deadline,
+            "example.com/v1 stayed in discovery"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Created again, it has no objects left over.
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let out = c.kubectl(&["get", "widgets", "-A", "-o", "name"]);
+        if out.status.success() {
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+            break;
+        }
+        assert!(Instant::now() < deadline, "widgets not served again");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn names_taken_by_another_crd_are_not_accepted() {
+    let c = start_cluster(|_| {});
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    let clash = CRD
+        .replace("widgets.example.com", "gadgets.example.com")
+        .replace("plural: widgets", "plural: gadgets")
+        .replace("singular: widget", "singular: gadget")
+        .replace("shortNames: [wd]", "shortNames: [gd]");
+    ok(c.kubectl_stdin(&["apply"], &clash));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let crd = c.kubectl_json(&["get", "crd", "gadgets.example.com"]);
+        let names = condition(&crd, "NamesAccepted");
+        if names["status"] == "False" {
+            assert_eq!(names["reason"], "ListKindConflict");
+            assert_eq!(names["message"], "\"WidgetList\" is already in use");
+            let established = condition(&crd, "Established");
+            assert_eq!(
+                (&established["status"], &established["reason"]),
+                (&Value::from("False"), &Value::from("NotAccepted"))
+            );
+            assert_eq!(crd["status"]["acceptedNames"]["plural"], "gadgets");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{crd}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Not served: its names are not accepted.
+    let err = c.kubectl_fails(&["get", "gadgets"]);
+    assert!(
+        err.contains("the server doesn't have a resource type \"gadgets\""),
+        "{err}"
+    );
+}
