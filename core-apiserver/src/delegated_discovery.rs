@@ -1,9 +1,11 @@
-//! Keeps extensions-apiserver's discovery at hand for `/apis` (upstream's aggregator
-//! merges its delegates' groups; see `kas_endpoints::discovery::delegated`). Each
-//! extensions replica advertises the digest of its aggregated `/apis` on its readiness
-//! stream; when the digests change, the document is fetched through the delegate until
-//! what came back is one of them (replicas may briefly differ while a CRD change reaches
-//! each), so a new CRD's group shows here within the stream's latency.
+//! Keeps extensions-apiserver's discovery and OpenAPI at hand for `/apis` and `/openapi`
+//! (upstream's aggregator merges its delegates' groups and specs; see
+//! `kas_endpoints::discovery::delegated`). Each extensions replica advertises a digest of
+//! what it serves on its readiness stream; when the digests change, the documents are
+//! fetched through the delegate, again until every replica advertised the same digest
+//! before and after the fetch (replicas differ briefly while a CRD change reaches each).
+//! The aggregated `/apis` is published first, so a new CRD's group shows here within the
+//! stream's latency; the OpenAPI documents follow.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,20 +29,16 @@ pub fn start(delegate: kas_delegate::Delegate) -> watch::Receiver<Arc<Delegated>
     tokio::spawn(async move {
         let mut have = String::new();
         loop {
-            let wanted = delegate.discovery_digests();
-            if !wanted.is_empty() && !wanted.contains(&have) {
+            let wanted = agreed(&delegate);
+            if wanted.as_ref().is_some_and(|w| *w != have) {
                 for _ in 0..ATTEMPTS {
-                    match fetch(&delegate).await {
-                        Ok((digest, delegated)) => {
-                            let matched = delegate.discovery_digests().contains(&digest);
-                            if digest != have {
-                                have = digest;
-                                tx.send_replace(Arc::new(delegated));
-                            }
-                            if matched {
-                                break;
-                            }
+                    let before = agreed(&delegate);
+                    match fetch(&delegate, &tx).await {
+                        Ok(()) if before.is_some() && before == agreed(&delegate) => {
+                            have = before.unwrap_or_default();
+                            break;
                         }
+                        Ok(()) => {}
                         Err(e) => tracing::debug!(error = %e, "fetching the delegate's discovery"),
                     }
                     tokio::time::sleep(RETRY).await;
@@ -58,11 +56,50 @@ pub fn start(delegate: kas_delegate::Delegate) -> watch::Receiver<Arc<Delegated>
     rx
 }
 
-/// The delegate's aggregated `/apis` and its digest, asked as this server's own loopback
-/// identity would (`system:apiserver` in `system:masters`).
-async fn fetch(delegate: &kas_delegate::Delegate) -> Result<(String, Delegated), String> {
-    let mut req = http::Request::get("/apis")
-        .header(http::header::ACCEPT, Version::V2.content_type())
+/// The digest every endpoint that takes requests advertises, when they agree.
+fn agreed(delegate: &kas_delegate::Delegate) -> Option<String> {
+    let digests = delegate.discovery_digests();
+    let first = digests.first()?;
+    digests.iter().all(|d| d == first).then(|| first.clone())
+}
+
+/// Fetches and publishes the delegate's aggregated `/apis`, then its OpenAPI v2 document
+/// and v3 index with it.
+async fn fetch(
+    delegate: &kas_delegate::Delegate,
+    tx: &watch::Sender<Arc<Delegated>>,
+) -> Result<(), String> {
+    let apis = get(delegate, "/apis", &Version::V2.content_type()).await?;
+    let mut delegated = Delegated::from_aggregated(&apis)
+        .ok_or_else(|| "GET /apis did not answer aggregated discovery".to_owned())?;
+    let previous = tx.borrow().clone();
+    if previous.items != delegated.items {
+        tx.send_replace(Arc::new(Delegated {
+            items: delegated.items.clone(),
+            openapi: previous.openapi.clone(),
+        }));
+    }
+    let json = |bytes: bytes::Bytes| serde_json::from_slice::<serde_json::Value>(&bytes);
+    let v2 = json(get(delegate, "/openapi/v2", "application/json").await?);
+    let root = json(get(delegate, "/openapi/v3", "application/json").await?);
+    if let (Ok(v2), Ok(root)) = (v2, root) {
+        delegated.openapi = Some((v2, root));
+    }
+    if *tx.borrow().as_ref() != delegated {
+        tx.send_replace(Arc::new(delegated));
+    }
+    Ok(())
+}
+
+/// A GET through the delegate, as this server's own loopback identity would ask
+/// (`system:apiserver` in `system:masters`).
+async fn get(
+    delegate: &kas_delegate::Delegate,
+    path: &str,
+    accept: &str,
+) -> Result<bytes::Bytes, String> {
+    let mut req = http::Request::get(path)
+        .header(http::header::ACCEPT, accept)
         .body(kas_endpoints::body::empty())
         .map_err(|e| e.to_string())?;
     req.extensions_mut().insert(kas_auth::UserInfo {
@@ -77,15 +114,12 @@ async fn fetch(delegate: &kas_delegate::Delegate) -> Result<(String, Delegated),
         .await
         .map_err(|e| e.to_string())?;
     if resp.status() != http::StatusCode::OK {
-        return Err(format!("GET /apis answered {}", resp.status()));
+        return Err(format!("GET {path} answered {}", resp.status()));
     }
-    let bytes = resp
+    Ok(resp
         .into_body()
         .collect()
         .await
         .map_err(|e| e.to_string())?
-        .to_bytes();
-    let delegated = Delegated::from_aggregated(&bytes)
-        .ok_or_else(|| "GET /apis did not answer aggregated discovery".to_owned())?;
-    Ok((Delegated::digest(&bytes), delegated))
+        .to_bytes())
 }

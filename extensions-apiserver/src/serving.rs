@@ -66,8 +66,15 @@ pub fn start(
                 .map(|(name, s)| (name.clone(), s.storage_store.clone()))
                 .collect();
             let groups = ApiGroups::new(stores);
-            kas_server::peer::set_discovery_digest(groups.discovery_digest());
+            // Discovery, and what the OpenAPI documents are built from.
+            let mut digest = groups.discovery_digest();
+            for s in served.values() {
+                digest.push_str(&s.built_from.to_string());
+            }
             tx.send_replace(Arc::new(groups));
+            kas_server::peer::set_discovery_digest(
+                kas_endpoints::discovery::delegated::Delegated::digest(digest.as_bytes()),
+            );
             if crds.changed().await.is_err() {
                 return;
             }
@@ -128,12 +135,10 @@ async fn sync(
 /// is the same (its key prefix).
 async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -> Option<Served> {
     let storage_version = crate::crd::storage_version(crd)?.to_owned();
-    let namespaced = crd.pointer("/spec/scope").and_then(Value::as_str) != Some("Cluster");
     let storage_descriptor = customresource::descriptor(crd, &storage_version);
     let storage_version_spec = customresource::version(crd, &storage_version)?;
-    let names = (storage_descriptor.kind, storage_descriptor.group);
     let storage_strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
-        customresource::strategy::Strategy::new(namespaced, names, storage_version_spec),
+        customresource::strategy::Strategy::new(storage_descriptor, storage_version_spec),
     );
     let prefix = format!("/{}", storage_descriptor.storage_resource);
     let cache = match previous {
@@ -158,10 +163,9 @@ async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -
     let mut stores = Vec::new();
     for version in customresource::served_versions(crd) {
         let spec = customresource::version(crd, version)?;
-        let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
-            customresource::strategy::Strategy::new(namespaced, names, spec),
-        );
         let descriptor = customresource::descriptor(crd, version);
+        let strategy: Arc<dyn kas_registry::Strategy> =
+            Arc::new(customresource::strategy::Strategy::new(descriptor, spec));
         stores.push(Store::new(descriptor, strategy, storage.clone()).with_hooks(hooks.clone()));
     }
     let storage_store = Store::new(storage_descriptor, storage_strategy, storage.clone());

@@ -288,3 +288,75 @@ fn names_taken_by_another_crd_are_not_accepted() {
         "{err}"
     );
 }
+
+#[test]
+fn invalid_crds_are_refused_and_protected_groups_need_approval() {
+    let c = start_cluster(|_| {});
+    let invalid = CRD.replace("type: integer, minimum: 0", "type: int");
+    let out = c.kubectl_stdin(&["apply"], &invalid);
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "The CustomResourceDefinition \"widgets.example.com\" is invalid: \
+         spec.validation.openAPIV3Schema.properties[spec].properties[replicas].type: \
+         Unsupported value: \"int\": supported values: \"array\", \"boolean\", \"integer\", \
+         \"number\", \"object\", \"string\""
+    );
+    let misnamed = CRD.replace("name: widgets.example.com", "name: widgets.example.org");
+    let err = c.kubectl_stdin(&["apply"], &misnamed);
+    assert!(
+        String::from_utf8_lossy(&err.stderr)
+            .contains("metadata.name: Invalid value: \"widgets.example.org\": must be spec.names.plural+\".\"+spec.group"),
+        "{}",
+        String::from_utf8_lossy(&err.stderr)
+    );
+
+    // A group under k8s.io needs the approval annotation; one that says it is unapproved
+    // is served, and its condition says so.
+    let protected = CRD
+        .replace("widgets.example.com", "widgets.example.k8s.io")
+        .replace("group: example.com", "group: example.k8s.io");
+    let err = c.kubectl_stdin(&["apply"], &protected);
+    assert!(
+        String::from_utf8_lossy(&err.stderr).contains(
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation"
+        ),
+        "{}",
+        String::from_utf8_lossy(&err.stderr)
+    );
+    let protected = protected.replace(
+        "  name: widgets.example.k8s.io",
+        "  name: widgets.example.k8s.io\n  annotations:\n    api-approved.kubernetes.io: unapproved, testing only",
+    );
+    ok(c.kubectl_stdin(&["apply"], &protected));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let crd = c.kubectl_json(&["get", "crd", "widgets.example.k8s.io"]);
+        let approval = condition(&crd, "KubernetesAPIApprovalPolicyConformant");
+        if !approval.is_null() {
+            assert_eq!(approval["status"], "False");
+            assert_eq!(approval["reason"], "UnapprovedAnnotation");
+            assert_eq!(
+                approval["message"],
+                "not approved: \"unapproved, testing only\""
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{crd}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // kubectl explain reads the merged OpenAPI documents.
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let out = c.kubectl(&["explain", "widgets.spec"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() && text.contains("replicas\t<integer>") {
+            assert!(text.contains("color\t<string>"), "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -4,7 +4,6 @@
 //! resources to go (`REST.Delete` adding the cleanup finalizer).
 
 pub mod conditions;
-mod validation;
 
 use kas_endpoints::responsewriters::table::{DEFAULT_TABLE_COLUMNS, default_table_cells};
 use kas_registry::strategy::{FieldErrors, causes};
@@ -92,7 +91,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn default(&self, obj: &mut Value) {
-        validation::set_defaults(obj);
+        kas_apiextensions::validation::set_defaults(obj);
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -104,11 +103,11 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {
-        causes(validation::validate_create(obj))
+        causes(kas_apiextensions::validation::validate_create(obj))
     }
 
     fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
-        validation::warnings(obj)
+        kas_apiextensions::validation::warnings(obj)
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
@@ -118,16 +117,23 @@ impl kas_registry::Strategy for Strategy {
         record_stored_version(new);
     }
 
+    /// The generic metadata rules first, as upstream's `ValidateCustomResourceDefinitionUpdate`.
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        causes(validation::validate_update(new, old))
+        let mut errs = kas_registry::validation::validate_object_meta_update(new, old);
+        errs.extend(causes(kas_apiextensions::validation::validate_update(
+            new, old,
+        )));
+        errs
     }
 
     fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        causes(validation::validate_status_update(new, old))
+        causes(kas_apiextensions::validation::validate_status_update(
+            new, old,
+        ))
     }
 
     fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
-        validation::warnings(new)
+        kas_apiextensions::validation::warnings(new)
     }
 
     fn allow_unconditional_update(&self) -> bool {

@@ -18,9 +18,44 @@ use serde_json::Value;
 
 use super::intern;
 
+/// Upstream's `ToRESTFriendlyName` of `<group>/<version>/<kind>`: the group's domain
+/// reversed (`com.example.v1.Widget`), the definition name OpenAPI gives the kind.
+pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
+    let reversed: Vec<&str> = group.split('.').rev().collect();
+    format!("{}.{version}.{kind}", reversed.join("."))
+}
+
+/// The list kind's message: type meta, list metadata and the items.
+pub fn list_message(
+    (kind, list_kind, plural): (&str, &str, &str),
+    group: &str,
+    version: &str,
+    item: &'static Message,
+) -> &'static Message {
+    let items = Field {
+        description: intern(&format!(
+            "List of {plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+        )),
+        ..Field::new("items", 2, Kind::Array(leak_kind(Kind::Message(item))))
+    };
+    let fields = vec![
+        field("kind", Kind::String, ""),
+        field("apiVersion", Kind::String, ""),
+        field("metadata", Kind::Message(&kas_api::meta::v1::LIST_META), ""),
+        items,
+    ];
+    Box::leak(Box::new(Message {
+        name: intern(&definition_name(group, version, list_kind)),
+        description: intern(&format!("{list_kind} is a list of {kind}")),
+        fields: Box::leak(fields.into_boxed_slice()),
+        required: &["items"],
+        atomic: false,
+    }))
+}
+
 /// The message of a custom resource whose version has `schema` (its `openAPIV3Schema`).
 pub fn message(kind: &str, group: &str, version: &str, schema: &Value) -> &'static Message {
-    let name = intern(&format!("{group}.{version}.{kind}"));
+    let name = intern(&definition_name(group, version, kind));
     let mut fields = vec![
         field("kind", Kind::String, ""),
         field("apiVersion", Kind::String, ""),

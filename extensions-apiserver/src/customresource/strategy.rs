@@ -23,16 +23,18 @@ pub struct Strategy {
     selectable: Vec<(String, JsonPath)>,
     schema: Option<Arc<VersionSchema>>,
     fields: Option<&'static kas_apimachinery::schema::Message>,
+    list_fields: Option<&'static kas_apimachinery::schema::Message>,
 }
 
 impl Strategy {
-    /// The strategy of `version` (an entry of `spec.versions`) of the CRD whose served
-    /// kind and group these are, of this scope.
-    pub fn new(namespaced: bool, (kind, group): (&str, &str), version: &Value) -> Strategy {
+    /// The strategy of `version` (an entry of `spec.versions`) of the CRD served as `d`.
+    pub fn new(d: &kas_registry::ResourceDescriptor, version: &Value) -> Strategy {
+        let namespaced = d.namespaced();
         let schema = version
             .pointer("/schema/openAPIV3Schema")
             .filter(|s| s.is_object());
         let version_name = version.get("name").and_then(Value::as_str).unwrap_or("");
+        let fields = schema.map(|s| super::fields::message(d.kind, d.group, version_name, s));
         let selectable = version
             .get("selectableFields")
             .and_then(Value::as_array)
@@ -52,7 +54,11 @@ impl Strategy {
             columns: table::definitions(version),
             selectable,
             schema: schema.map(|s| Arc::new(VersionSchema::new(s))),
-            fields: schema.map(|s| super::fields::message(kind, group, version_name, s)),
+            fields,
+            list_fields: fields.map(|item| {
+                let names = (d.kind, d.list_kind, d.plural);
+                super::fields::list_message(names, d.group, version_name, item)
+            }),
         }
     }
 
@@ -94,6 +100,10 @@ impl kas_registry::Strategy for Strategy {
 
     fn fields_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
         self.fields
+    }
+
+    fn fields_list_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
+        self.list_fields
     }
 
     fn default(&self, obj: &mut Value) {

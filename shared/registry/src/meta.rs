@@ -41,8 +41,14 @@ pub fn namespace(obj: &Value) -> &str {
 }
 
 pub fn labels(obj: &Value) -> BTreeMap<String, String> {
+    string_map(obj, "labels")
+}
+
+/// A `map[string]string` of the metadata (`labels`, `annotations`); values that are not
+/// strings are left out.
+pub fn string_map(obj: &Value, field: &str) -> BTreeMap<String, String> {
     metadata(obj)
-        .and_then(|m| m.get("labels"))
+        .and_then(|m| m.get(field))
         .and_then(Value::as_object)
         .map(|l| {
             l.iter()

@@ -65,6 +65,11 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The list kind's shape to go with `fields_schema` (the OpenAPI documents name it).
+    fn fields_list_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
+        None
+    }
+
     /// For a resource without a Go type, what upstream's decoder drops from a decoded or
     /// patched object (a custom resource's fields its structural schema does not declare),
     /// answering each dropped field's path (`spec.foo`), which `fieldValidation` reports as

@@ -12,10 +12,12 @@ use serde_json::{Value, json};
 use super::aggregated::Version;
 use crate::openapi::handler::Document;
 
-/// A delegate's groups, as the items of its aggregated `/apis` (v2).
+/// A delegate's groups, as the items of its aggregated `/apis` (v2), and its OpenAPI
+/// documents (`/openapi/v2` and the v3 index) when it serves them.
 #[derive(Debug, Default, PartialEq)]
 pub struct Delegated {
     pub items: Vec<Value>,
+    pub openapi: Option<(Value, Value)>,
 }
 
 impl Delegated {
@@ -26,7 +28,10 @@ impl Delegated {
             return None;
         }
         let items = doc.get("items")?.as_array()?.clone();
-        Some(Delegated { items })
+        Some(Delegated {
+            items,
+            openapi: None,
+        })
     }
 
     /// The digest a delegate advertises for a document (see `Peer`'s `discovery`).
@@ -39,6 +44,7 @@ impl Delegated {
 pub(crate) struct Merged {
     pub group_list: Bytes,
     pub aggregated: HashMap<Version, Document>,
+    pub openapi: Option<crate::openapi::Delegated>,
 }
 
 fn group_name(item: &Value) -> &str {
@@ -97,6 +103,10 @@ pub(crate) fn merge(own: &[u8], delegated: &Delegated) -> Merged {
     Merged {
         group_list: Bytes::from(serde_json::to_vec(&group_list).unwrap_or_default()),
         aggregated,
+        openapi: delegated
+            .openapi
+            .as_ref()
+            .map(|(v2, root)| crate::openapi::Delegated::new(v2.clone(), root.clone())),
     }
 }
 

@@ -126,7 +126,7 @@ impl Route {
 }
 
 /// Every route of a resource and its subresources, in upstream's registration order.
-pub fn routes(d: &'static ResourceDescriptor) -> Vec<Route> {
+pub fn routes(d: &ResourceDescriptor) -> Vec<Route> {
     let mut out = resource_routes(d);
     for sub in d.subresources {
         out.extend(subresource_routes(d, sub));
@@ -141,7 +141,7 @@ fn scope_prefix(d: &ResourceDescriptor) -> &'static str {
     }
 }
 
-fn resource_routes(d: &'static ResourceDescriptor) -> Vec<Route> {
+fn resource_routes(d: &ResourceDescriptor) -> Vec<Route> {
     let collection = format!("{}{}", scope_prefix(d), d.plural);
     let item = format!("{collection}/{{name}}");
     let watch_list = d.allows(Verb::Watch) && d.allows(Verb::List);

@@ -74,7 +74,8 @@ impl ApiGroups {
             to_bytes(discovery::api_group_list(&groups)),
         );
         let serves_legacy = descriptors.iter().any(|d| d.group.is_empty());
-        let openapi = (!descriptors.is_empty()).then(|| OpenApi::new(&descriptors));
+        let openapi = (!stores.is_empty())
+            .then(|| OpenApi::new(stores.iter().map(Store::openapi_descriptor).collect()));
         let mut aggregated = HashMap::new();
         for legacy in [true, false] {
             for v in [
@@ -277,8 +278,13 @@ where
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let groups = self.groups.current();
+        let merged = self.delegated.as_ref().and_then(|d| d.merged(&groups));
         // Any method, as upstream's handlers do not look at it.
-        if let Some(resp) = groups.openapi.as_ref().and_then(|o| o.serve(&req)) {
+        if let Some(resp) = groups
+            .openapi
+            .as_ref()
+            .and_then(|o| o.serve_merged(&req, merged.as_deref()))
+        {
             return Box::pin(std::future::ready(Ok(resp)));
         }
         let info = req
@@ -288,10 +294,10 @@ where
             .unwrap_or_else(|| {
                 RequestInfoFactory::default().new_request_info(req.method(), req.uri())
             });
-        if let Some(resp) = self.delegated.as_ref().and_then(|d| {
-            let merged = d.merged(&groups)?;
-            merged_document(&merged, &info.path, req.headers())
-        }) {
+        if let Some(resp) = merged
+            .as_ref()
+            .and_then(|m| merged_document(m, &info.path, req.headers()))
+        {
             return Box::pin(std::future::ready(Ok(resp)));
         }
         if let Some(resp) = groups.group_document(&info.path, req.headers()) {

@@ -52,21 +52,44 @@ const V2_SUBTYPES: &[(&str, bool)] = &[
 impl OpenApi {
     /// The answer to a request for an OpenAPI document; `None` for any other path.
     pub fn serve(&self, req: &Request<Body>) -> Option<Response<Body>> {
+        self.serve_merged(req, None)
+    }
+
+    /// Serves the documents with a delegate's merged in (see `openapi::merged`): `/openapi/v2`
+    /// and the v3 index are the union; a v3 document this role does not have is the
+    /// delegate's to answer (`None`).
+    pub(crate) fn serve_merged(
+        &self,
+        req: &Request<Body>,
+        delegated: Option<&crate::discovery::delegated::Merged>,
+    ) -> Option<Response<Body>> {
         let path = req.uri().path();
+        let openapi = delegated.and_then(|d| d.openapi.as_ref());
         Some(match path {
-            "/openapi/v2" => self.serve_v2(req),
-            "/openapi/v3" => self.serve_root(req),
-            _ => self.serve_v3(req, path.strip_prefix("/openapi/v3/")?),
+            "/openapi/v2" => match openapi {
+                Some(d) => self.serve_v2_doc(req, d.v2(self)),
+                None => self.serve_v2_doc(req, self.v2()),
+            },
+            "/openapi/v3" => match openapi {
+                Some(d) => self.serve_root_bytes(req, d.root(self)),
+                None => self.serve_root(req),
+            },
+            _ => {
+                let key = path.strip_prefix("/openapi/v3/")?;
+                if openapi.is_some() && !self.v3().docs.contains_key(key) {
+                    return None;
+                }
+                self.serve_v3(req, key)
+            }
         })
     }
 
-    fn serve_v2(&self, req: &Request<Body>) -> Response<Body> {
+    fn serve_v2_doc(&self, req: &Request<Body>, v2: &super::V2) -> Response<Body> {
         let mut headers = HeaderMap::new();
         headers.insert(header::VARY, HeaderValue::from_static("Accept"));
         let Some(protobuf) = negotiate(req, V2_SUBTYPES) else {
             return status(StatusCode::NOT_ACCEPTABLE, headers);
         };
-        let v2 = self.v2();
         let (content_type, bytes) = if protobuf {
             (V2_PROTOBUF, v2.protobuf.clone())
         } else {
@@ -78,13 +101,17 @@ impl OpenApi {
     }
 
     fn serve_root(&self, req: &Request<Body>) -> Response<Body> {
+        self.serve_root_bytes(req, self.v3().root.clone())
+    }
+
+    fn serve_root_bytes(&self, req: &Request<Body>, root: Bytes) -> Response<Body> {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
         // The aggregator merges the index per request and stamps it with the time.
-        serve_content(req, headers, SystemTime::now(), self.v3().root.clone())
+        serve_content(req, headers, SystemTime::now(), root)
     }
 
     fn serve_v3(&self, req: &Request<Body>, key: &str) -> Response<Body> {

@@ -87,7 +87,7 @@ impl<'a> Resource<'a> {
 pub fn group_version(
     group: &str,
     version: &str,
-    resources: &[&'static ResourceDescriptor],
+    resources: &[&ResourceDescriptor],
 ) -> Vec<PathItem> {
     let prefix = crate::installer::actions::prefix(group, version);
     let mut all = vec![routes::discovery(

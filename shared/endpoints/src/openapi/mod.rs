@@ -39,7 +39,9 @@ const INFO_VERSION: &str = "1.33";
 
 /// The documents of one role, each set built on first use.
 pub struct OpenApi {
-    resources: Vec<&'static ResourceDescriptor>,
+    /// The role's descriptors, each with the schemas its documents describe (a custom
+    /// resource's come from its strategy; see `Store::openapi_descriptor`).
+    resources: Vec<ResourceDescriptor>,
     v2: std::sync::OnceLock<V2>,
     v3: std::sync::OnceLock<V3>,
     /// When the role started (the documents' `Last-Modified`).
@@ -48,9 +50,75 @@ pub struct OpenApi {
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
 /// upstream's does.
-struct V2 {
+pub(crate) struct V2 {
     json: Document,
     protobuf: Bytes,
+}
+
+impl V2 {
+    fn new(doc: &serde_json::Value) -> V2 {
+        V2 {
+            protobuf: gnostic::encode(doc).into(),
+            json: Document::new(to_vec(doc)),
+        }
+    }
+}
+
+/// A delegate's OpenAPI documents, merged into this role's on first use (upstream's
+/// aggregator merges its delegates' specs): `/openapi/v2` is the union of paths and
+/// definitions, the v3 index the union of documents.
+pub(crate) struct Delegated {
+    v2: serde_json::Value,
+    root: serde_json::Value,
+    merged_v2: std::sync::OnceLock<V2>,
+    merged_root: std::sync::OnceLock<Bytes>,
+}
+
+impl Delegated {
+    pub(crate) fn new(v2: serde_json::Value, root: serde_json::Value) -> Delegated {
+        Delegated {
+            v2,
+            root,
+            merged_v2: Default::default(),
+            merged_root: Default::default(),
+        }
+    }
+
+    fn v2(&self, own: &OpenApi) -> &V2 {
+        self.merged_v2.get_or_init(|| {
+            let mut doc: serde_json::Value =
+                serde_json::from_slice(&own.v2().json.bytes).unwrap_or_default();
+            for section in ["paths", "definitions"] {
+                let theirs = self.v2.get(section).and_then(|v| v.as_object());
+                if let (Some(ours), Some(theirs)) =
+                    (doc.get_mut(section).and_then(|v| v.as_object_mut()), theirs)
+                {
+                    for (k, v) in theirs {
+                        ours.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            V2::new(&doc)
+        })
+    }
+
+    fn root(&self, own: &OpenApi) -> Bytes {
+        self.merged_root
+            .get_or_init(|| {
+                let mut root: serde_json::Value =
+                    serde_json::from_slice(&own.v3().root).unwrap_or_default();
+                if let (Some(ours), Some(theirs)) = (
+                    root.get_mut("paths").and_then(|v| v.as_object_mut()),
+                    self.root.get("paths").and_then(|v| v.as_object()),
+                ) {
+                    for (k, v) in theirs {
+                        ours.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                to_vec(&root).into()
+            })
+            .clone()
+    }
 }
 
 /// `/openapi/v3`: the index, and the documents by path below `/openapi/v3/` (`api/v1`,
@@ -61,9 +129,9 @@ struct V3 {
 }
 
 impl OpenApi {
-    pub fn new(resources: &[&'static ResourceDescriptor]) -> OpenApi {
+    pub fn new(resources: Vec<ResourceDescriptor>) -> OpenApi {
         OpenApi {
-            resources: resources.to_vec(),
+            resources,
             v2: Default::default(),
             v3: Default::default(),
             built: SystemTime::now(),
@@ -72,22 +140,20 @@ impl OpenApi {
 
     fn v2(&self) -> &V2 {
         self.v2.get_or_init(|| {
-            let catalog = catalog(&self.resources);
-            let services = web_services(&self.resources);
+            let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
+            let catalog = catalog(&resources);
+            let services = web_services(&resources);
             let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
             all.sort_by(|a, b| a.path.cmp(&b.path));
-            let v2 = v2::document(&all, &catalog, INFO_VERSION);
-            V2 {
-                protobuf: gnostic::encode(&v2).into(),
-                json: Document::new(to_vec(&v2)),
-            }
+            V2::new(&v2::document(&all, &catalog, INFO_VERSION))
         })
     }
 
     fn v3(&self) -> &V3 {
         self.v3.get_or_init(|| {
-            let catalog = catalog(&self.resources);
-            let docs: BTreeMap<String, Document> = web_services(&self.resources)
+            let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
+            let catalog = catalog(&resources);
+            let docs: BTreeMap<String, Document> = web_services(&resources)
                 .iter()
                 .map(|(key, items)| {
                     let doc = v3::document(items, &catalog, INFO_VERSION);
@@ -111,7 +177,7 @@ fn to_vec(value: &serde_json::Value) -> Vec<u8> {
 /// The paths of each upstream web service, by its root without the leading `/`: the
 /// group versions' resources, and the discovery documents of `/api`, `/apis` and each
 /// group.
-fn web_services(resources: &[&'static ResourceDescriptor]) -> BTreeMap<String, Vec<PathItem>> {
+fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathItem>> {
     let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
     for d in resources {
         by_gv.entry((d.group, d.version)).or_default().push(d);
@@ -160,7 +226,7 @@ fn web_services(resources: &[&'static ResourceDescriptor]) -> BTreeMap<String, V
 /// Every message the documents can name, and the kinds each is registered as: the
 /// descriptors' own, and upstream's registrations (kas-api's scheme) in the group versions
 /// this role knows.
-fn catalog(resources: &[&'static ResourceDescriptor]) -> Catalog {
+fn catalog(resources: &[&ResourceDescriptor]) -> Catalog {
     use kas_api::meta::v1 as meta;
     let mut group_versions: Vec<(&'static str, &'static str)> =
         vec![("", "v1"), ("meta.k8s.io", "v1")];

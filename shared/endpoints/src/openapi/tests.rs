@@ -60,7 +60,11 @@ static LEASES: ResourceDescriptor = descriptor(
 );
 
 fn openapi() -> OpenApi {
-    OpenApi::new(&[&CONFIG_MAPS, &NAMESPACES, &LEASES])
+    OpenApi::new(vec![
+        CONFIG_MAPS.clone(),
+        NAMESPACES.clone(),
+        LEASES.clone(),
+    ])
 }
 
 fn get(api: &OpenApi, uri: &str, headers: &[(header::HeaderName, &str)]) -> Response {

@@ -7,6 +7,7 @@ use kas_apimachinery::schema::{Kind, Message};
 use serde_json::Value;
 
 use super::{Store, go_encoded};
+use crate::ResourceDescriptor;
 use crate::rest::options::WriteOptions;
 use crate::strategy::Conversion;
 
@@ -78,6 +79,17 @@ impl Store {
         self.descriptor
             .schema
             .or_else(|| self.strategy.fields_schema())
+    }
+
+    /// The descriptor the OpenAPI documents describe: the kind's, with the strategy's
+    /// shapes for a resource without a Go type.
+    pub fn openapi_descriptor(&self) -> ResourceDescriptor {
+        let d = self.descriptor;
+        ResourceDescriptor {
+            schema: self.fields_schema(),
+            list_schema: d.list_schema.or_else(|| self.strategy.fields_list_schema()),
+            ..d.clone()
+        }
     }
 
     /// The schema of `api_version` (served, stored, or one of the strategy's

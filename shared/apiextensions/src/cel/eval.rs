@@ -1,0 +1,183 @@
+//! Upstream `validateExpressions` and `evalMessageExpression`
+//! (`pkg/apiserver/schema/cel/validation.go`): the rules of one node evaluated with
+//! `self` (and `oldSelf`) bound, and the errors upstream words.
+
+use std::sync::Arc;
+
+use cel::objects::OptionalValue;
+use cel::{Context, Env, ExecutionError, Program, Value};
+use kas_apimachinery::validation::field::{self, Path};
+use serde_json::Value as Json;
+
+use super::compile::CompiledRule;
+use super::validator::{NodeValidator, Ratchet, Report};
+use super::value::to_cel;
+
+/// Upstream `MaxEvaluatedMessageExpressionSizeBytes`.
+const MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES: usize = 5 * 1024;
+
+pub(crate) struct Activation<'a> {
+    pub path: &'a Path,
+    pub new: &'a Json,
+    pub old: Option<&'a Json>,
+    pub ratchet: Ratchet,
+}
+
+pub(crate) fn evaluate_rules(
+    env: &Arc<Env>,
+    nv: &NodeValidator,
+    act: &Activation<'_>,
+    report: &mut Report,
+) {
+    let errs = &mut report.errors;
+    if nv.rules.is_empty() {
+        return;
+    }
+    let node = nv.node();
+    let type_name = node.type_();
+    let new = to_cel(act.new, node, nv.is_resource_root);
+    let old = act
+        .old
+        .and_then(|o| to_cel(o, node, nv.is_resource_root).ok());
+    for compiled in &nv.rules {
+        let rule = &compiled.rule;
+        if let Some(e) = &compiled.error {
+            errs.push(field::invalid(
+                act.path,
+                type_name,
+                &format!("rule compile error: {e}"),
+            ));
+            continue;
+        }
+        let Some(program) = &compiled.program else {
+            continue;
+        };
+        let optional = rule.optional_old_self == Some(true);
+        if compiled.uses_old_self && old.is_none() && !optional {
+            // Transition rules run only when there is a comparable old value.
+            continue;
+        }
+        let self_val = match &new {
+            Ok(v) => v.clone(),
+            Err(e) => {
+                let detail = format!("{e} evaluating rule: {}", rule.error_string());
+                errs.push(field::invalid(act.path, type_name, &detail));
+                continue;
+            }
+        };
+        let base = context(env, &self_val, old.as_ref(), false);
+        let result = if optional {
+            program.execute(&context(env, &self_val, old.as_ref(), true))
+        } else {
+            program.execute(&base)
+        };
+        match result {
+            Ok(Value::Bool(true)) => {}
+            Ok(_) => {
+                let err = rule_failure(compiled, &base, act.path, type_name);
+                if !compiled.uses_old_self && act.ratchet.should_ratchet(act.new, act.old) {
+                    // Upstream warns instead: the value did not change.
+                    report.warnings.push(err.to_string());
+                    continue;
+                }
+                errs.push(err);
+            }
+            Err(e) => {
+                let err = runtime_error(&e);
+                let detail = if err.starts_with("no such overload") {
+                    format!(
+                        "'{err}': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                        rule.error_string()
+                    )
+                } else {
+                    format!("{err} evaluating rule: {}", rule.error_string())
+                };
+                errs.push(field::invalid(act.path, type_name, &detail));
+            }
+        }
+    }
+}
+
+fn context<'a>(
+    env: &Arc<Env>,
+    new: &Value,
+    old: Option<&Value>,
+    optional: bool,
+) -> Context<'a, 'a> {
+    let mut ctx = Context::with_env(env.clone());
+    ctx.add_variable_from_value("self", new.clone());
+    if optional {
+        let opt = match old {
+            Some(o) => OptionalValue::of(o.clone()),
+            None => OptionalValue::none(),
+        };
+        ctx.add_variable_from_value("oldSelf", Value::Opaque(Arc::new(opt)));
+    } else if let Some(o) = old {
+        ctx.add_variable_from_value("oldSelf", o.clone());
+    }
+    ctx
+}
+
+/// The error of a rule that evaluated to false, as upstream's `fieldErrorForReason`.
+fn rule_failure(
+    compiled: &CompiledRule,
+    ctx: &Context<'_, '_>,
+    path: &Path,
+    type_name: &str,
+) -> field::Error {
+    let rule = &compiled.rule;
+    let path = if compiled.normalized_field_path.is_empty() {
+        path.clone()
+    } else {
+        path.child(&compiled.normalized_field_path)
+    };
+    let detail = compiled
+        .message_expression
+        .as_ref()
+        .and_then(|p| message_expression(p, ctx))
+        .unwrap_or_else(|| rule.message_or_default());
+    match rule.reason.as_deref() {
+        Some("FieldValueForbidden") => field::forbidden(&path, &detail),
+        Some("FieldValueRequired") => field::required(&path, &detail),
+        Some("FieldValueDuplicate") => field::duplicate(&path, type_name),
+        _ => field::invalid(&path, type_name, &detail),
+    }
+}
+
+/// Upstream `evalMessageExpression`: the trimmed message, or `None` where upstream logs
+/// the failure and falls back to the rule's message.
+fn message_expression(program: &Program, ctx: &Context<'_, '_>) -> Option<String> {
+    let Ok(Value::String(s)) = program.execute(ctx) else {
+        return None;
+    };
+    let trimmed = s.trim();
+    let ok = !trimmed.is_empty()
+        && trimmed.len() <= MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES
+        && !trimmed.contains('\n');
+    ok.then(|| trimmed.to_owned())
+}
+
+/// cel-go's text for a runtime error.
+fn runtime_error(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(_, Value::UInt(_), _) => "unsigned integer overflow".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        ExecutionError::IndexOutOfBounds(i) => match i {
+            Value::Int(i) => format!("index out of bounds: {i}"),
+            other => format!("index out of bounds: {other:?}"),
+        },
+        ExecutionError::FunctionError { message, .. } => message.clone(),
+        ExecutionError::NoSuchOverload(_)
+        | ExecutionError::UnsupportedBinaryOperator(..)
+        | ExecutionError::ValuesNotComparable(..)
+        | ExecutionError::UnexpectedType { .. }
+        | ExecutionError::UnsupportedTargetType { .. }
+        | ExecutionError::NotSupportedAsMethod { .. }
+        | ExecutionError::UndeclaredReference(_)
+        | ExecutionError::UnsupportedIndex(..) => "no such overload".to_owned(),
+        other => other.to_string(),
+    }
+}

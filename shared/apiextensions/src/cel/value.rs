@@ -1,0 +1,188 @@
+//! JSON → CEL values following the structural schema, after upstream's
+//! `UnstructuredToVal` (`k8s.io/apiserver/pkg/cel/common/values.go`).
+//!
+//! Upstream converts lazily, so a bad value only fails the rules that reach it; this
+//! converts eagerly, so a nested value that does not convert is left out of its object
+//! (a rule reaching it sees `no such key`), and only a bad `self` fails the rule.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::Value;
+use cel::objects::{Key, Map};
+use kas_apimachinery::golang::{base64, fmt::sprint_t, time};
+use serde_json::{Map as JsonMap, Value as Json};
+
+use super::escaping::escape;
+use super::node::Node;
+
+/// Upstream `UnstructuredToVal` for `v` under `schema`; `resource_root` adds what
+/// `WithTypeAndObjectMeta` adds (`apiVersion`, `kind`, `metadata.name`,
+/// `metadata.generateName`).
+pub(crate) fn to_cel(v: &Json, schema: Node<'_>, resource_root: bool) -> Result<Value, String> {
+    if v.is_null() {
+        return if schema.nullable() {
+            Ok(Value::Null)
+        } else {
+            Err("invalid data, got null for schema with nullable=false".to_owned())
+        };
+    }
+    if schema.int_or_string() {
+        return match v {
+            Json::String(s) => Ok(Value::String(Arc::new(s.clone()))),
+            Json::Number(n) if n.as_i64().is_some() => Ok(Value::Int(n.as_i64().unwrap_or(0))),
+            _ => Err(
+                "invalid data, expected XIntOrString value to be either a string or integer"
+                    .to_owned(),
+            ),
+        };
+    }
+    match schema.type_() {
+        "object" => object(v, schema, resource_root),
+        "array" => array(v, schema),
+        "string" => string(v, schema),
+        "number" => match v.as_f64() {
+            Some(f) => Ok(Value::Float(f)),
+            None => Err(format!("invalid data, expected float, got {}", sprint_t(v))),
+        },
+        "integer" => match v.as_i64() {
+            Some(i) => Ok(Value::Int(i)),
+            None => Err(format!("invalid data, expected int, got {}", sprint_t(v))),
+        },
+        "boolean" => match v {
+            Json::Bool(b) => Ok(Value::Bool(*b)),
+            _ => Err(format!("invalid data, expected bool, got {}", sprint_t(v))),
+        },
+        _ if schema.preserve_unknown_fields() => Ok(dyn_value(v)),
+        other => Err(format!(
+            "invalid type, expected object, array, number, integer, boolean or string, or no type with x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields is true, got {other}"
+        )),
+    }
+}
+
+fn object(v: &Json, schema: Node<'_>, resource_root: bool) -> Result<Value, String> {
+    let Json::Object(m) = v else {
+        return Err(
+            "invalid data, expected a map for the provided schema with type=object".to_owned(),
+        );
+    };
+    let embedded = resource_root || schema.embedded_resource();
+    let mut out: HashMap<Key, Value> = HashMap::new();
+    if embedded || schema.properties().is_some() {
+        for (k, field) in m {
+            let converted = if embedded && matches!(k.as_str(), "apiVersion" | "kind") {
+                field
+                    .as_str()
+                    .map(|s| Value::String(Arc::new(s.to_owned())))
+            } else if embedded && k == "metadata" {
+                Some(object_meta(field))
+            } else if let Some(prop) = schema.property(k) {
+                to_cel(field, prop, false).ok()
+            } else {
+                None
+            };
+            if let (Some(name), Some(val)) = (escape(k), converted) {
+                out.insert(Key::String(Arc::new(name)), val);
+            }
+        }
+    } else if let Some(additional) = schema.additional_properties() {
+        for (k, field) in m {
+            if let Ok(val) = to_cel(field, additional, additional.embedded_resource()) {
+                out.insert(Key::String(Arc::new(k.clone())), val);
+            }
+        }
+    } else if schema.preserve_unknown_fields() {
+        return Ok(dyn_object(m));
+    }
+    Ok(Value::Map(Map { map: Arc::new(out) }))
+}
+
+/// `metadata` of a resource as CEL sees it: only `name` and `generateName`.
+fn object_meta(v: &Json) -> Value {
+    let mut out: HashMap<Key, Value> = HashMap::new();
+    for key in ["name", "generateName"] {
+        if let Some(s) = v.get(key).and_then(Json::as_str) {
+            out.insert(key.into(), Value::String(Arc::new(s.to_owned())));
+        }
+    }
+    Value::Map(Map { map: Arc::new(out) })
+}
+
+fn array(v: &Json, schema: Node<'_>) -> Result<Value, String> {
+    let Json::Array(items) = v else {
+        return Err(
+            "invalid data, expected an array for the provided schema with type=array".to_owned(),
+        );
+    };
+    let Some(item_schema) = schema.items() else {
+        return Err("invalid array type, expected Items with a non-empty Schema".to_owned());
+    };
+    let lt = schema.list_type();
+    if !matches!(lt, "" | "map" | "set" | "atomic") {
+        return Err(format!(
+            "invalid x-kubernetes-list-type, expected 'map', 'set' or 'atomic' but got {lt}"
+        ));
+    }
+    let embedded = item_schema.embedded_resource();
+    let list = items
+        .iter()
+        .map(|i| to_cel(i, item_schema, embedded).unwrap_or(Value::Null))
+        .collect();
+    Ok(Value::List(Arc::new(list)))
+}
+
+fn string(v: &Json, schema: Node<'_>) -> Result<Value, String> {
+    let Json::String(s) = v else {
+        return Err(format!(
+            "invalid data, expected string, got {}",
+            sprint_t(v)
+        ));
+    };
+    match schema.format() {
+        "duration" => match time::parse_duration(s) {
+            Ok(d) => Ok(Value::Duration(chrono::Duration::nanoseconds(d.0))),
+            Err(e) => Err(format!("Invalid duration {s}: {e}")),
+        },
+        "date" => Some(s)
+            .filter(|s| s.len() == 10)
+            .and_then(|s| timestamp(&format!("{s}T00:00:00Z")))
+            .ok_or_else(|| format!("Invalid date formatted string {s}")),
+        "date-time" => {
+            timestamp(s).ok_or_else(|| format!("Invalid date-time formatted string {s}"))
+        }
+        "byte" => match base64::STD_ENCODING.decode_string(s) {
+            Ok(b) => Ok(Value::Bytes(Arc::new(b))),
+            Err(e) => Err(format!("Invalid byte formatted string {s}: {e}")),
+        },
+        _ => Ok(Value::String(Arc::new(s.clone()))),
+    }
+}
+
+fn timestamp(rfc3339: &str) -> Option<Value> {
+    let t = time::parse_rfc3339(rfc3339)?;
+    let dt = chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).ok()?)?;
+    Some(Value::Timestamp(dt.fixed_offset()))
+}
+
+/// A value under `x-kubernetes-preserve-unknown-fields` with no type: plain CEL data.
+pub(crate) fn dyn_value(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Json::String(s) => Value::String(Arc::new(s.clone())),
+        Json::Array(a) => Value::List(Arc::new(a.iter().map(dyn_value).collect())),
+        Json::Object(m) => dyn_object(m),
+    }
+}
+
+fn dyn_object(m: &JsonMap<String, Json>) -> Value {
+    let map: HashMap<Key, Value> = m
+        .iter()
+        .map(|(k, v)| (Key::String(Arc::new(k.clone())), dyn_value(v)))
+        .collect();
+    Value::Map(Map { map: Arc::new(map) })
+}
