@@ -36,7 +36,7 @@ spec:
             properties:
               replicas: {type: integer, minimum: 0}
               color: {type: string}
-              size: {type: string}
+              size: {type: string, default: small}
           status:
             type: object
             properties:
@@ -359,4 +359,58 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         assert!(Instant::now() < deadline, "{text}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn the_schema_prunes_defaults_and_validates() {
+    let c = start_cluster(|_| {});
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    let widget = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n{spec}"
+        )
+    };
+    // kubectl validates strictly by default: an unknown field is refused.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let refused = loop {
+        let out = c.kubectl_stdin(&["create"], &widget("w1", "  replicas: 1\n  bogus: 1\n"));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !err.contains("the server could not find") && !err.contains("no matches for kind") {
+            break err;
+        }
+        assert!(Instant::now() < deadline, "{err}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        refused.contains(
+            "Widget in version \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"spec.bogus\""
+        ),
+        "{refused}"
+    );
+    // Warned and pruned under Warn; defaults filled.
+    let out = c.kubectl_stdin(
+        &["create", "--validate=warn"],
+        &widget("w1", "  replicas: 1\n  bogus: 1\n"),
+    );
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Warning: unknown field \"spec.bogus\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = c.kubectl_json(&["get", "widget", "w1"]);
+    assert_eq!(
+        w["spec"],
+        serde_json::json!({"replicas": 1, "size": "small"})
+    );
+
+    // OpenAPI validation with upstream's messages.
+    let out = c.kubectl_stdin(&["create"], &widget("w2", "  replicas: -1\n  color: 5\n"));
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "The Widget \"w2\" is invalid: \n\
+         * spec.color: Invalid value: \"integer\": spec.color in body must be of type string: \"integer\"\n\
+         * spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
+    );
 }

@@ -1,32 +1,87 @@
-//! A served version's `openAPIV3Schema` and what it does to custom resources: pruning,
-//! defaulting and validation (kas-apiextensions' structural schema and CEL rules).
+//! A served version's `openAPIV3Schema` and what it does to custom resources, in
+//! upstream's order (kas-apiextensions' `schema`): a request body's root metadata is
+//! decoded as an ObjectMeta, unknown fields are pruned (their paths reported for
+//! `fieldValidation`), nulls of non-nullable fields without defaults dropped, embedded
+//! resources' metadata coerced; then the schema's defaults are applied. Validation is
+//! the OpenAPI schema's (ratcheting on update), embedded resources' metadata, list-type
+//! uniqueness, then the CEL rules when nothing else blocks them.
 
-use kas_apimachinery::validation::field;
+use kas_apiextensions::schema::{
+    ObjectMetaOptions, SchemaValidator, Structural, coerce_object_meta, default, get_object_meta,
+    prune, prune_defaults, prune_non_nullable_nulls_without_defaults, validate_embedded_resources,
+    validate_list_sets_and_maps,
+};
+use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value;
 
 pub struct VersionSchema {
-    raw: Value,
+    structural: Structural,
+    /// The schema whose defaults are applied: upstream drops the defaults that pruning
+    /// would drop (`PruneDefaults`) before serving a version.
+    defaulting: Structural,
+    validator: SchemaValidator,
 }
+
+const DECODING: ObjectMetaOptions = ObjectMetaOptions {
+    drop_malformed_fields: true,
+    return_unknown_field_paths: true,
+};
 
 impl VersionSchema {
     pub fn new(schema: &Value) -> VersionSchema {
+        let structural = Structural::new(schema);
+        let mut defaulting = structural.clone();
+        if prune_defaults(&mut defaulting).is_err() {
+            defaulting = structural.clone();
+        }
         VersionSchema {
-            raw: schema.clone(),
+            validator: SchemaValidator::from_structural(&structural),
+            structural,
+            defaulting,
         }
     }
 
     /// Drops the fields the schema does not declare; answers their paths.
-    pub fn prune(&self, _obj: &mut Value) -> Vec<String> {
-        let _ = &self.raw;
-        Vec::new()
+    pub fn prune(&self, obj: &mut Value) -> Vec<String> {
+        let mut unknown = Vec::new();
+        if let Some(map) = obj.as_object_mut()
+            && let Ok((_, paths)) = get_object_meta(map, &Path::nil(), DECODING)
+        {
+            unknown.extend(paths);
+        }
+        unknown.extend(prune(obj, &self.structural, true, true));
+        prune_non_nullable_nulls_without_defaults(obj, Some(&self.structural));
+        if let Ok(paths) = coerce_object_meta(&Path::nil(), obj, &self.structural, false, DECODING)
+        {
+            unknown.extend(paths);
+        }
+        unknown
     }
 
     /// Applies the schema's defaults.
-    pub fn default(&self, _obj: &mut Value) {}
+    pub fn default(&self, obj: &mut Value) {
+        default(obj, &self.defaulting);
+    }
 
-    /// OpenAPI, list-type and CEL validation of `new` (an update's `old` for transition
-    /// rules).
-    pub fn validate(&self, _new: &Value, _old: Option<&Value>) -> Vec<field::Error> {
-        Vec::new()
+    /// OpenAPI, embedded-resource and list-type validation of `new` (an update's `old`
+    /// ratchets what was already invalid).
+    pub fn validate(&self, new: &Value, old: Option<&Value>) -> Vec<field::Error> {
+        let root = Path::nil();
+        let mut errs = match old {
+            Some(old) => self.validator.validate_update(&root, new, old),
+            None => self.validator.validate(&root, new),
+        };
+        errs.extend(validate_embedded_resources(
+            &root,
+            new,
+            &self.structural,
+            false,
+        ));
+        let old_lists_valid = old
+            .is_none_or(|old| validate_list_sets_and_maps(&root, &self.structural, old).is_empty());
+        if old_lists_valid {
+            errs.extend(validate_list_sets_and_maps(&root, &self.structural, new));
+        }
+        errs
     }
 }
