@@ -25,3 +25,23 @@ fn the_python_client_works_unchanged() {
         "the Python client failed:\n{stdout}\n{stderr}"
     );
 }
+
+#[test]
+fn the_python_client_s_custom_objects_api_works_unchanged() {
+    let mut python = Tools::from_env()
+        .python_client()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let c = start_cluster(|_| {});
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/custom_objects.py");
+    let out = python
+        .arg(script)
+        .arg(c.kubeconfig_path())
+        .output()
+        .expect("python3 on PATH");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("python custom objects ok"),
+        "the Python client failed:\n{stdout}\n{stderr}"
+    );
+}
