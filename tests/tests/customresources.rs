@@ -414,3 +414,75 @@ fn the_schema_prunes_defaults_and_validates() {
          * spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
     );
 }
+
+#[test]
+fn two_extensions_replicas_agree_and_a_dead_one_degrades_only_custom_groups() {
+    use kas_e2e::Role;
+    let mut c = start_cluster(|spec| spec.extensions_replicas = 2);
+    let created = Instant::now();
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    loop {
+        let out = c.kubectl_stdin(&["create"], WIDGET);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            created.elapsed() < Duration::from_secs(1),
+            "not usable after 1s: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Both replicas ran the controllers: one condition of each type, established.
+    let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
+    let types: Vec<&str> = crd["status"]["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["NamesAccepted", "Established"]);
+    // Requests spread over both replicas find every object.
+    for i in 0..10 {
+        let name = format!("w-{i}");
+        ok(c.kubectl_stdin(
+            &["create"],
+            &WIDGET.replace("name: w1", &format!("name: {name}")),
+        ));
+        assert_eq!(
+            c.kubectl_json(&["get", "widget", &name])["metadata"]["name"],
+            name.as_str()
+        );
+    }
+    assert_eq!(
+        c.kubectl_ok(&["get", "widgets", "-o", "name"])
+            .lines()
+            .count(),
+        11
+    );
+
+    // One replica gone: the other serves.
+    c.kill(Role::Extensions, 0, nix::sys::signal::Signal::SIGKILL)
+        .expect("kill");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = c.kubectl(&["get", "widgets", "-o", "name"]);
+        if out.status.success() && String::from_utf8_lossy(&out.stdout).lines().count() == 11 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Both gone: custom resources fail, built-in ones and discovery do not.
+    c.kill(Role::Extensions, 1, nix::sys::signal::Signal::SIGKILL)
+        .expect("kill");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!c.kubectl(&["get", "widgets"]).status.success());
+    c.kubectl_ok(&["get", "configmaps", "-n", "kube-system"]);
+    let versions = c.kubectl_ok(&["api-versions"]);
+    assert!(versions.contains("apps/v1"), "{versions}");
+}
