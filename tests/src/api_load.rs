@@ -32,6 +32,9 @@ pub enum Resource {
     /// Realistic pods of about 3 KiB (two containers with ports, env, resources, probes
     /// and mounts; volumes, tolerations, affinity); `--object-size` bytes more of annotation.
     Pods,
+    /// Custom resources (`widgets.bench.kas.dev`, created first when missing) with
+    /// `--object-size` bytes of `spec.payload`, the configmaps' shape as a custom resource.
+    Widgets,
 }
 
 impl Resource {
@@ -39,6 +42,15 @@ impl Resource {
         match self {
             Resource::Configmaps => "configmaps",
             Resource::Pods => "pods",
+            Resource::Widgets => "widgets",
+        }
+    }
+
+    /// The collection's group version path (`/api/v1`, `/apis/<group>/<version>`).
+    fn group_version(self) -> &'static str {
+        match self {
+            Resource::Widgets => "/apis/bench.kas.dev/v1",
+            _ => "/api/v1",
         }
     }
 
@@ -47,6 +59,7 @@ impl Resource {
         match self {
             Resource::Configmaps => config_map(name, size, labels),
             Resource::Pods => pod(name, size, labels),
+            Resource::Widgets => widget(name, size, labels),
         }
     }
 
@@ -54,6 +67,7 @@ impl Resource {
         match self {
             Resource::Configmaps => body["data"]["seq"] = json!(seq.to_string()),
             Resource::Pods => body["metadata"]["labels"]["seq"] = json!(seq.to_string()),
+            Resource::Widgets => body["spec"]["seq"] = json!(seq.to_string()),
         }
     }
 }
@@ -68,7 +82,8 @@ impl Target {
 
     fn collection(&self) -> String {
         format!(
-            "/api/v1/namespaces/{}/{}",
+            "{}/namespaces/{}/{}",
+            self.resource.group_version(),
             self.namespace,
             self.resource.plural()
         )
@@ -112,6 +127,57 @@ pub fn config_map(name: Option<&str>, size: usize, labels: Value) -> Value {
         None => meta["generateName"] = json!("bench-"),
     }
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"payload": "x".repeat(size)}})
+}
+
+/// A Widget with `size` bytes of `spec.payload`.
+pub fn widget(name: Option<&str>, size: usize, labels: Value) -> Value {
+    let mut meta = json!({"labels": labels});
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => meta["generateName"] = json!("bench-"),
+    }
+    json!({"apiVersion": "bench.kas.dev/v1", "kind": "Widget", "metadata": meta,
+        "spec": {"payload": "x".repeat(size)}})
+}
+
+/// The CRD of [`widget`]s: a structural schema of strings, as small CRDs have.
+pub fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.bench.kas.dev"},
+        "spec": {"group": "bench.kas.dev", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "payload": {"type": "string"}, "seq": {"type": "string"}}}}}}}]}
+    })
+}
+
+/// Creates the Widget CRD unless it exists, and waits until widgets can be listed.
+async fn ensure_widgets(t: &Target, sender: &mut Sender) -> Result<()> {
+    let (code, body) = t
+        .send(
+            sender,
+            Method::POST,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            Some(widget_crd()),
+        )
+        .await?;
+    if code != 201 && code != 409 {
+        bail!("creating the Widget CRD: {code} {}", String::from_utf8_lossy(&body));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (code, _) = t.send(sender, Method::GET, &t.collection(), None).await?;
+        if code == 200 {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("widgets are not served: {code}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// A pod as a Deployment's template makes them: about 3 KiB of JSON, and `size` bytes of
@@ -199,6 +265,9 @@ pub struct Spec {
 pub async fn run(spec: &Spec) -> Result<LoadResult> {
     let t = &spec.target;
     let mut setup = connect_h2(&t.base, &t.tls).await?;
+    if t.resource == Resource::Widgets {
+        ensure_widgets(t, &mut setup).await?;
+    }
     match spec.op {
         Op::Get => {
             ensure(t, &mut setup, "bench-get", spec.object_size).await?;
