@@ -138,7 +138,7 @@ async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -
     let storage_descriptor = customresource::descriptor(crd, &storage_version);
     let storage_version_spec = customresource::version(crd, &storage_version)?;
     let storage_strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
-        customresource::strategy::Strategy::new(storage_descriptor, storage_version_spec),
+        customresource::strategy::Strategy::new(storage_descriptor, storage_version_spec, None),
     );
     let prefix = format!("/{}", storage_descriptor.storage_resource);
     let cache = match previous {
@@ -164,8 +164,10 @@ async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -
     for version in customresource::served_versions(crd) {
         let spec = customresource::version(crd, version)?;
         let descriptor = customresource::descriptor(crd, version);
-        let strategy: Arc<dyn kas_registry::Strategy> =
-            Arc::new(customresource::strategy::Strategy::new(descriptor, spec));
+        let deprecation = customresource::deprecation_warning(crd, version);
+        let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
+            customresource::strategy::Strategy::new(descriptor, spec, deprecation),
+        );
         stores.push(Store::new(descriptor, strategy, storage.clone()).with_hooks(hooks.clone()));
     }
     let storage_store = Store::new(storage_descriptor, storage_strategy, storage.clone());

@@ -486,3 +486,40 @@ fn two_extensions_replicas_agree_and_a_dead_one_degrades_only_custom_groups() {
     let versions = c.kubectl_ok(&["api-versions"]);
     assert!(versions.contains("apps/v1"), "{versions}");
 }
+
+#[test]
+fn every_served_version_serves_the_stored_objects() {
+    let c = start_cluster(|_| {});
+    let two_versions = CRD.replace(
+        "  versions:\n  - name: v1\n    served: true\n    storage: true\n",
+        "  versions:\n  - name: v1beta1\n    served: true\n    storage: false\n    deprecated: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n  - name: v1\n    served: true\n    storage: true\n",
+    );
+    ok(c.kubectl_stdin(&["apply"], &two_versions));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !c.kubectl_stdin(&["create"], WIDGET).status.success() {
+        assert!(Instant::now() < deadline, "widgets are not served");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The highest version is preferred; both are listed, v1 first.
+    let versions = c.kubectl_ok(&["api-versions"]);
+    assert!(versions.contains("example.com/v1\n") && versions.contains("example.com/v1beta1\n"));
+    let group: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "--raw", "/apis/example.com"])).expect("JSON");
+    assert_eq!(group["preferredVersion"]["version"], "v1");
+    assert_eq!(group["versions"][1]["version"], "v1beta1");
+
+    // The object written through v1 reads through v1beta1, with a deprecation warning.
+    let out = c.kubectl(&["get", "widgets.v1beta1.example.com", "w1", "-o", "json"]);
+    let w: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(w["apiVersion"], "example.com/v1beta1");
+    assert_eq!(w["spec"]["replicas"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Warning: example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"
+        ),
+        "{stderr}"
+    );
+    let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
+    assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
+}

@@ -136,10 +136,39 @@ pub fn descriptor(crd: &Value, version_name: &str) -> &'static ResourceDescripto
     }))
 }
 
-/// The versions `crd` serves, in its order.
+/// The versions `crd` serves, highest priority first (`v2`, `v1`, `v1beta1`, ...): the
+/// order upstream's discovery lists them in, the first being the preferred one.
 pub fn served_versions(crd: &Value) -> Vec<&str> {
-    crate::crd::versions(crd)
+    let mut served: Vec<&str> = crate::crd::versions(crd)
         .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
         .filter_map(|v| v.get("name").and_then(Value::as_str))
-        .collect()
+        .collect();
+    served.sort_by(|a, b| kas_apimachinery::version::compare_kube_aware(b, a));
+    served
+}
+
+/// The warning every request to a deprecated version gets: its `deprecationWarning`, else
+/// upstream's `defaultDeprecationWarning` (naming the highest served version that is not
+/// deprecated and ranks above it).
+pub fn deprecation_warning(crd: &Value, version_name: &str) -> Option<String> {
+    let v = version(crd, version_name)?;
+    if v.get("deprecated").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    if let Some(warning) = v.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(warning.to_owned());
+    }
+    let group = str_at(crd, "/spec/group");
+    let kind = str_at(crd, "/spec/names/kind");
+    let mut message = format!("{group}/{version_name} {kind} is deprecated");
+    let better = crate::crd::versions(crd)
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .filter(|v| v.get("deprecated").and_then(Value::as_bool) != Some(true))
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .filter(|name| kas_apimachinery::version::compare_kube_aware(version_name, name).is_lt())
+        .max_by(|a, b| kas_apimachinery::version::compare_kube_aware(a, b));
+    if let Some(better) = better {
+        message.push_str(&format!("; use {group}/{better} {kind}"));
+    }
+    Some(message)
 }

@@ -24,11 +24,17 @@ pub struct Strategy {
     schema: Option<Arc<VersionSchema>>,
     fields: Option<&'static kas_apimachinery::schema::Message>,
     list_fields: Option<&'static kas_apimachinery::schema::Message>,
+    deprecation: Option<&'static str>,
 }
 
 impl Strategy {
-    /// The strategy of `version` (an entry of `spec.versions`) of the CRD served as `d`.
-    pub fn new(d: &kas_registry::ResourceDescriptor, version: &Value) -> Strategy {
+    /// The strategy of `version` (an entry of `spec.versions`) of the CRD served as `d`;
+    /// `deprecation` is the warning its requests get.
+    pub fn new(
+        d: &kas_registry::ResourceDescriptor,
+        version: &Value,
+        deprecation: Option<String>,
+    ) -> Strategy {
         let namespaced = d.namespaced();
         let schema = version
             .pointer("/schema/openAPIV3Schema")
@@ -54,6 +60,7 @@ impl Strategy {
             columns: table::definitions(version),
             selectable,
             schema: schema.map(|s| Arc::new(VersionSchema::new(s))),
+            deprecation: deprecation.as_deref().map(super::intern),
             fields,
             list_fields: fields.map(|item| {
                 let names = (d.kind, d.list_kind, d.plural);
@@ -100,6 +107,10 @@ impl kas_registry::Strategy for Strategy {
 
     fn fields_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
         self.fields
+    }
+
+    fn deprecation(&self) -> Option<&'static str> {
+        self.deprecation
     }
 
     fn fields_list_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {

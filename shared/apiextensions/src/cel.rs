@@ -1,24 +1,37 @@
 //! CEL `x-kubernetes-validations` for custom resources, after upstream's
-//! `pkg/apiserver/schema/cel` (compilation.go, validation.go, values) over the raw
-//! `openAPIV3Schema` JSON of a CRD version.
+//! `pkg/apiserver/schema/cel` (compilation.go, validation.go, values.go) over the raw
+//! `openAPIV3Schema` JSON of a CRD version: [`Validator`] evaluates rules on create and
+//! update, [`compile_errors`] is what CRD validation reports about them.
 //!
-//! The CEL implementation is cel-rust's `cel` crate (0.15). Compared: `cel` (maintained,
-//! ANTLR grammar shared with cel-go so parse errors read alike, macros `has`/`all`/
-//! `exists`/`exists_one`/`map`/`filter`, optional types, strings extension, custom
-//! overloads and opaque types); `cel-interpreter` (its unmaintained predecessor);
-//! `cel-cxx` (cel-cpp through FFI: needs a C++/Bazel build, not pure Rust); ledger forks
-//! (`cala-cel-interpreter`, minimal). None has cel-go's type checker or cost estimator,
-//! so `check.rs` and `cost.rs` add the parts CRD validation needs.
+//! CEL crate: cel-rust's `cel` 0.15 (maintained; ANTLR grammar shared with cel-go, so
+//! positions and most syntax errors read alike; macros, optional types, strings v2, custom
+//! overloads and opaque types). Rejected: `cel-interpreter` (its unmaintained
+//! predecessor), `cel-cxx` (cel-cpp over FFI, needs a C++/Bazel build), ledger forks such
+//! as `cala-cel-interpreter` (minimal). No Rust CEL has cel-go's type checker or cost
+//! estimator: `check.rs`, `literals.rs` and `cost.rs` add what CRD validation needs, and
+//! `depth.rs` keeps cel-go's recursion limit (cel-rust recurses on the thread's stack).
+//!
+//! Not covered: cel-go's full type checking (only undeclared references, undefined
+//! fields, scalar comparison mismatches and literal validators are found at compile time;
+//! other type errors surface when a rule runs); exact runtime costs (the per-call limit
+//! and per-request budget are enforced on the cost model with the data's sizes, which
+//! counts every loop iteration); order-insensitive equality and keyed concatenation of
+//! map and set lists; typed zero of `sum()` on an empty list (always int 0); `string()` of a timestamp
+//! keeps no offset; the authz and semver libraries.
 
 mod check;
 mod compile;
+mod comprehensions;
 mod cost;
 mod crd;
+mod depth;
 mod escaping;
 mod eval;
 mod field_path;
+mod format;
 mod ip;
 mod library;
+mod literals;
 mod maplist;
 mod node;
 mod quantity;
@@ -27,7 +40,10 @@ mod url;
 mod validator;
 mod value;
 
-pub use crd::{STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT, compile_errors};
+pub use crd::{
+    STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT, compile_errors,
+    compile_errors_with,
+};
 pub use escaping::{escape, unescape};
 pub use validator::Validator;
 

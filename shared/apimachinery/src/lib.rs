@@ -22,5 +22,6 @@ pub mod schema;
 pub mod selection;
 pub mod status;
 pub mod validation;
+pub mod version;
 
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};

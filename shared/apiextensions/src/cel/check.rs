@@ -13,6 +13,7 @@ use serde_json::{Value as Json, json};
 use std::sync::LazyLock;
 
 use super::escaping::unescape;
+use super::literals;
 use super::node::Node;
 
 /// One checker issue: where (expression id) and what.
@@ -64,14 +65,6 @@ const FUNCTIONS: &[&str] = &[
     "allowed", "reason", "errored", "error", "fieldSelector", "labelSelector",
 ];
 
-/// Macros that bind two variables, which cel-rust leaves as calls: their variables are
-/// not checked.
-#[rustfmt::skip]
-const TWO_VAR_MACROS: &[&str] = &[
-    "all", "exists", "existsOne", "exists_one", "transformList", "transformMap",
-    "transformMapEntry",
-];
-
 /// What `WithTypeAndObjectMeta` gives a resource's `metadata`: only these two fields.
 static OBJECT_META: LazyLock<Json> = LazyLock::new(|| {
     json!({ "type": "object", "properties": {
@@ -88,6 +81,8 @@ pub(crate) struct Checker<'a> {
     /// Whether `oldSelf` is declared as an optional (rules with `optionalOldSelf`).
     pub optional_old_self: bool,
     pub issues: Vec<Issue>,
+    /// Issues of cel-go's AST validators, which run only when checking found none.
+    pub validator_issues: Vec<Issue>,
     pub uses_old_self: bool,
     scope: Vec<String>,
 }
@@ -99,6 +94,7 @@ impl<'a> Checker<'a> {
             is_resource_root,
             optional_old_self,
             issues: Vec::new(),
+            validator_issues: Vec::new(),
             uses_old_self: false,
             scope: Vec::new(),
         }
@@ -118,23 +114,25 @@ impl<'a> Checker<'a> {
                 self.field(e.id, operand, &sel.field)
             }
             Expr::Call(call) => {
-                if call.target.is_some()
-                    && TWO_VAR_MACROS.contains(&call.func_name.as_str())
-                    && call.args.len() == 3
-                {
-                    // Only the range is checked.
-                    if let Some(t) = &call.target {
-                        self.walk(t);
-                    }
-                    return None;
-                }
                 self.function(e.id, call);
+                if call.func_name != "format" {
+                    self.validator_issues.extend(literals::call_issue(call));
+                }
                 if let Some(t) = &call.target {
                     self.walk(t);
                 }
+                let mut types = Vec::with_capacity(call.args.len());
                 for a in &call.args {
-                    self.walk(a);
+                    if call.func_name == "format" {
+                        self.walk_format_arg(a);
+                        types.push(None);
+                    } else {
+                        let node = self.walk(a);
+                        types.push(literals::static_type(a, node));
+                    }
                 }
+                self.issues
+                    .extend(literals::operator_issue(e.id, call, &types));
                 None
             }
             Expr::Comprehension(c) => {
@@ -153,12 +151,14 @@ impl<'a> Checker<'a> {
                 None
             }
             Expr::List(l) => {
+                self.validator_issues.extend(literals::list_issue(l));
                 for el in &l.elements {
                     self.walk(el);
                 }
                 None
             }
             Expr::Map(m) => {
+                self.validator_issues.extend(literals::map_issues(m));
                 for entry in &m.entries {
                     if let EntryExpr::MapEntry(me) = &entry.expr {
                         self.walk(&me.key);
@@ -176,6 +176,29 @@ impl<'a> Checker<'a> {
                 None
             }
             Expr::Literal(_) | Expr::Unspecified => None,
+        }
+    }
+
+    /// An argument of `format()`: list and map literals in it, at any depth of literals,
+    /// may mix types (cel-go's `hasStringFormatAncestor`).
+    fn walk_format_arg(&mut self, e: &IdedExpr) {
+        match &e.expr {
+            Expr::List(l) => {
+                for el in &l.elements {
+                    self.walk_format_arg(el);
+                }
+            }
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    if let EntryExpr::MapEntry(me) = &entry.expr {
+                        self.walk_format_arg(&me.key);
+                        self.walk_format_arg(&me.value);
+                    }
+                }
+            }
+            _ => {
+                self.walk(e);
+            }
         }
     }
 
@@ -230,8 +253,9 @@ impl<'a> Checker<'a> {
         }
         let resource = schema.embedded_resource()
             || (self.is_resource_root && std::ptr::eq(schema.0, self.schema.0));
-        if resource || schema.properties().is_some() {
-            let name = unescape(field)?;
+        let map = schema.additional_properties().filter(|_| !resource);
+        if map.is_none() {
+            let name = unescape(field).unwrap_or_default();
             if resource {
                 match name.as_str() {
                     "apiVersion" | "kind" => return Some(Node(&STRING)),
@@ -239,18 +263,17 @@ impl<'a> Checker<'a> {
                     _ => {}
                 }
             }
-            if let Some(p) = schema.property(&name) {
+            if let Some(p) = schema.property(&name).filter(|p| p.has_decl_type()) {
                 return Some(p);
             }
-            if !schema.preserve_unknown_fields() || schema.properties().is_some() {
-                self.issues.push(Issue {
-                    id,
-                    message: format!("undefined field '{field}'"),
-                });
-            }
+            // Unknown fields, even preserved ones, are not part of the object's type.
+            self.issues.push(Issue {
+                id,
+                message: format!("undefined field '{field}'"),
+            });
             return None;
         }
-        schema.additional_properties()
+        map
     }
 }
 
@@ -329,9 +352,12 @@ pub(crate) fn render_at(source: &str, offset: usize, message: &str) -> String {
             line_start = i + 1;
         }
     }
-    let line = source[line_start..].lines().next().unwrap_or("");
-    let col = source[line_start..offset.min(source.len()).max(line_start)]
-        .chars()
+    let rest = source.get(line_start..).unwrap_or("");
+    let line = rest.lines().next().unwrap_or("");
+    // Offsets are byte offsets of token starts; columns count code points, as cel-go's.
+    let col = source
+        .char_indices()
+        .filter(|(i, _)| *i >= line_start && *i < offset)
         .count();
     format!(
         "ERROR: <input>:{line_no}:{}: {message}\n | {}\n | {}^",

@@ -8,6 +8,7 @@ use serde_json::Value as Json;
 
 use super::check::{self, Checker};
 use super::cost;
+use super::depth;
 use super::field_path::valid_field_path;
 use super::node::Node;
 use super::rule::ValidationRule;
@@ -26,6 +27,9 @@ pub(crate) struct CompiledRule {
     pub message_expression_max_cost: u64,
     /// Upstream `NormalizedRuleFieldPath`: `fieldPath` as a field path string.
     pub normalized_field_path: String,
+    /// The estimated depth of the deeper of the rule and its messageExpression, which
+    /// sizes the stack they are evaluated on.
+    pub depth: usize,
 }
 
 /// Compiles `rules` (upstream `Compile`) for values under `schema`.
@@ -42,7 +46,13 @@ pub(crate) fn compile_node(
     };
     rules
         .iter()
-        .map(|r| compile_rule(&scope, ValidationRule::from_json(r)))
+        .map(|r| {
+            let rule = ValidationRule::from_json(r);
+            let depth = depth::estimate(&rule.rule).max(depth::estimate(&rule.message_expression));
+            let mut compiled = depth::with_stack(depth, || compile_rule(&scope, rule));
+            compiled.depth = depth;
+            compiled
+        })
         .collect()
 }
 
@@ -64,6 +74,7 @@ fn compile_rule(scope: &Scope<'_>, rule: ValidationRule) -> CompiledRule {
         message_expression_error: None,
         message_expression_max_cost: 0,
         normalized_field_path: String::new(),
+        depth: 0,
         rule,
     };
     if out.rule.rule.trim().is_empty() {
@@ -117,18 +128,19 @@ fn compile_expr(
     source: &str,
     optional_old_self: bool,
 ) -> Result<(Program, bool), String> {
+    if depth::estimate(source) > depth::MAX_RECURSION_DEPTH {
+        return Err("ERROR: <input>:-1:0: max recursion depth exceeded".to_owned());
+    }
     let program = scope
         .env
         .compile(source)
         .map_err(|e| e.to_string().replace("\n| ", "\n | "))?;
     let mut checker = Checker::new(scope.schema, scope.is_resource_root, optional_old_self);
     checker.walk(program.expression());
-    if !checker.issues.is_empty() {
-        return Err(check::render(
-            &checker.issues,
-            program.source_info(),
-            source,
-        ));
+    for issues in [&checker.issues, &checker.validator_issues] {
+        if !issues.is_empty() {
+            return Err(check::render(issues, program.source_info(), source));
+        }
     }
     Ok((program, checker.uses_old_self))
 }

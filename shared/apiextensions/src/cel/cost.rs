@@ -7,6 +7,7 @@
 //! errs towards accepting a rule rather than refusing a valid one.
 
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
+use serde_json::Value as Json;
 
 use super::escaping::unescape;
 use super::node::Node;
@@ -21,9 +22,43 @@ const REGEX_LENGTH: f64 = 0.25;
 pub(crate) fn estimate(e: &IdedExpr, schema: Node<'_>) -> u64 {
     Coster {
         root: schema,
+        data: None,
+        old_data: None,
         vars: Vec::new(),
     }
     .cost(e)
+}
+
+/// The cost of evaluating `e` on these values: the same model with the sizes of the
+/// actual data, standing in for cel-go's runtime cost tracking (it counts every
+/// iteration, where cel-go stops at a loop's short circuit).
+pub(crate) fn runtime_cost(e: &IdedExpr, schema: Node<'_>, new: &Json, old: Option<&Json>) -> u64 {
+    Coster {
+        root: schema,
+        data: Some(new),
+        old_data: old,
+        vars: Vec::new(),
+    }
+    .cost(e)
+}
+
+/// The size of a value as cel-go measures it: code points of a string, entries of a
+/// list or map.
+fn json_size(v: &Json) -> u64 {
+    match v {
+        Json::String(s) => s.chars().count() as u64,
+        Json::Array(a) => a.len() as u64,
+        Json::Object(m) => m.len() as u64,
+        _ => 0,
+    }
+}
+
+fn children(v: &Json) -> Vec<&Json> {
+    match v {
+        Json::Array(a) => a.iter().collect(),
+        Json::Object(m) => m.values().collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Upstream `maxCardinality`: how often a rule may run per request when no enclosing
@@ -115,22 +150,56 @@ fn factor(size: u64, f: f64) -> u64 {
     }
 }
 
+/// A comprehension variable: the schema and size of what it stands for, when known, and
+/// the values it takes (runtime costs only).
+struct Var<'a> {
+    name: String,
+    node: Option<Node<'a>>,
+    size: Option<u64>,
+    data: Option<Vec<&'a Json>>,
+}
+
 struct Coster<'a> {
     root: Node<'a>,
-    /// Comprehension variables and the schema of what they range over, when known.
-    vars: Vec<(String, Option<Node<'a>>, Option<u64>)>,
+    /// `self` and `oldSelf` for runtime costs; `None` for estimates.
+    data: Option<&'a Json>,
+    old_data: Option<&'a Json>,
+    vars: Vec<Var<'a>>,
 }
 
 impl<'a> Coster<'a> {
-    fn var(&self, name: &str) -> Option<&(String, Option<Node<'a>>, Option<u64>)> {
-        self.vars.iter().rev().find(|(n, ..)| n == name)
+    fn var(&self, name: &str) -> Option<&Var<'a>> {
+        self.vars.iter().rev().find(|v| v.name == name)
+    }
+
+    /// The values a field path takes, for runtime costs.
+    fn data(&self, e: &IdedExpr) -> Option<Vec<&'a Json>> {
+        let root = self.data?;
+        match &e.expr {
+            Expr::Ident(name) => match self.var(name) {
+                Some(v) => v.data.clone(),
+                None if name == "self" => Some(vec![root]),
+                None if name == "oldSelf" => self.old_data.map(|o| vec![o]),
+                None => None,
+            },
+            Expr::Select(s) if !s.test => {
+                let name = unescape(&s.field).unwrap_or_else(|| s.field.clone());
+                let parents = self.data(&s.operand)?;
+                Some(parents.into_iter().filter_map(|v| v.get(&name)).collect())
+            }
+            Expr::Call(c) if c.func_name == "_[_]" => {
+                let parents = self.data(c.args.first()?)?;
+                Some(parents.into_iter().flat_map(children).collect())
+            }
+            _ => None,
+        }
     }
 
     /// The schema of `e`'s value, for field paths.
     fn node(&self, e: &IdedExpr) -> Option<Node<'a>> {
         match &e.expr {
             Expr::Ident(name) => match self.var(name) {
-                Some((_, n, _)) => *n,
+                Some(v) => v.node,
                 None if name == "self" || name == "oldSelf" => Some(self.root),
                 None => None,
             },
@@ -151,6 +220,9 @@ impl<'a> Coster<'a> {
 
     /// The estimated maximum size of `e`'s value; `None` when unknown.
     fn size(&self, e: &IdedExpr) -> Option<u64> {
+        if let Some(values) = self.data(e) {
+            return Some(values.into_iter().map(json_size).max().unwrap_or(0));
+        }
         if let Some(n) = self.node(e) {
             return Some(max_elements(n));
         }
@@ -160,10 +232,11 @@ impl<'a> Coster<'a> {
             Expr::Literal(_) => Some(1),
             Expr::List(l) => Some(l.elements.len() as u64),
             Expr::Map(m) => Some(m.entries.len() as u64),
-            Expr::Ident(name) => self.var(name).and_then(|v| v.2),
+            Expr::Ident(name) => self.var(name).and_then(|v| v.size),
             Expr::Comprehension(c) if matches!(c.accu_init.expr, Expr::Literal(_)) => Some(1),
             Expr::Comprehension(c) => self.size(&c.iter_range),
             Expr::Call(c) => match c.func_name.as_str() {
+                "@kasKeys" => self.size(c.args.first()?),
                 "lowerAscii" | "upperAscii" | "trim" | "substring" | "find" | "findAll"
                 | "split" | "replace" => c.target.as_deref().and_then(|t| self.size(t)),
                 "_+_" => {
@@ -203,17 +276,59 @@ impl<'a> Coster<'a> {
                 let range_node = self.node(&c.iter_range);
                 // Over a list the variable is an element; over a map, a key (of size 0:
                 // upstream's key type has no bound).
-                let (element, element_size) = match range_node {
+                let (node, mut size) = match range_node {
                     Some(n) if n.type_() == "array" => (n.items(), n.items().map(max_elements)),
                     Some(_) => (None, Some(0)),
                     None => (None, None),
                 };
-                let depth = self.vars.len();
-                self.vars.push((c.iter_var.clone(), element, element_size));
-                if let Some(v2) = &c.iter_var2 {
-                    self.vars.push((v2.clone(), element, element_size));
+                let mut data = None;
+                if let Some(ranges) = self.data(&c.iter_range) {
+                    let mut elements = Vec::new();
+                    let mut key_size = 0;
+                    for r in ranges {
+                        match r {
+                            Json::Array(a) => elements.extend(a.iter()),
+                            Json::Object(m) => {
+                                let longest = m.keys().map(|k| k.chars().count()).max();
+                                key_size = key_size.max(longest.unwrap_or(0) as u64);
+                            }
+                            _ => {}
+                        }
+                    }
+                    let element_size = elements.iter().map(|e| json_size(e)).max();
+                    size = Some(element_size.unwrap_or(0).max(key_size));
+                    data = Some(elements);
                 }
-                self.vars.push((c.accu_var.clone(), None, None));
+                let depth = self.vars.len();
+                let var = |name: &str| Var {
+                    name: name.to_owned(),
+                    node,
+                    size,
+                    data: data.clone(),
+                };
+                self.vars.push(var(&c.iter_var));
+                if let Some(v2) = &c.iter_var2 {
+                    self.vars.push(var(v2));
+                }
+                // A comprehension over no elements is a `cel.bind`: its accumulator is
+                // its initial value.
+                let bind = matches!(&c.iter_range.expr, Expr::List(l) if l.elements.is_empty());
+                let accu = if bind {
+                    Var {
+                        name: c.accu_var.clone(),
+                        node: self.node(&c.accu_init),
+                        size: self.size(&c.accu_init),
+                        data: self.data(&c.accu_init),
+                    }
+                } else {
+                    Var {
+                        name: c.accu_var.clone(),
+                        node: None,
+                        size: None,
+                        data: None,
+                    }
+                };
+                self.vars.push(accu);
                 let per_item = self
                     .cost(&c.loop_cond)
                     .saturating_add(self.cost(&c.loop_step));
@@ -267,7 +382,7 @@ impl<'a> Coster<'a> {
                 match self.element(target) {
                     Some(el) => {
                         let per = 1 + if self.stringy_node(el) {
-                            factor(max_elements(el), STRING_TRAVERSAL)
+                            factor(self.element_size(target, el), STRING_TRAVERSAL)
                         } else {
                             0
                         };
@@ -282,7 +397,9 @@ impl<'a> Coster<'a> {
             "replace" | "split" if target.is_some() => factor(size(target), 2.0 * STRING_TRAVERSAL),
             "join" if target.is_some() => {
                 let items = size(target);
-                let el = self.element(target).map_or(0, max_elements);
+                let el = self
+                    .element(target)
+                    .map_or(0, |el| self.element_size(target, el));
                 let sep = arg0.map_or(0, |a| size(Some(a)));
                 let total = items
                     .saturating_mul(el)
@@ -293,6 +410,20 @@ impl<'a> Coster<'a> {
                 factor(size(arg0), STRING_TRAVERSAL)
             }
             _ => 1,
+        }
+    }
+
+    /// The largest element of the list `e` (schema `el`): from the data for runtime
+    /// costs, from the schema for estimates.
+    fn element_size(&self, e: Option<&IdedExpr>, el: Node<'_>) -> u64 {
+        match e.and_then(|e| self.data(e)) {
+            Some(lists) => lists
+                .into_iter()
+                .flat_map(children)
+                .map(json_size)
+                .max()
+                .unwrap_or(0),
+            None => max_elements(el),
         }
     }
 

@@ -25,7 +25,19 @@ pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
 /// `oldSelf`, and the total cost. Upstream runs this only for a structural schema
 /// without other errors at or below each node.
 pub fn compile_errors(schema: &Json, path: &Path) -> Vec<field::Error> {
+    compile_errors_with(schema, path, false)
+}
+
+/// As [`compile_errors`]; `suppress_per_expression_cost` drops the per-expression cost
+/// errors, as upstream does for a version whose schema an update leaves unchanged
+/// (`suppressExpressionCostForUnchangedSchema`; the total still counts).
+pub fn compile_errors_with(
+    schema: &Json,
+    path: &Path,
+    suppress_per_expression_cost: bool,
+) -> Vec<field::Error> {
     let mut walk = Walk {
+        suppress_per_expression_cost,
         env: library::env(),
         errs: Vec::new(),
         total: 0,
@@ -68,6 +80,7 @@ struct Ctx {
 }
 
 struct Walk {
+    suppress_per_expression_cost: bool,
     env: Arc<Env>,
     errs: Vec<field::Error>,
     total: u64,
@@ -152,7 +165,7 @@ impl Walk {
             } else {
                 cr.max_cost.saturating_mul(card)
             };
-            if cost > STATIC_ESTIMATED_COST_LIMIT {
+            if !self.suppress_per_expression_cost && cost > STATIC_ESTIMATED_COST_LIMIT {
                 let msg =
                     cost_error_message("estimated rule cost", cost, STATIC_ESTIMATED_COST_LIMIT);
                 self.errs.push(field::forbidden(&rule_path, &msg));
@@ -167,7 +180,7 @@ impl Walk {
                 self.errs.push(field::invalid(&msg_path, raw(), e));
             } else if cr.message_expression.is_some() {
                 let cost = cr.message_expression_max_cost;
-                if cost > STATIC_ESTIMATED_COST_LIMIT {
+                if !self.suppress_per_expression_cost && cost > STATIC_ESTIMATED_COST_LIMIT {
                     let msg = cost_error_message(
                         "estimated messageExpression cost",
                         cost,

@@ -10,8 +10,18 @@ use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value as Json;
 
 use super::compile::CompiledRule;
+use super::cost::runtime_cost;
+use super::depth;
 use super::validator::{NodeValidator, Ratchet, Report};
 use super::value::to_cel;
+
+/// Upstream `celconfig.PerCallLimit`: the cost one evaluation may reach.
+pub(crate) const PER_CALL_LIMIT: u64 = 1_000_000;
+/// Upstream `celconfig.RuntimeCELCostBudget`: the cost all rules of one object may reach.
+pub(crate) const RUNTIME_CEL_COST_BUDGET: i64 = 10_000_000;
+
+const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
 
 /// Upstream `MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES: usize = 5 * 1024;
@@ -29,12 +39,18 @@ pub(crate) fn evaluate_rules(
     act: &Activation<'_>,
     report: &mut Report,
 ) {
-    let errs = &mut report.errors;
     if nv.rules.is_empty() {
         return;
     }
     let node = nv.node();
     let type_name = node.type_();
+    if report.budget <= 0 {
+        report
+            .errors
+            .push(field::invalid(act.path, type_name, OUT_OF_BUDGET));
+        report.budget = -1;
+        return;
+    }
     let new = to_cel(act.new, node, nv.is_resource_root);
     let old = act
         .old
@@ -42,7 +58,7 @@ pub(crate) fn evaluate_rules(
     for compiled in &nv.rules {
         let rule = &compiled.rule;
         if let Some(e) = &compiled.error {
-            errs.push(field::invalid(
+            report.errors.push(field::invalid(
                 act.path,
                 type_name,
                 &format!("rule compile error: {e}"),
@@ -61,26 +77,56 @@ pub(crate) fn evaluate_rules(
             Ok(v) => v.clone(),
             Err(e) => {
                 let detail = format!("{e} evaluating rule: {}", rule.error_string());
-                errs.push(field::invalid(act.path, type_name, &detail));
+                report
+                    .errors
+                    .push(field::invalid(act.path, type_name, &detail));
                 continue;
             }
         };
+        // Upstream cancels an evaluation at the per-call limit, then charges the budget.
+        let cost = depth::with_stack(compiled.depth, || {
+            runtime_cost(program.expression(), node, act.new, act.old)
+        });
+        let charged = cost.min(PER_CALL_LIMIT + 1);
+        if charged > u64::try_from(report.budget).unwrap_or(0) {
+            report
+                .errors
+                .push(field::invalid(act.path, type_name, OUT_OF_BUDGET));
+            report.budget = -1;
+            return;
+        }
+        report.budget -= charged as i64;
+        if cost > PER_CALL_LIMIT {
+            let detail = format!(
+                "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                rule.error_string()
+            );
+            report
+                .errors
+                .push(field::invalid(act.path, type_name, &detail));
+            report.budget = -1;
+            return;
+        }
         let base = context(env, &self_val, old.as_ref(), false);
-        let result = if optional {
-            program.execute(&context(env, &self_val, old.as_ref(), true))
-        } else {
-            program.execute(&base)
-        };
+        let result = depth::with_stack(compiled.depth, || {
+            if optional {
+                program.execute(&context(env, &self_val, old.as_ref(), true))
+            } else {
+                program.execute(&base)
+            }
+        });
         match result {
             Ok(Value::Bool(true)) => {}
             Ok(_) => {
-                let err = rule_failure(compiled, &base, act.path, type_name);
+                let err = depth::with_stack(compiled.depth, || {
+                    rule_failure(compiled, &base, act.path, type_name)
+                });
                 if !compiled.uses_old_self && act.ratchet.should_ratchet(act.new, act.old) {
                     // Upstream warns instead: the value did not change.
                     report.warnings.push(err.to_string());
                     continue;
                 }
-                errs.push(err);
+                report.errors.push(err);
             }
             Err(e) => {
                 let err = runtime_error(&e);
@@ -92,7 +138,9 @@ pub(crate) fn evaluate_rules(
                 } else {
                     format!("{err} evaluating rule: {}", rule.error_string())
                 };
-                errs.push(field::invalid(act.path, type_name, &detail));
+                report
+                    .errors
+                    .push(field::invalid(act.path, type_name, &detail));
             }
         }
     }

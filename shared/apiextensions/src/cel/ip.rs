@@ -401,6 +401,23 @@ mod tests {
 
     use crate::cel::tests::check_rules;
 
+    /// A variable named like a namespace is still the variable.
+    #[test]
+    fn variables_shadow_namespaces() {
+        let props = json!({ "ips": { "type": "array", "items": { "type": "string" } } });
+        let obj = json!({ "ips": ["1.2.3.4", "::1"] });
+        check_rules(
+            props,
+            obj,
+            &[
+                "self.ips.all(ip, isIP(ip))",
+                "self.ips.map(ip, ip(ip)).exists(ip, ip.family() == 6)",
+                "self.ips.all(format, format.size() > 2)",
+            ],
+            &[],
+        );
+    }
+
     #[test]
     fn ip_and_cidr_libraries() {
         let props = json!({ "ip": { "type": "string" }, "net": { "type": "string" } });

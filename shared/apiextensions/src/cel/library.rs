@@ -2,7 +2,8 @@
 //! extension, and the Kubernetes libraries upstream adds in
 //! `k8s.io/apiserver/pkg/cel/library` that this crate implements: lists (`isSorted`,
 //! `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) and regex (`find`, `findAll`), plus
-//! quantity (`quantity.rs`), IP/CIDR (`ip.rs`) and URLs (`url.rs`).
+//! quantity (`quantity.rs`), IP/CIDR (`ip.rs`), URLs (`url.rs`) and named formats
+//! (`format.rs`).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -37,9 +38,12 @@ pub(crate) fn env() -> Arc<Env> {
     let _ = env.add_extension(extensions::strings);
     let _ = add_lists(&mut env);
     let _ = add_regex(&mut env);
+    let _ = add_sets(&mut env);
     let _ = super::quantity::add(&mut env);
     let _ = super::ip::add(&mut env);
     let _ = super::url::add(&mut env);
+    let _ = super::format::add(&mut env);
+    let _ = super::comprehensions::add(&mut env);
     Arc::new(env)
 }
 
@@ -83,6 +87,59 @@ fn add_regex(env: &mut Env) -> Result<(), cel::DeclarationError> {
         find_all,
     )
 }
+
+/// cel-go's `ext.Sets()`: `sets.contains`, `sets.equivalent`, `sets.intersects`.
+fn add_sets(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    let ll = || vec![LIST_TYPE, LIST_TYPE];
+    env.add_overload(
+        "sets.contains",
+        "list_sets_contains_list",
+        ll(),
+        sets_contains,
+    )?;
+    env.add_overload(
+        "sets.equivalent",
+        "list_sets_equivalent_list",
+        ll(),
+        sets_equivalent,
+    )?;
+    env.add_overload(
+        "sets.intersects",
+        "list_sets_intersects_list",
+        ll(),
+        sets_intersects,
+    )
+}
+
+fn two_lists<'a>(
+    name: &str,
+    args: &'a [Value],
+) -> Result<(&'a [Value], &'a [Value]), ExecutionError> {
+    match (args.first(), args.get(1)) {
+        (Some(Value::List(a)), Some(Value::List(b))) => Ok((a.as_slice(), b.as_slice())),
+        _ => Err(no_such_overload(name, args)),
+    }
+}
+
+fn sets_contains_impl(args: &[Value]) -> Result<Value, ExecutionError> {
+    let (a, b) = two_lists("sets.contains", args)?;
+    Ok(Value::Bool(b.iter().all(|x| a.contains(x))))
+}
+overload!(sets_contains => sets_contains_impl);
+
+fn sets_equivalent_impl(args: &[Value]) -> Result<Value, ExecutionError> {
+    let (a, b) = two_lists("sets.equivalent", args)?;
+    Ok(Value::Bool(
+        b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x)),
+    ))
+}
+overload!(sets_equivalent => sets_equivalent_impl);
+
+fn sets_intersects_impl(args: &[Value]) -> Result<Value, ExecutionError> {
+    let (a, b) = two_lists("sets.intersects", args)?;
+    Ok(Value::Bool(b.iter().any(|x| a.contains(x))))
+}
+overload!(sets_intersects => sets_intersects_impl);
 
 pub(crate) fn no_such_overload(function: &str, args: &[Value]) -> ExecutionError {
     let types = args.iter().map(|a| a.type_of().to_string()).collect();

@@ -92,6 +92,20 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Whether upstream's `SchemaDeclType` gives the node a CEL type: values without one
+    /// (no `type`, or a list or map of such values) are hidden from CEL entirely.
+    pub fn has_decl_type(self) -> bool {
+        if self.int_or_string() {
+            return true;
+        }
+        match self.type_() {
+            "array" => self.items().is_some_and(Node::has_decl_type),
+            "object" => self.additional_properties().is_none_or(Node::has_decl_type),
+            "string" | "boolean" | "number" | "integer" => true,
+            _ => false,
+        }
+    }
+
     pub fn int(self, key: &str) -> Option<i64> {
         self.get(key).and_then(Json::as_i64)
     }

@@ -49,7 +49,7 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
 }
 
 /// Go's `url.ParseRequestURI`, with its error texts (`parse "x": invalid URI for request`).
-fn parse_request_uri(raw: &str) -> Result<Url, String> {
+pub(crate) fn parse_request_uri(raw: &str) -> Result<Url, String> {
     let fail = |msg: &str| format!("parse {}: {msg}", quote(raw));
     if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
         return Err(fail("net/url: invalid control character in URL"));
@@ -128,8 +128,8 @@ fn check_escapes(s: &str) -> Result<(), String> {
     for (i, _) in s.match_indices('%') {
         let ok = b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit();
         if !ok {
-            let end = (i + 3).min(s.len());
-            return Err(format!("invalid URL escape {}", quote(&s[i..end])));
+            let bad: String = s[i..].chars().take(3).collect();
+            return Err(format!("invalid URL escape {}", quote(&bad)));
         }
     }
     Ok(())
@@ -285,6 +285,7 @@ mod tests {
                 "url(self.u).getEscapedPath() == '/a%20b/c'",
                 "url(self.u).getQuery() == {'x': ['1', '2'], 'y': ['a b']}",
                 "url('/path').getScheme() == '' && url('/path').getHost() == ''",
+                "!isURL('/a%👑') && !isURL('/a%zz')",
             ],
             &[(
                 "url('x') == url('x')",

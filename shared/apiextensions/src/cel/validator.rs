@@ -9,7 +9,7 @@ use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value as Json;
 
 use super::compile::{CompiledRule, compile_node};
-use super::eval::{Activation, evaluate_rules};
+use super::eval::{Activation, RUNTIME_CEL_COST_BUDGET, evaluate_rules};
 use super::library;
 use super::maplist::MapList;
 use super::node::Node;
@@ -62,7 +62,10 @@ impl Validator {
         new: &Json,
         old: Option<&Json>,
     ) -> (Vec<field::Error>, Vec<String>) {
-        let mut errs = Report::default();
+        let mut errs = Report {
+            budget: RUNTIME_CEL_COST_BUDGET,
+            ..Report::default()
+        };
         if let Some(root) = &self.root {
             let ratchet = Ratchet {
                 correlated: old.is_some(),
@@ -79,6 +82,8 @@ impl Validator {
 pub(crate) struct Report {
     pub errors: Vec<field::Error>,
     pub warnings: Vec<String>,
+    /// What is left of the runtime cost budget; negative once validation stopped.
+    pub budget: i64,
 }
 
 fn build(env: &Arc<Env>, rules: Node<'_>, node: Node<'_>, is_root: bool) -> Option<NodeValidator> {
@@ -91,7 +96,7 @@ fn build(env: &Arc<Env>, rules: Node<'_>, node: Node<'_>, is_root: bool) -> Opti
     };
     let mut properties = BTreeMap::new();
     for (name, r) in rules.properties().into_iter().flatten() {
-        let Some(n) = node.property(name) else {
+        let Some(n) = node.property(name).filter(|n| n.has_decl_type()) else {
             continue;
         };
         if let Some(v) = build(env, Node(r), n, n.embedded_resource()) {
@@ -176,7 +181,7 @@ impl NodeValidator {
         ratchet: Ratchet,
         errs: &mut Report,
     ) {
-        if new.is_null() {
+        if new.is_null() || errs.budget < 0 {
             return;
         }
         let old = old.filter(|o| !o.is_null());

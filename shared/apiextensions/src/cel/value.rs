@@ -69,14 +69,16 @@ fn object(v: &Json, schema: Node<'_>, resource_root: bool) -> Result<Value, Stri
     let embedded = resource_root || schema.embedded_resource();
     let mut out: HashMap<Key, Value> = HashMap::new();
     if embedded || schema.properties().is_some() {
-        for (k, field) in m {
+        // Null fields of an object are absent to CEL (`has()` is false), as upstream's
+        // `unstructuredMap.Find` treats them; null map values stay.
+        for (k, field) in m.iter().filter(|(_, v)| !v.is_null()) {
             let converted = if embedded && matches!(k.as_str(), "apiVersion" | "kind") {
                 field
                     .as_str()
                     .map(|s| Value::String(Arc::new(s.to_owned())))
             } else if embedded && k == "metadata" {
                 Some(object_meta(field))
-            } else if let Some(prop) = schema.property(k) {
+            } else if let Some(prop) = schema.property(k).filter(|p| p.has_decl_type()) {
                 to_cel(field, prop, false).ok()
             } else {
                 None
@@ -91,9 +93,8 @@ fn object(v: &Json, schema: Node<'_>, resource_root: bool) -> Result<Value, Stri
                 out.insert(Key::String(Arc::new(k.clone())), val);
             }
         }
-    } else if schema.preserve_unknown_fields() {
-        return Ok(dyn_object(m));
     }
+    // An object without properties: its unknown fields, even preserved ones, are hidden.
     Ok(Value::Map(Map { map: Arc::new(out) }))
 }
 
@@ -158,10 +159,15 @@ fn string(v: &Json, schema: Node<'_>) -> Result<Value, String> {
     }
 }
 
+/// A timestamp keeping its offset, as Go's `time.Time` (and so `string()` of it) does.
 fn timestamp(rfc3339: &str) -> Option<Value> {
     let t = time::parse_rfc3339(rfc3339)?;
-    let dt = chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).ok()?)?;
-    Some(Value::Timestamp(dt.fixed_offset()))
+    let dt = match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(dt) => dt,
+        Err(_) => chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).ok()?)?
+            .fixed_offset(),
+    };
+    Some(Value::Timestamp(dt))
 }
 
 /// A value under `x-kubernetes-preserve-unknown-fields` with no type: plain CEL data.

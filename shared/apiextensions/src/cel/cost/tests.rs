@@ -177,3 +177,12 @@ fn index_costs() {
     let number_map = map(number, None);
     assert_eq!(cost(&array(number_map, None), "self[0].x > 2.0"), 4);
 }
+
+/// Two-variable comprehensions cost as their one-variable expansion over the target.
+#[test]
+fn two_variable_comprehension_costs() {
+    let number = json!({ "type": "number" });
+    let one = cost(&array(number.clone(), Some(10)), "self.all(x, true)");
+    let two = cost(&array(number, Some(10)), "self.all(i, x, true)");
+    assert!(two >= one && two < 10 * one, "{one} {two}");
+}

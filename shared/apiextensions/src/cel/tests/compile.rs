@@ -227,3 +227,114 @@ fn double_nested_rule_limits() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn literal_validators() {
+    let props = json!({ "s": { "type": "string", "maxLength": 10 } });
+    let cases = [
+        (
+            "self.s.matches('[')",
+            "ERROR: <input>:1:16: invalid matches argument\n | self.s.matches('[')\n | ...............^",
+        ),
+        (
+            "duration('1x') > duration('1s')",
+            "ERROR: <input>:1:10: invalid duration argument",
+        ),
+        (
+            "timestamp('2020') > timestamp('2021-01-01T00:00:00Z')",
+            "ERROR: <input>:1:11: invalid timestamp argument",
+        ),
+        (
+            "[1, 'a'].size() == 2",
+            "ERROR: <input>:1:5: expected type 'int' but found 'string'",
+        ),
+        (
+            "{'a': 1, 'b': 'x'}.size() == 2",
+            "ERROR: <input>:1:15: expected type 'int' but found 'string'",
+        ),
+    ];
+    for (rule, want) in cases {
+        let errs = compile(spec_with(json!({ "rule": rule }), props.clone()));
+        assert_eq!(errs.len(), 1, "{rule}: {errs:?}");
+        assert!(
+            errs[0].contains(&format!("compilation failed: {want}")),
+            "{rule}: {errs:?}"
+        );
+    }
+    let ok = "self.s.matches('^a+$') && duration('1h') > duration('1s') && [1, 2].size() == 2";
+    assert!(compile(spec_with(json!({ "rule": ok }), props)).is_empty());
+}
+
+#[test]
+fn unknown_and_untyped_fields_are_undefined() {
+    let props = json!({
+        "free": { "type": "object", "x-kubernetes-preserve-unknown-fields": true },
+        "any": { "x-kubernetes-preserve-unknown-fields": true },
+        "e": { "type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true },
+    });
+    for (rule, field) in [
+        ("self.free.x == 1", "x"),
+        ("has(self.any)", "any"),
+        ("self.e.spec == 1", "spec"),
+    ] {
+        let errs = compile(spec_with(json!({ "rule": rule }), props.clone()));
+        assert!(
+            errs.len() == 1 && errs[0].contains(&format!("undefined field '{field}'")),
+            "{rule}: {errs:?}"
+        );
+    }
+    let ok = "self.e.kind == 'Pod' && self.e.metadata.name != ''";
+    assert!(compile(spec_with(json!({ "rule": ok }), props)).is_empty());
+}
+
+#[test]
+fn columns_count_code_points() {
+    let props = json!({ "a": { "type": "string", "maxLength": 5 } });
+    let errs = compile(spec_with(json!({ "rule": "'👑👑' == self.foo" }), props));
+    assert!(
+        errs[0].ends_with(
+            "ERROR: <input>:1:13: undefined field 'foo'\n | '👑👑' == self.foo\n | ............^"
+        ),
+        "{errs:?}"
+    );
+}
+
+/// Upstream's TestCELMaxRecursionDepth, and deeper rules, which must neither compile nor
+/// overflow the stack.
+#[test]
+fn max_recursion_depth() {
+    let props = json!({ "val1": { "type": "boolean" } });
+    let chain = |n: usize| "self.val1 == ".repeat(n) + "self.val1";
+    assert!(compile(spec_with(json!({ "rule": chain(249) }), props.clone())).is_empty());
+    for n in [250, 5000, 100_000] {
+        let errs = compile(spec_with(json!({ "rule": chain(n) }), props.clone()));
+        assert!(
+            errs.len() == 1
+                && errs[0].ends_with(
+                    "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+                ),
+            "{n}: {:?}",
+            errs.iter().map(|e| e.len()).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn unchanged_schemas_skip_per_expression_cost() {
+    let schema = json!({ "type": "object", "properties": {
+        "l": { "type": "array", "items": { "type": "string" },
+               "x-kubernetes-validations": [{ "rule": "self.all(x, x.contains('a'))" }] },
+    } });
+    let errs = compile(schema.clone());
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("estimated rule cost exceeds budget")),
+        "{errs:?}"
+    );
+    let suppressed = crate::cel::compile_errors_with(&schema, &schema_path(), true);
+    assert!(
+        !suppressed
+            .iter()
+            .any(|e| e.to_string().contains("estimated rule cost exceeds"))
+    );
+}

@@ -97,3 +97,34 @@ fn quantity_library() {
         )],
     );
 }
+
+#[test]
+fn standard_functions_smoke() {
+    let props =
+        json!({ "t": { "type": "string", "format": "date-time" }, "s": { "type": "string" } });
+    let obj = json!({ "t": "2024-03-05T10:20:30Z", "s": " a,b " });
+    check_rules(
+        props,
+        obj,
+        &[
+            "strings.quote('a\"b') == '\"a\\\\\"b\"'",
+            "self.s.trim() == 'a,b'",
+            "self.s.trim().split(',', 1) == ['a,b']",
+            "'abc'.lastIndexOf('c') == 2 && 'abc'.charAt(1) == 'b'",
+            "self.t.getDayOfWeek() == 2 && self.t.getDayOfYear() == 64",
+            "self.t.getHours() == 10 && self.t.getMinutes() == 20 && self.t.getSeconds() == 30",
+            "self.t + duration('1h') > self.t",
+            "int(self.t) == 1709634030",
+            "uint(1) == 1u && double('1.5') == 1.5 && bool('true')",
+            "dyn(1) == 1 && type(dyn('a')) == string",
+            "size('héllo') == 5 && size(b'ab') == 2",
+            "'%s-%d'.format(['a', 1]) == 'a-1'",
+            "[1, 2, 3].exists(x, x > 2) && !([1, 2].all(x, x > 1))",
+            "{'a': 1}.all(k, k == 'a')",
+            "1 in [1, 2] && 'a' in {'a': 1}",
+            "(true ? 1 : 2) == 1",
+            "-5 % 3 == -2 && 7 / 2 == 3 && 7.0 / 2.0 == 3.5",
+        ],
+        &[],
+    );
+}

@@ -1,8 +1,11 @@
 //! Tests with upstream's messages (`pkg/apiserver/schema/cel/validation_test.go`,
 //! `compilation_test.go`, and CRD validation's CEL cases).
 
+mod access;
 mod compile;
+mod e2e;
 mod library;
+mod upstream;
 mod validate;
 
 use kas_apimachinery::validation::field::Path;
