@@ -9,6 +9,7 @@
 //! It must not depend on tokio, hyper or any of the project's server crates: it drives the
 //! binaries from the outside, as an operator would.
 
+pub mod deploy_pki;
 mod error;
 pub mod etcd;
 pub mod kubeconfig;

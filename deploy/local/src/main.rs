@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use kas_local::deploy_pki::{self, DeployPkiSpec};
 use kas_local::{Cluster, ClusterSpec, ClusterState, Role, StopOutcome};
 
 #[derive(Parser, Debug)]
@@ -41,6 +42,26 @@ enum Command {
     },
     /// Stop what `up` started from this state directory.
     Down,
+    /// Write the PKI of a deployment on Kubernetes (deploy/manifests) into OUT: serving
+    /// certificates naming each role's Service, the CAs, the front-proxy client
+    /// certificate, an admin certificate and token, and a kubeconfig for
+    /// `kubectl port-forward` of the aggregator. CAs and client credentials already in OUT
+    /// are kept; serving certificates are issued again.
+    Pki {
+        /// Where to write; `deploy/manifests/base/pki` is what the manifests read.
+        #[arg(long)]
+        out: PathBuf,
+        /// A further DNS name or IP address of every serving certificate (repeatable),
+        /// e.g. the aggregator's LoadBalancer name.
+        #[arg(long = "dns", value_name = "NAME")]
+        dns: Vec<String>,
+        /// The namespace the manifests deploy to.
+        #[arg(long, default_value = kas_local::deploy_pki::DEFAULT_NAMESPACE)]
+        namespace: String,
+        /// The cluster's DNS domain.
+        #[arg(long, default_value = kas_local::deploy_pki::DEFAULT_CLUSTER_DOMAIN)]
+        cluster_domain: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -65,6 +86,19 @@ fn main() -> ExitCode {
                 up(&spec)
             }
             Command::Down => down(&state_dir),
+            Command::Pki {
+                out,
+                dns,
+                namespace,
+                cluster_domain,
+            } => pki(
+                &out,
+                &DeployPkiSpec {
+                    namespace,
+                    cluster_domain,
+                    extra_names: dns,
+                },
+            ),
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -162,6 +196,31 @@ fn shell_quote(path: &Path) -> String {
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
+}
+
+fn pki(out: &Path, spec: &DeployPkiSpec) -> anyhow::Result<()> {
+    let pki = deploy_pki::write(out, spec).context("writing the deployment PKI")?;
+    println!("wrote the PKI to {}", pki.dir.display());
+    for role in Role::ALL {
+        println!(
+            "  {:<24} {}",
+            role.binary_name(),
+            spec.serving_names(role).join(", ")
+        );
+    }
+    println!();
+    println!("Then: kubectl apply -k deploy/manifests/overlays/dev (or ha)");
+    println!(
+        "      kubectl -n {} port-forward svc/{} {}:443",
+        spec.namespace,
+        deploy_pki::service_name(Role::Aggregator),
+        deploy_pki::CONTAINER_PORT
+    );
+    println!(
+        "      export KUBECONFIG={}",
+        shell_quote(&std::path::absolute(out.join("kubeconfig"))?)
+    );
+    Ok(())
 }
 
 fn down(state_dir: &Path) -> anyhow::Result<()> {

@@ -81,8 +81,17 @@ pub struct Pki {
 }
 
 impl Pki {
-    /// Loads the PKI under `dir`, creating whatever is missing.
+    /// Loads the PKI under `dir`, creating whatever is missing; serving certificates name
+    /// loopback only.
     pub fn ensure(dir: &Path) -> Result<Pki> {
+        let sans: Vec<String> = SERVING_SANS.iter().map(|s| s.to_string()).collect();
+        let sans = Role::ALL.iter().map(|&r| (r, sans.clone())).collect();
+        Pki::ensure_with_sans(dir, &sans)
+    }
+
+    /// [`Pki::ensure`] with the subject alternative names (DNS names or IP addresses) of
+    /// each role's serving certificate; a role missing from `sans` gets none.
+    pub fn ensure_with_sans(dir: &Path, sans: &BTreeMap<Role, Vec<String>>) -> Result<Pki> {
         fs::create_dir_all(dir).map_err(Error::io("creating", dir))?;
         let pki = Pki {
             dir: dir.to_path_buf(),
@@ -100,10 +109,16 @@ impl Pki {
 
         let (ca, ca_fresh) = ensure_ca(&pki.ca, CA_COMMON_NAME)?;
         for role in Role::ALL {
+            let names: Vec<&str> = sans
+                .get(&role)
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
             let params = leaf_params(
                 role.binary_name(),
                 None,
-                &SERVING_SANS,
+                &names,
                 ExtendedKeyUsagePurpose::ServerAuth,
             )?;
             ensure_leaf(pki.serving(role), params, &ca, ca_fresh)?;
