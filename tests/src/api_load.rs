@@ -165,7 +165,10 @@ async fn ensure_widgets(t: &Target, sender: &mut Sender) -> Result<()> {
         )
         .await?;
     if code != 201 && code != 409 {
-        bail!("creating the Widget CRD: {code} {}", String::from_utf8_lossy(&body));
+        bail!(
+            "creating the Widget CRD: {code} {}",
+            String::from_utf8_lossy(&body)
+        );
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
