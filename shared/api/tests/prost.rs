@@ -59,6 +59,27 @@ impl Sample {
             Kind::IntOrString => json!(format!("p{n}")),
             Kind::FieldsV1 => json!({"f:a": {}}),
             Kind::RawExtension => json!({"a": n}),
+            Kind::Float64 => json!(n as f64 + 0.5),
+            Kind::Json if n % 2 == 0 => json!({"a": [n, "s", true, null, 1.5]}),
+            Kind::Json => json!(format!("j{n}")),
+            // The unions take both of their forms, by turns.
+            Kind::JsonSchemaPropsOrArray(u) | Kind::JsonSchemaPropsOrStringArray(u)
+                if n % 2 == 0 =>
+            {
+                let array = u.field_by_tag(2)?;
+                self.value(array, &array.kind, depth)?
+            }
+            Kind::JsonSchemaPropsOrBool(_) if n % 2 == 0 => json!(n % 4 == 0),
+            Kind::JsonSchemaPropsOrArray(u)
+            | Kind::JsonSchemaPropsOrBool(u)
+            | Kind::JsonSchemaPropsOrStringArray(u) => {
+                let schema = u.field_by_tag(if matches!(kind, Kind::JsonSchemaPropsOrBool(_)) {
+                    2
+                } else {
+                    1
+                })?;
+                self.value(schema, &schema.kind, depth)?
+            }
             Kind::Message(m) if depth < DEPTH => self.object(m, depth + 1),
             Kind::Message(_) => return None,
             Kind::Array(inner) => Value::Array(vec![self.value(f, inner, depth)?]),
