@@ -214,12 +214,16 @@ impl Kind {
         }
     }
 
-    /// The schema message of a `JSONSchemaProps` union.
+    /// The schema message (`JSONSchemaProps`) of a `JSONSchemaProps` union: the message
+    /// its protobuf message's `schema` field holds.
     pub fn schema_message(&self) -> Option<&'static Message> {
         match self {
-            Kind::JsonSchemaPropsOrArray(m)
-            | Kind::JsonSchemaPropsOrBool(m)
-            | Kind::JsonSchemaPropsOrStringArray(m) => Some(m),
+            Kind::JsonSchemaPropsOrArray(u)
+            | Kind::JsonSchemaPropsOrBool(u)
+            | Kind::JsonSchemaPropsOrStringArray(u) => u.fields.iter().find_map(|f| match f.kind {
+                Kind::Message(m) => Some(m),
+                _ => None,
+            }),
             _ => None,
         }
     }
@@ -241,8 +245,10 @@ pub fn prune(value: &mut serde_json::Value, kind: &Kind) {
         }
         (Kind::Map(inner), Value::Object(map)) => map.values_mut().for_each(|v| prune(v, inner)),
         (Kind::Array(inner), Value::Array(items)) => items.iter_mut().for_each(|v| prune(v, inner)),
-        (Kind::JsonSchemaPropsOrArray(m), Value::Array(items)) => {
-            items.iter_mut().for_each(|v| prune(v, &Kind::Message(m)));
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) => {
+            if let Some(m) = kind.schema_message() {
+                items.iter_mut().for_each(|v| prune(v, &Kind::Message(m)));
+            }
         }
         (kind, v @ Value::Object(_)) => {
             if let Some(m) = kind.schema_message() {
@@ -276,10 +282,12 @@ pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
         (Kind::Array(inner), Value::Array(items)) => {
             items.iter_mut().for_each(|v| omit_empty(v, inner));
         }
-        (Kind::JsonSchemaPropsOrArray(m), Value::Array(items)) => {
-            items
-                .iter_mut()
-                .for_each(|v| omit_empty(v, &Kind::Message(m)));
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) => {
+            if let Some(m) = kind.schema_message() {
+                items
+                    .iter_mut()
+                    .for_each(|v| omit_empty(v, &Kind::Message(m)));
+            }
         }
         (kind, v @ Value::Object(_)) => {
             if let Some(m) = kind.schema_message() {
@@ -330,15 +338,21 @@ pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
         // strings) when it has items, a boolean; their `MarshalJSON` write `null` for
         // anything else.
         (
-            Kind::JsonSchemaPropsOrArray(m)
-            | Kind::JsonSchemaPropsOrBool(m)
-            | Kind::JsonSchemaPropsOrStringArray(m),
+            kind @ (Kind::JsonSchemaPropsOrArray(_)
+            | Kind::JsonSchemaPropsOrBool(_)
+            | Kind::JsonSchemaPropsOrStringArray(_)),
             v @ Value::Object(_),
-        ) => fill_zero(v, &Kind::Message(m)),
-        (Kind::JsonSchemaPropsOrArray(m), Value::Array(items)) if !items.is_empty() => {
-            items
-                .iter_mut()
-                .for_each(|v| fill_element(v, &Kind::Message(m)));
+        ) => {
+            if let Some(m) = kind.schema_message() {
+                fill_zero(v, &Kind::Message(m));
+            }
+        }
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) if !items.is_empty() => {
+            if let Some(m) = kind.schema_message() {
+                items
+                    .iter_mut()
+                    .for_each(|v| fill_element(v, &Kind::Message(m)));
+            }
         }
         (Kind::JsonSchemaPropsOrStringArray(_), Value::Array(items)) if !items.is_empty() => {}
         (Kind::JsonSchemaPropsOrBool(_), Value::Bool(_)) => {}
@@ -692,6 +706,109 @@ mod tests {
                 "time": "2024-01-01T00:00:00Z", "size": "0", "port": 0,
                 "ports": [{"name": "a", "port": 0}, {"port": 0}], "names": {"a": ""}})
         );
+    }
+
+    static PROPS: Message = Message {
+        name: "test.JSONSchemaProps",
+        description: "",
+        fields: &[
+            Field::new("type", 5, Kind::String),
+            Field::new("maximum", 9, Kind::Float64).pointer(),
+            Field::new("enum", 20, Kind::Array(&Kind::Json)),
+            Field::new("items", 24, Kind::JsonSchemaPropsOrArray(&OR_ARRAY)).pointer(),
+            Field::new(
+                "additionalProperties",
+                30,
+                Kind::JsonSchemaPropsOrBool(&OR_BOOL),
+            )
+            .pointer(),
+            Field::new(
+                "dependencies",
+                32,
+                Kind::Map(&Kind::JsonSchemaPropsOrStringArray(&OR_STRINGS)),
+            ),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_ARRAY: Message = Message {
+        name: "test.JSONSchemaPropsOrArray",
+        description: "",
+        fields: &[
+            Field::new("schema", 1, Kind::Message(&PROPS)).pointer(),
+            Field::new("jSONSchemas", 2, Kind::Array(&Kind::Message(&PROPS))),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_BOOL: Message = Message {
+        name: "test.JSONSchemaPropsOrBool",
+        description: "",
+        fields: &[
+            Field::new("allows", 1, Kind::Bool),
+            Field::new("schema", 2, Kind::Message(&PROPS)).pointer(),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_STRINGS: Message = Message {
+        name: "test.JSONSchemaPropsOrStringArray",
+        description: "",
+        fields: &[
+            Field::new("schema", 1, Kind::Message(&PROPS)).pointer(),
+            Field::new("property", 2, Kind::Array(&Kind::String)),
+        ],
+        required: &[],
+        atomic: false,
+    };
+
+    #[test]
+    fn unions_are_pruned_and_encoded_in_either_form() {
+        let kind = Kind::Message(&PROPS);
+        let mut v = serde_json::json!({
+            "items": [{"type": "a", "bogus": 1}, {"items": {"type": "b", "nope": 2}}],
+            "additionalProperties": {"type": "", "x": 1},
+            "dependencies": {"a": ["b"], "c": {"type": "d", "y": 0}},
+            "enum": [{"free": "form"}, null],
+        });
+        prune(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": [{"type": "a"}, {"items": {"type": "b"}}],
+                "additionalProperties": {"type": ""},
+                "dependencies": {"a": ["b"], "c": {"type": "d"}},
+                "enum": [{"free": "form"}, null],
+            })
+        );
+        go_encoded(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": [{"type": "a"}, {"items": {"type": "b"}}],
+                "additionalProperties": {},
+                "dependencies": {"a": ["b"], "c": {"type": "d"}},
+                "enum": [{"free": "form"}, null],
+            })
+        );
+        // What the unions' MarshalJSON write for what their UnmarshalJSON keep of odd
+        // input; a float64 in Go's form.
+        let mut v = serde_json::json!({
+            "items": [], "additionalProperties": true, "dependencies": {"a": [], "b": 1},
+            "maximum": 2.0,
+        });
+        go_encoded(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": null, "additionalProperties": true,
+                "dependencies": {"a": null, "b": null}, "maximum": 2,
+            })
+        );
+        // Left out when zero, as pointers; a zero float64 is kept by its pointer.
+        let mut v = serde_json::json!({"items": null, "maximum": 0, "additionalProperties": null});
+        go_encoded(&mut v, &kind);
+        assert_eq!(v, serde_json::json!({"maximum": 0}));
     }
 
     #[test]
