@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::openapi::Definition;
 use crate::overlay;
-use crate::packages::{PACKAGES, PROTO_ONLY, Package, special, union};
+use crate::packages::{PACKAGES, PROTO_NAMES, PROTO_ONLY, Package, special, union};
 use crate::pb::{self, PbField, PbModule, PbType};
 
 /// A field's kind, as kas-apimachinery's `schema::Kind`.
@@ -286,7 +286,10 @@ impl Ctx<'_> {
                     // Fields upstream's OpenAPI leaves out are not served.
                     None => bail!("protobuf field {} is not in the OpenAPI", f.ident),
                 },
-                None => (lower_camel(&f.ident)?, None),
+                None => match PROTO_NAMES.iter().find(|(ident, _)| *ident == f.ident) {
+                    Some((_, name)) => ((*name).to_owned(), None),
+                    None => (lower_camel(&f.ident)?, None),
+                },
             };
             // A list's items are written even when empty (`json:"items"`).
             let required = match openapi {

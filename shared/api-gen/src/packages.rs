@@ -126,3 +126,8 @@ pub static PROTO_ONLY: &[(&str, &str)] = &[
         "PartialObjectMetadataList",
     ),
 ];
+
+/// Proto field names that prost's snake case does not give back, for messages whose field
+/// names come from k8s-pb (the unions): `jSONSchemas` became `j_son_schemas`. gogo's
+/// errors name the Go field after it (`JSONSchemas`).
+pub static PROTO_NAMES: &[(&str, &str)] = &[("j_son_schemas", "jSONSchemas")];

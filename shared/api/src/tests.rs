@@ -399,7 +399,12 @@ fn apiextensions_v1_follows_upstream() {
         field("x-kubernetes-validations").patch,
         Some(PatchMeta::merge_by("rule"))
     );
-    // The unions' protobuf messages.
+    // The unions' protobuf messages, their fields named as gogo names them.
+    let wrong = kas_apimachinery::protobuf::decode(&[0xc2, 0x01, 2, 0x10, 1], props);
+    assert_eq!(
+        wrong.map_err(|e| e.to_string()).err().as_deref(),
+        Some("proto: wrong wireType = 0 for field JSONSchemas")
+    );
     let or_bool = &ext::JSON_SCHEMA_PROPS_OR_BOOL;
     assert!(matches!(
         or_bool.field_by_tag(1).map(|f| f.kind),

@@ -1351,7 +1351,7 @@ pub static JSON_SCHEMA_PROPS_OR_ARRAY: Message = Message {
             wrapped: false,
         },
         Field {
-            name: "jSonSchemas",
+            name: "jSONSchemas",
             tag: 2,
             kind: Kind::Array(&Kind::Message(&crate::apiextensions::v1::JSON_SCHEMA_PROPS)),
             omit_empty: true,
