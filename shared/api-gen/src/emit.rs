@@ -158,6 +158,12 @@ fn kind(k: &GenKind, statics: &BTreeMap<&str, String>) -> Result<String> {
         ),
         GenKind::Array(inner) => format!("Kind::Array(&{})", kind(inner, statics)?),
         GenKind::Map(inner) => format!("Kind::Map(&{})", kind(inner, statics)?),
+        GenKind::Union(u, def) => format!(
+            "Kind::{u}(&{})",
+            statics
+                .get(def.as_str())
+                .with_context(|| format!("{def} is not generated"))?
+        ),
     })
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::openapi::Definition;
 use crate::overlay;
-use crate::packages::{PACKAGES, PROTO_ONLY, Package, special};
+use crate::packages::{PACKAGES, PROTO_NAMES, PROTO_ONLY, Package, special, union};
 use crate::pb::{self, PbField, PbModule, PbType};
 
 /// A field's kind, as kas-apimachinery's `schema::Kind`.
@@ -19,6 +19,8 @@ pub enum GenKind {
     Message(String),
     Array(Box<GenKind>),
     Map(Box<GenKind>),
+    /// A `JSONSchemaProps` union: the kind's name and the definition of its message.
+    Union(&'static str, String),
 }
 
 #[derive(Debug)]
@@ -248,7 +250,10 @@ impl Ctx<'_> {
         def: &str,
         go: &str,
     ) -> Result<GenMessage> {
-        let openapi = self.defs.get(def);
+        // A union's OpenAPI describes its JSON only; its fields are the protobuf message's.
+        let described = self.defs.get(def);
+        let module_path: Vec<String> = p.pb.iter().map(|s| s.to_string()).collect();
+        let openapi = described.filter(|_| union(&module_path, &msg.name).is_none());
         let top_level = module.resources.keys().any(|r| r.eq_ignore_ascii_case(go))
             || go.ends_with("List")
             || PROTO_ONLY.contains(&(p.defs, go))
@@ -281,7 +286,10 @@ impl Ctx<'_> {
                     // Fields upstream's OpenAPI leaves out are not served.
                     None => bail!("protobuf field {} is not in the OpenAPI", f.ident),
                 },
-                None => (lower_camel(&f.ident)?, None),
+                None => match PROTO_NAMES.iter().find(|(ident, _)| *ident == f.ident) {
+                    Some((_, name)) => ((*name).to_owned(), None),
+                    None => (lower_camel(&f.ident)?, None),
+                },
             };
             // A list's items are written even when empty (`json:"items"`).
             let required = match openapi {
@@ -313,7 +321,7 @@ impl Ctx<'_> {
             go_name: go.to_owned(),
             module: p.module,
             pb_type: format!("{}::{}", p.pb.join("::"), msg.name),
-            description: match openapi {
+            description: match described {
                 Some(d) => d.description.clone(),
                 None => doc_description(&msg.doc),
             },
@@ -388,7 +396,7 @@ impl Ctx<'_> {
         });
         let struct_like = matches!(kind, GenKind::Message(_))
             || matches!(kind, GenKind::Scalar(s) if s != "String" && s != "Bool"
-                && s != "Int32" && s != "Int64" && s != "Double" && s != "Bytes");
+                && s != "Int32" && s != "Int64" && s != "Float64" && s != "Bytes");
         let collection = matches!(kind, GenKind::Array(_) | GenKind::Map(_))
             || matches!(kind, GenKind::Scalar("Bytes"));
         let meta = matches!(&kind, GenKind::Message(m) if m.ends_with("meta.v1.ObjectMeta")
@@ -434,6 +442,7 @@ impl Ctx<'_> {
                 "bool" => "Bool",
                 "int32" => "Int32",
                 "int64" => "Int64",
+                "double" => "Float64",
                 "bytes" => "Bytes",
                 other => bail!("unsupported scalar {other}"),
             }),
@@ -456,7 +465,11 @@ impl Ctx<'_> {
                     .go_names
                     .get(&(pkg.defs.to_owned(), name.to_lowercase()))
                     .with_context(|| format!("{path:?} is not generated"))?;
-                GenKind::Message(format!("{}.{go}", pkg.defs))
+                let def = format!("{}.{go}", pkg.defs);
+                match union(module, name) {
+                    Some(u) => GenKind::Union(u, def),
+                    None => GenKind::Message(def),
+                }
             }
         })
     }
@@ -483,9 +496,14 @@ fn type_meta_field(name: &str, prop: &Value) -> GenField {
 }
 
 /// A JSON name and a prost field name name the same field: prost snake-cases the proto
-/// name, which is the JSON name.
+/// name, which is the JSON name but for JSONSchemaProps' `$ref`, `$schema` and
+/// `x-kubernetes-*` (protobuf `ref`, `schema`, `xKubernetes*`).
 fn same_name(json: &str, ident: &str) -> bool {
-    let a = json.to_lowercase();
+    let a: String = json
+        .chars()
+        .filter(|c| !matches!(c, '$' | '-'))
+        .collect::<String>()
+        .to_lowercase();
     let b: String = ident.chars().filter(|c| *c != '_').collect();
     a == b
 }

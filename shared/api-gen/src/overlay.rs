@@ -5,7 +5,8 @@
 //! `omitempty`; strings, numbers, bools and times are values, as in most of upstream's
 //! types; `metadata`, a top-level kind's `spec` and `status`, slices, maps and byte
 //! strings are values; other structs are pointers. The entries here are the fields of
-//! Kubernetes 1.33's `types.go` (k8s.io/api and k8s.io/apimachinery v0.33.0) whose Go
+//! Kubernetes 1.33's `types.go` (k8s.io/api, k8s.io/apimachinery and
+//! k8s.io/apiextensions-apiserver v0.33.0, the latter's `types_jsonschema.go` too) whose Go
 //! type differs from that default, read off those files.
 
 use anyhow::{Result, bail};
@@ -439,6 +440,26 @@ static OVERLAY: &[(&str, &str, Facts)] = &[
     ("io.k8s.api.storage.v1.VolumeAttachmentSource", "persistentVolumeName", P),
     ("io.k8s.api.storage.v1.VolumeError", "errorCode", P),
     ("io.k8s.api.storage.v1.VolumeNodeResources", "count", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus", "acceptedNames", A),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus", "conditions", A),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus", "storedVersions", A),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion", "deprecationWarning", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale", "labelSelectorPath", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "$ref", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "maxItems", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "maxLength", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "maxProperties", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "minItems", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "minLength", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "minProperties", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "x-kubernetes-list-type", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "x-kubernetes-map-type", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps", "x-kubernetes-preserve-unknown-fields", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference", "path", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference", "port", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule", "optionalOldSelf", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule", "reason", P),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig", "url", P),
     ("io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup", "preferredVersion", V),
     ("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "gracePeriodSeconds", P),
     ("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "ignoreStoreReadErrorWithClusterBreakingPotential", P),

@@ -22,8 +22,7 @@ macro_rules! api {
 }
 
 /// Every group version kube-apiserver 1.33 serves by default (its GA APIs; 1.33 enables no
-/// beta API by default), the aggregator's, and meta's. apiextensions.k8s.io comes with the
-/// CRD work: its `JSONSchemaProps` unions need kinds of their own.
+/// beta API by default), apiextensions-apiserver's and the aggregator's, and meta's.
 pub static PACKAGES: &[Package] = &[
     Package {
         pb: &["apimachinery", "pkg", "apis", "meta", "v1"],
@@ -55,6 +54,17 @@ pub static PACKAGES: &[Package] = &[
     api!("scheduling", "v1"),
     api!("storage", "v1"),
     Package {
+        pb: &[
+            "apiextensions_apiserver",
+            "pkg",
+            "apis",
+            "apiextensions",
+            "v1",
+        ],
+        defs: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+        module: ["apiextensions", "v1"],
+    },
+    Package {
         pb: &["kube_aggregator", "pkg", "apis", "apiregistration", "v1"],
         defs: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
         module: ["apiregistration", "v1"],
@@ -72,6 +82,29 @@ pub fn special(module: &[String], name: &str) -> Option<&'static str> {
         (["apimachinery", "pkg", "runtime"], "RawExtension") => Some("RawExtension"),
         (["apimachinery", "pkg", "util", "intstr"], "IntOrString") => Some("IntOrString"),
         (["apimachinery", "pkg", "api", "resource"], "Quantity") => Some("Quantity"),
+        (APIEXTENSIONS_V1, "Json") => Some("Json"),
+        _ => None,
+    }
+}
+
+const APIEXTENSIONS_V1: &[&str] = &[
+    "apiextensions_apiserver",
+    "pkg",
+    "apis",
+    "apiextensions",
+    "v1",
+];
+
+/// Messages whose JSON upstream hand-writes as one of two forms, which the schema model has
+/// kinds for: the kind's name. Their protobuf messages are generated (a union's kind
+/// refers to its message), with prost's field names, since upstream's OpenAPI describes
+/// only their JSON.
+pub fn union(module: &[String], name: &str) -> Option<&'static str> {
+    let module: Vec<&str> = module.iter().map(String::as_str).collect();
+    match (module.as_slice(), name) {
+        (APIEXTENSIONS_V1, "JsonSchemaPropsOrArray") => Some("JsonSchemaPropsOrArray"),
+        (APIEXTENSIONS_V1, "JsonSchemaPropsOrBool") => Some("JsonSchemaPropsOrBool"),
+        (APIEXTENSIONS_V1, "JsonSchemaPropsOrStringArray") => Some("JsonSchemaPropsOrStringArray"),
         _ => None,
     }
 }
@@ -93,3 +126,8 @@ pub static PROTO_ONLY: &[(&str, &str)] = &[
         "PartialObjectMetadataList",
     ),
 ];
+
+/// Proto field names that prost's snake case does not give back, for messages whose field
+/// names come from k8s-pb (the unions): `jSONSchemas` became `j_son_schemas`. gogo's
+/// errors name the Go field after it (`JSONSchemas`).
+pub static PROTO_NAMES: &[(&str, &str)] = &[("j_son_schemas", "jSONSchemas")];

@@ -26,9 +26,9 @@ mod generated;
 
 pub use generated::kinds::{KINDS, KindEntry};
 pub use generated::{
-    admissionregistration, apiregistration, apps, authentication, authorization, autoscaling,
-    batch, certificates, coordination, core, discovery, events, flowcontrol, meta, networking,
-    node, policy, rbac, scheduling, storage,
+    admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
+    autoscaling, batch, certificates, coordination, core, discovery, events, flowcontrol, meta,
+    networking, node, policy, rbac, scheduling, storage,
 };
 
 mod registry;

@@ -29,6 +29,7 @@ fn names_are_unique_in_all() {
         assert!(
             m.name.starts_with("io.k8s.api.")
                 || m.name.starts_with("io.k8s.apimachinery.")
+                || m.name.starts_with("io.k8s.apiextensions-apiserver.")
                 || m.name.starts_with("io.k8s.kube-aggregator."),
             "{} is not an OpenAPI definition name",
             m.name
@@ -316,6 +317,109 @@ fn kinds_of_special_fields() {
         watch.field_by_tag(2).map(|f| f.kind),
         Some(Kind::RawExtension)
     ));
+}
+
+/// apiextensions.k8s.io/v1, checked by hand against k8s.io/apiextensions-apiserver
+/// v0.33.0's `generated.proto`, `types.go` and `types_jsonschema.go`.
+#[test]
+fn apiextensions_v1_follows_upstream() {
+    use crate::apiextensions::v1 as ext;
+    let crds = crate::KINDS
+        .iter()
+        .find(|k| k.kind == "CustomResourceDefinition")
+        .expect("CustomResourceDefinition");
+    assert_eq!(
+        (crds.group, crds.version, crds.plural, crds.scope),
+        (
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "Cluster"
+        )
+    );
+    assert!(std::ptr::eq(crds.message, &ext::CUSTOM_RESOURCE_DEFINITION));
+    assert!(std::ptr::eq(
+        kind("apiextensions.k8s.io", "v1", "CustomResourceDefinitionList").expect("list"),
+        &ext::CUSTOM_RESOURCE_DEFINITION_LIST
+    ));
+    let spec =
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec";
+    assert_eq!(
+        (
+            tag(spec, "names"),
+            tag(spec, "versions"),
+            tag(spec, "conversion")
+        ),
+        (3, 7, 9)
+    );
+    assert_eq!(tag(spec, "preserveUnknownFields"), 10);
+    let props = &ext::JSON_SCHEMA_PROPS;
+    let field = |name: &str| {
+        props
+            .field(name)
+            .unwrap_or_else(|| panic!("JSONSchemaProps has no {name}"))
+    };
+    let checks: [(&str, u32, bool); 10] = [
+        ("$schema", 2, false),
+        ("$ref", 3, true),
+        ("default", 8, true),
+        ("maximum", 9, true),
+        ("maxLength", 13, true),
+        ("items", 24, true),
+        ("additionalProperties", 30, true),
+        ("x-kubernetes-preserve-unknown-fields", 38, true),
+        ("x-kubernetes-embedded-resource", 39, false),
+        ("x-kubernetes-validations", 44, false),
+    ];
+    for (name, number, pointer) in checks {
+        let f = field(name);
+        assert_eq!(
+            (f.tag, f.pointer, f.omit_empty),
+            (number, pointer, true),
+            "{name}"
+        );
+    }
+    assert!(matches!(field("default").kind, Kind::Json));
+    assert!(matches!(field("enum").kind, Kind::Array(Kind::Json)));
+    assert!(matches!(field("maximum").kind, Kind::Float64));
+    assert!(matches!(
+        field("items").kind,
+        Kind::JsonSchemaPropsOrArray(m) if std::ptr::eq(m, &ext::JSON_SCHEMA_PROPS_OR_ARRAY)
+    ));
+    assert!(matches!(
+        field("additionalItems").kind,
+        Kind::JsonSchemaPropsOrBool(m) if std::ptr::eq(m, &ext::JSON_SCHEMA_PROPS_OR_BOOL)
+    ));
+    assert!(matches!(
+        field("dependencies").kind,
+        Kind::Map(Kind::JsonSchemaPropsOrStringArray(m))
+            if std::ptr::eq(*m, &ext::JSON_SCHEMA_PROPS_OR_STRING_ARRAY)
+    ));
+    assert_eq!(
+        field("x-kubernetes-validations").patch,
+        Some(PatchMeta::merge_by("rule"))
+    );
+    // The unions' protobuf messages, their fields named as gogo names them.
+    let wrong = kas_apimachinery::protobuf::decode(&[0xc2, 0x01, 2, 0x10, 1], props);
+    assert_eq!(
+        wrong.map_err(|e| e.to_string()).err().as_deref(),
+        Some("proto: wrong wireType = 0 for field JSONSchemas")
+    );
+    let or_bool = &ext::JSON_SCHEMA_PROPS_OR_BOOL;
+    assert!(matches!(
+        or_bool.field_by_tag(1).map(|f| f.kind),
+        Some(Kind::Bool)
+    ));
+    assert_eq!(
+        field("items").kind.schema_message().map(|m| m.name),
+        Some(props.name)
+    );
+    let status =
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus";
+    for name in ["conditions", "acceptedNames", "storedVersions"] {
+        let f = message(status).field(name).expect(name);
+        assert!(!f.omit_empty && !f.pointer, "{name}");
+    }
 }
 
 /// Patch metadata found through the tables, as upstream's Go tags have it.

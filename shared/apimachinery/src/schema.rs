@@ -19,6 +19,8 @@ pub enum Kind {
     Int32,
     /// JSON number; protobuf `int64` varint.
     Int64,
+    /// JSON number; protobuf `double` (fixed 64 bits).
+    Float64,
     /// `[]byte`: JSON base64 string; protobuf `bytes`.
     Bytes,
     /// `metav1.Time`: JSON RFC 3339 string in seconds (or null); protobuf
@@ -36,6 +38,18 @@ pub enum Kind {
     FieldsV1,
     /// `runtime.RawExtension`: any JSON value; protobuf `RawExtension { bytes raw = 1; }`.
     RawExtension,
+    /// apiextensions' `JSON`: any JSON value; protobuf `JSON { bytes raw = 1; }` holding
+    /// the JSON text, no bytes for `null`.
+    Json,
+    /// apiextensions' `JSONSchemaPropsOrArray`, of the schema message given: JSON a schema
+    /// object or an array of schemas; protobuf `{ schema = 1; repeated jSONSchemas = 2; }`.
+    JsonSchemaPropsOrArray(&'static Message),
+    /// apiextensions' `JSONSchemaPropsOrBool`: JSON a boolean or a schema object; protobuf
+    /// `{ bool allows = 1; schema = 2; }`.
+    JsonSchemaPropsOrBool(&'static Message),
+    /// apiextensions' `JSONSchemaPropsOrStringArray`: JSON an array of strings or a schema
+    /// object; protobuf `{ schema = 1; repeated string property = 2; }`.
+    JsonSchemaPropsOrStringArray(&'static Message),
     /// A nested message.
     Message(&'static Message),
     /// A JSON array; protobuf `repeated`.
@@ -199,6 +213,20 @@ impl Kind {
             _ => None,
         }
     }
+
+    /// The schema message (`JSONSchemaProps`) of a `JSONSchemaProps` union: the message
+    /// its protobuf message's `schema` field holds.
+    pub fn schema_message(&self) -> Option<&'static Message> {
+        match self {
+            Kind::JsonSchemaPropsOrArray(u)
+            | Kind::JsonSchemaPropsOrBool(u)
+            | Kind::JsonSchemaPropsOrStringArray(u) => u.fields.iter().find_map(|f| match f.kind {
+                Kind::Message(m) => Some(m),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// Drops every key `value` has that its kind does not (what decoding into upstream's Go
@@ -217,6 +245,16 @@ pub fn prune(value: &mut serde_json::Value, kind: &Kind) {
         }
         (Kind::Map(inner), Value::Object(map)) => map.values_mut().for_each(|v| prune(v, inner)),
         (Kind::Array(inner), Value::Array(items)) => items.iter_mut().for_each(|v| prune(v, inner)),
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) => {
+            if let Some(m) = kind.schema_message() {
+                items.iter_mut().for_each(|v| prune(v, &Kind::Message(m)));
+            }
+        }
+        (kind, v @ Value::Object(_)) => {
+            if let Some(m) = kind.schema_message() {
+                prune(v, &Kind::Message(m));
+            }
+        }
         _ => {}
     }
 }
@@ -243,6 +281,18 @@ pub fn omit_empty(value: &mut serde_json::Value, kind: &Kind) {
         }
         (Kind::Array(inner), Value::Array(items)) => {
             items.iter_mut().for_each(|v| omit_empty(v, inner));
+        }
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) => {
+            if let Some(m) = kind.schema_message() {
+                items
+                    .iter_mut()
+                    .for_each(|v| omit_empty(v, &Kind::Message(m)));
+            }
+        }
+        (kind, v @ Value::Object(_)) => {
+            if let Some(m) = kind.schema_message() {
+                omit_empty(v, &Kind::Message(m));
+            }
         }
         _ => {}
     }
@@ -275,6 +325,39 @@ pub fn fill_zero(value: &mut serde_json::Value, kind: &Kind) {
             if let Some(canonical) = crate::resource::canonical(&text) {
                 *v = Value::String(canonical);
             }
+        }
+        // Go writes a float64 in its own shortest form (`1.0` as `1`).
+        (Kind::Float64, Value::Number(n)) => {
+            if let Some(f) = n.as_f64().filter(|f| f.is_finite())
+                && let Ok(go) = serde_json::from_str(&crate::golang::json::format_float(f, 64))
+            {
+                *n = go;
+            }
+        }
+        // The unions' `UnmarshalJSON` keep a schema object, an array (of schemas, of
+        // strings) when it has items, a boolean; their `MarshalJSON` write `null` for
+        // anything else.
+        (
+            kind @ (Kind::JsonSchemaPropsOrArray(_)
+            | Kind::JsonSchemaPropsOrBool(_)
+            | Kind::JsonSchemaPropsOrStringArray(_)),
+            v @ Value::Object(_),
+        ) => {
+            if let Some(m) = kind.schema_message() {
+                fill_zero(v, &Kind::Message(m));
+            }
+        }
+        (kind @ Kind::JsonSchemaPropsOrArray(_), Value::Array(items)) if !items.is_empty() => {
+            if let Some(m) = kind.schema_message() {
+                items
+                    .iter_mut()
+                    .for_each(|v| fill_element(v, &Kind::Message(m)));
+            }
+        }
+        (Kind::JsonSchemaPropsOrStringArray(_), Value::Array(items)) if !items.is_empty() => {}
+        (Kind::JsonSchemaPropsOrBool(_), Value::Bool(_)) => {}
+        (Kind::JsonSchemaPropsOrArray(_) | Kind::JsonSchemaPropsOrStringArray(_), v) => {
+            *v = Value::Null;
         }
         _ => {}
     }
@@ -332,6 +415,7 @@ fn written_zero(f: &Field) -> Option<serde_json::Value> {
             | Kind::Bool
             | Kind::Int32
             | Kind::Int64
+            | Kind::Float64
             | Kind::Bytes
             | Kind::Array(_)
             | Kind::Map(_)
@@ -346,8 +430,8 @@ pub fn zero_value(kind: &Kind) -> serde_json::Value {
     use serde_json::Value;
     match kind {
         Kind::String => Value::String(String::new()),
-        Kind::Bool => Value::Bool(false),
-        Kind::Int32 | Kind::Int64 | Kind::IntOrString => Value::from(0),
+        Kind::Bool | Kind::JsonSchemaPropsOrBool(_) => Value::Bool(false),
+        Kind::Int32 | Kind::Int64 | Kind::Float64 | Kind::IntOrString => Value::from(0),
         Kind::Quantity => Value::String("0".into()),
         Kind::Message(_) => {
             let mut v = Value::Object(serde_json::Map::new());
@@ -359,6 +443,9 @@ pub fn zero_value(kind: &Kind) -> serde_json::Value {
         | Kind::MicroTime
         | Kind::FieldsV1
         | Kind::RawExtension
+        | Kind::Json
+        | Kind::JsonSchemaPropsOrArray(_)
+        | Kind::JsonSchemaPropsOrStringArray(_)
         | Kind::Array(_)
         | Kind::Map(_) => Value::Null,
     }
@@ -376,13 +463,19 @@ fn go_empty(f: &Field, value: &serde_json::Value) -> bool {
             | Kind::IntOrString
             | Kind::FieldsV1
             | Kind::RawExtension
+            | Kind::Json
+            | Kind::JsonSchemaPropsOrArray(_)
+            | Kind::JsonSchemaPropsOrBool(_)
+            | Kind::JsonSchemaPropsOrStringArray(_)
     );
     match value {
         Value::Null => f.pointer || !is_struct,
         _ if f.pointer || is_struct => false,
         Value::String(s) => matches!(f.kind, Kind::String | Kind::Bytes) && s.is_empty(),
         Value::Bool(b) => matches!(f.kind, Kind::Bool) && !b,
-        Value::Number(n) => matches!(f.kind, Kind::Int32 | Kind::Int64) && n.as_f64() == Some(0.0),
+        Value::Number(n) => {
+            matches!(f.kind, Kind::Int32 | Kind::Int64 | Kind::Float64) && n.as_f64() == Some(0.0)
+        }
         Value::Array(a) => matches!(f.kind, Kind::Array(_)) && a.is_empty(),
         Value::Object(o) => matches!(f.kind, Kind::Map(_)) && o.is_empty(),
     }
@@ -613,6 +706,109 @@ mod tests {
                 "time": "2024-01-01T00:00:00Z", "size": "0", "port": 0,
                 "ports": [{"name": "a", "port": 0}, {"port": 0}], "names": {"a": ""}})
         );
+    }
+
+    static PROPS: Message = Message {
+        name: "test.JSONSchemaProps",
+        description: "",
+        fields: &[
+            Field::new("type", 5, Kind::String),
+            Field::new("maximum", 9, Kind::Float64).pointer(),
+            Field::new("enum", 20, Kind::Array(&Kind::Json)),
+            Field::new("items", 24, Kind::JsonSchemaPropsOrArray(&OR_ARRAY)).pointer(),
+            Field::new(
+                "additionalProperties",
+                30,
+                Kind::JsonSchemaPropsOrBool(&OR_BOOL),
+            )
+            .pointer(),
+            Field::new(
+                "dependencies",
+                32,
+                Kind::Map(&Kind::JsonSchemaPropsOrStringArray(&OR_STRINGS)),
+            ),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_ARRAY: Message = Message {
+        name: "test.JSONSchemaPropsOrArray",
+        description: "",
+        fields: &[
+            Field::new("schema", 1, Kind::Message(&PROPS)).pointer(),
+            Field::new("jSONSchemas", 2, Kind::Array(&Kind::Message(&PROPS))),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_BOOL: Message = Message {
+        name: "test.JSONSchemaPropsOrBool",
+        description: "",
+        fields: &[
+            Field::new("allows", 1, Kind::Bool),
+            Field::new("schema", 2, Kind::Message(&PROPS)).pointer(),
+        ],
+        required: &[],
+        atomic: false,
+    };
+    static OR_STRINGS: Message = Message {
+        name: "test.JSONSchemaPropsOrStringArray",
+        description: "",
+        fields: &[
+            Field::new("schema", 1, Kind::Message(&PROPS)).pointer(),
+            Field::new("property", 2, Kind::Array(&Kind::String)),
+        ],
+        required: &[],
+        atomic: false,
+    };
+
+    #[test]
+    fn unions_are_pruned_and_encoded_in_either_form() {
+        let kind = Kind::Message(&PROPS);
+        let mut v = serde_json::json!({
+            "items": [{"type": "a", "bogus": 1}, {"items": {"type": "b", "nope": 2}}],
+            "additionalProperties": {"type": "", "x": 1},
+            "dependencies": {"a": ["b"], "c": {"type": "d", "y": 0}},
+            "enum": [{"free": "form"}, null],
+        });
+        prune(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": [{"type": "a"}, {"items": {"type": "b"}}],
+                "additionalProperties": {"type": ""},
+                "dependencies": {"a": ["b"], "c": {"type": "d"}},
+                "enum": [{"free": "form"}, null],
+            })
+        );
+        go_encoded(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": [{"type": "a"}, {"items": {"type": "b"}}],
+                "additionalProperties": {},
+                "dependencies": {"a": ["b"], "c": {"type": "d"}},
+                "enum": [{"free": "form"}, null],
+            })
+        );
+        // What the unions' MarshalJSON write for what their UnmarshalJSON keep of odd
+        // input; a float64 in Go's form.
+        let mut v = serde_json::json!({
+            "items": [], "additionalProperties": true, "dependencies": {"a": [], "b": 1},
+            "maximum": 2.0,
+        });
+        go_encoded(&mut v, &kind);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "items": null, "additionalProperties": true,
+                "dependencies": {"a": null, "b": null}, "maximum": 2,
+            })
+        );
+        // Left out when zero, as pointers; a zero float64 is kept by its pointer.
+        let mut v = serde_json::json!({"items": null, "maximum": 0, "additionalProperties": null});
+        go_encoded(&mut v, &kind);
+        assert_eq!(v, serde_json::json!({"maximum": 0}));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! The generated tables, one module per group and version.
 
 pub mod admissionregistration;
+pub mod apiextensions;
 pub mod apiregistration;
 pub mod apps;
 pub mod authentication;

@@ -43,6 +43,8 @@ pb_kinds! {
     ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyList", k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyList),
     ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration),
     ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfigurationList", k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfigurationList),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinitionList", k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList),
     ("apiregistration.k8s.io", "v1", "APIService", k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService),
     ("apiregistration.k8s.io", "v1", "APIServiceList", k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList),
     ("apps", "v1", "ControllerRevision", k8s_pb::api::apps::v1::ControllerRevision),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::render::{render, render_value};
 use super::state::{Slot, State};
-use super::wire::{LEN, Reader, VARINT};
+use super::wire::{FIXED64, LEN, Reader, VARINT};
 use super::{Error, MAX_DEPTH, Result};
 use crate::golang::json::coerce_utf8;
 use crate::schema::{Field, Kind, Message};
@@ -50,6 +50,11 @@ pub(super) static FIELDS_V1: Message = carrier(
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
     &[Field::new("raw", 1, Kind::Bytes)],
 );
+/// apiextensions' `JSON`.
+pub(super) static JSON: Message = carrier(
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    &[Field::new("raw", 1, Kind::Bytes)],
+);
 /// `runtime.RawExtension`.
 pub(super) static RAW_EXTENSION: Message = carrier(
     "io.k8s.apimachinery.pkg.runtime.RawExtension",
@@ -73,7 +78,11 @@ fn struct_message(kind: &Kind) -> Option<&'static Message> {
         Kind::IntOrString => Some(&INT_OR_STRING),
         Kind::FieldsV1 => Some(&FIELDS_V1),
         Kind::RawExtension => Some(&RAW_EXTENSION),
-        Kind::Message(m) => Some(m),
+        Kind::Json => Some(&JSON),
+        Kind::Message(m)
+        | Kind::JsonSchemaPropsOrArray(m)
+        | Kind::JsonSchemaPropsOrBool(m)
+        | Kind::JsonSchemaPropsOrStringArray(m) => Some(m),
         _ => None,
     }
 }
@@ -157,6 +166,10 @@ fn decode_occurrence(
             expect_wire(wire_type, VARINT, name)?;
             *slot = Slot::Scalar(varint_value(kind, r.varint()?));
         }
+        Kind::Float64 => {
+            expect_wire(wire_type, FIXED64, name)?;
+            *slot = Slot::Float(f64::from_bits(r.fixed64()?));
+        }
         Kind::String => {
             expect_wire(wire_type, LEN, name)?;
             *slot = Slot::Scalar(Value::String(coerce_utf8(r.bytes()?).into_owned()));
@@ -184,6 +197,10 @@ fn decode_occurrence(
         | Kind::IntOrString
         | Kind::FieldsV1
         | Kind::RawExtension
+        | Kind::Json
+        | Kind::JsonSchemaPropsOrArray(_)
+        | Kind::JsonSchemaPropsOrBool(_)
+        | Kind::JsonSchemaPropsOrStringArray(_)
         | Kind::Message(_) => {
             expect_wire(wire_type, LEN, name)?;
             let data = r.bytes()?;

@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::wire::{begin_nested, end_nested, write_bytes_field, write_varint_field};
+use super::wire::{
+    begin_nested, end_nested, write_bytes_field, write_double_field, write_varint_field,
+};
 use super::{Error, MAX_DEPTH, Result, quantity};
 use crate::golang::base64::STD_ENCODING;
 use crate::golang::json::describe;
@@ -151,6 +153,14 @@ fn encode_value(
         }
         // Go converts int32 to uint64 with sign extension: negatives take ten bytes.
         Kind::Int32 | Kind::Int64 => write_varint_field(tag, expect_int(v, kind, ctx)? as u64, out),
+        Kind::Float64 => {
+            let f = match v {
+                None => 0.0,
+                Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
+                Some(other) => return Err(ctx.type_error(other, kind)),
+            };
+            write_double_field(tag, f, out);
+        }
         Kind::Bytes => {
             let bytes = match expect_str(v, kind, ctx)? {
                 Some(s) => STD_ENCODING
@@ -180,7 +190,10 @@ fn encode_struct(
         Kind::Time | Kind::MicroTime => encode_time(kind, v, out, ctx),
         Kind::Quantity => encode_quantity(v, out, ctx),
         Kind::IntOrString => encode_int_or_string(v, out, ctx),
-        Kind::FieldsV1 | Kind::RawExtension => {
+        Kind::JsonSchemaPropsOrArray(u) => encode_schema_or_array(u, v, out, ctx),
+        Kind::JsonSchemaPropsOrBool(u) => encode_schema_or_bool(u, v, out, ctx),
+        Kind::JsonSchemaPropsOrStringArray(u) => encode_schema_or_string_array(u, v, out, ctx),
+        Kind::FieldsV1 | Kind::RawExtension | Kind::Json => {
             // Go keeps the JSON bytes it read; compact JSON is what those bytes are when
             // the object was written by a Go client or by this server.
             if let Some(v) = v {
@@ -216,9 +229,69 @@ fn encode_struct(
             Some(v) => encode_map(1, kind, elem, v, out, ctx),
             None => Ok(()),
         },
-        Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64 | Kind::Bytes => {
+        Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64 | Kind::Float64 | Kind::Bytes => {
             encode_value(1, kind, v, out, ctx)
         }
+    }
+}
+
+/// `JSONSchemaPropsOrArray` (`u`, its protobuf message): an object is its `schema` (1), an
+/// array its `jSONSchemas` (2); anything else leaves both empty, as its `UnmarshalJSON`
+/// does.
+fn encode_schema_or_array(
+    u: &'static Message,
+    v: Option<&Value>,
+    out: &mut Vec<u8>,
+    ctx: &mut Ctx,
+) -> Result<()> {
+    match (v, u.field_by_tag(1), u.field_by_tag(2)) {
+        (Some(v @ Value::Object(_)), Some(schema), _) => {
+            encode_value(schema.tag, &schema.kind, Some(v), out, ctx)
+        }
+        (Some(v @ Value::Array(_)), _, Some(schemas)) => encode_field(schemas, Some(v), out, ctx),
+        _ => Ok(()),
+    }
+}
+
+/// `JSONSchemaPropsOrBool`: `allows` (1) is written always, true for an object, which is
+/// also its `schema` (2); a value neither boolean nor object is refused.
+fn encode_schema_or_bool(
+    u: &'static Message,
+    v: Option<&Value>,
+    out: &mut Vec<u8>,
+    ctx: &mut Ctx,
+) -> Result<()> {
+    let allows = match v {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Object(_)) => true,
+        Some(_) => return Err(Error::SchemaOrBool),
+    };
+    if let Some(f) = u.field_by_tag(1) {
+        write_varint_field(f.tag, u64::from(allows), out);
+    }
+    match (v, u.field_by_tag(2)) {
+        (Some(v @ Value::Object(_)), Some(schema)) => {
+            encode_value(schema.tag, &schema.kind, Some(v), out, ctx)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `JSONSchemaPropsOrStringArray`: an object is its `schema` (1), an array its `property`
+/// (2); anything else leaves both empty.
+fn encode_schema_or_string_array(
+    u: &'static Message,
+    v: Option<&Value>,
+    out: &mut Vec<u8>,
+    ctx: &mut Ctx,
+) -> Result<()> {
+    match (v, u.field_by_tag(1), u.field_by_tag(2)) {
+        (Some(v @ Value::Object(_)), Some(schema), _) => {
+            encode_value(schema.tag, &schema.kind, Some(v), out, ctx)
+        }
+        (Some(v @ Value::Array(_)), _, Some(property)) => encode_field(property, Some(v), out, ctx),
+        _ => Ok(()),
     }
 }
 
@@ -329,6 +402,7 @@ fn expect_int(v: Option<&Value>, kind: &Kind, ctx: &Ctx) -> Result<i64> {
 pub(crate) fn embedded_name(kind: &Kind) -> &'static str {
     match kind {
         Kind::FieldsV1 => "metav1.FieldsV1",
+        Kind::Json => "v1.JSON",
         _ => "RawExtension",
     }
 }
@@ -341,6 +415,7 @@ pub(crate) fn go_type(kind: &Kind) -> String {
         Kind::Bool => "bool".into(),
         Kind::Int32 => "int32".into(),
         Kind::Int64 => "int64".into(),
+        Kind::Float64 => "float64".into(),
         Kind::Bytes => "[]uint8".into(),
         Kind::Time => "v1.Time".into(),
         Kind::MicroTime => "v1.MicroTime".into(),
@@ -348,7 +423,11 @@ pub(crate) fn go_type(kind: &Kind) -> String {
         Kind::IntOrString => "intstr.IntOrString".into(),
         Kind::FieldsV1 => "v1.FieldsV1".into(),
         Kind::RawExtension => "runtime.RawExtension".into(),
-        Kind::Message(m) => format!("v1.{}", m.short_name()),
+        Kind::Json => "v1.JSON".into(),
+        Kind::Message(m)
+        | Kind::JsonSchemaPropsOrArray(m)
+        | Kind::JsonSchemaPropsOrBool(m)
+        | Kind::JsonSchemaPropsOrStringArray(m) => format!("v1.{}", m.short_name()),
         Kind::Array(k) => format!("[]{}", go_type(k)),
         Kind::Map(k) => format!("map[string]{}", go_type(k)),
     }

@@ -23,7 +23,10 @@
 //!   `Timestamp` of whole seconds, MicroTime keeps microseconds, the zero time is an empty
 //!   message; Quantity is `{string = 1}` (the string as it is, syntax-checked; see
 //!   [`quantity`]); IntOrString is `{type = 1, intVal = 2, strVal = 3}`; FieldsV1 and
-//!   RawExtension carry compact JSON (Go's escaping, [`crate::golang::json::to_vec`]) in field 1.
+//!   RawExtension carry compact JSON (Go's escaping, [`crate::golang::json::to_vec`]) in field 1,
+//!   as apiextensions' `JSON` does; `JSONSchemaPropsOr{Array,Bool,StringArray}` are their
+//!   protobuf messages, written from and read into the JSON form their `MarshalJSON` and
+//!   `UnmarshalJSON` use. A `double` is eight bytes, written as Go's JSON writes a float64.
 //! - An array or map directly inside an array or map (`map[string]ExtraValue` where
 //!   `ExtraValue []string`) is a wrapper message holding it as field 1, as go-to-protobuf
 //!   generates for named slice types.
@@ -137,6 +140,16 @@ pub enum Error {
     /// FieldsV1 or RawExtension bytes in no content type this codec reads (CBOR, or empty).
     #[error("cannot convert {0} with unrecognized content type to unstructured")]
     EmbeddedContentType(&'static str),
+    /// `JSONSchemaPropsOrBool.UnmarshalJSON` of neither a boolean nor an object.
+    #[error("boolean or JSON schema expected")]
+    SchemaOrBool,
+    /// apiextensions' `JSON` whose bytes are not JSON, as `encoding/json` reports what its
+    /// `MarshalJSON` returned.
+    #[error("json: error calling MarshalJSON for type *v1.JSON: {0}")]
+    JsonMarshal(String),
+    /// A float64 JSON cannot hold (NaN, infinities), as `encoding/json` refuses it.
+    #[error("json: unsupported value: {0}")]
+    UnsupportedFloat(String),
     /// `protobuf.Serializer.Decode` of zero bytes.
     #[error("empty data")]
     EmptyData,

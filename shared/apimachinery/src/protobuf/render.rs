@@ -54,6 +54,7 @@ pub(super) fn render_value(
     }
     let v = match (kind, slot) {
         (Kind::String | Kind::Bool | Kind::Int32 | Kind::Int64, Slot::Scalar(v)) => v,
+        (Kind::Float64, Slot::Float(f)) => render_float(f)?,
         (Kind::Bytes, Slot::Bytes(b)) => Value::String(STD_ENCODING.encode_to_string(&b)),
         (Kind::Time | Kind::MicroTime, Slot::Time(Some((seconds, nanos)))) => {
             render_time(kind, seconds, nanos)
@@ -61,6 +62,13 @@ pub(super) fn render_value(
         (Kind::Quantity, Slot::Struct(state)) => render_quantity(*state)?,
         (Kind::IntOrString, Slot::Struct(state)) => render_int_or_string(*state)?,
         (Kind::FieldsV1 | Kind::RawExtension, Slot::Struct(state)) => render_raw(kind, *state)?,
+        (Kind::Json, Slot::Struct(state)) => render_json(*state)?,
+        (
+            Kind::JsonSchemaPropsOrArray(u)
+            | Kind::JsonSchemaPropsOrBool(u)
+            | Kind::JsonSchemaPropsOrStringArray(u),
+            Slot::Struct(state),
+        ) => render_union(kind, render(*state, u, depth + 1)?, u),
         (Kind::Message(m), Slot::Struct(state)) => render(*state, m, depth + 1)?,
         (Kind::Array(_), Slot::List(items)) => Value::Array(items),
         (Kind::Map(_), Slot::Map(entries)) => Value::Object(entries.into_iter().collect()),
@@ -80,10 +88,52 @@ fn is_empty(kind: &Kind, v: &Value) -> bool {
     match kind {
         Kind::String | Kind::Bytes => v.is_null() || v.as_str() == Some(""),
         Kind::Bool => v.as_bool() == Some(false),
-        Kind::Int32 | Kind::Int64 => v.as_i64() == Some(0),
+        Kind::Int32 | Kind::Int64 | Kind::Float64 => v.as_f64() == Some(0.0),
         Kind::Array(_) => v.is_null() || v.as_array().is_some_and(Vec::is_empty),
         Kind::Map(_) => v.is_null() || v.as_object().is_some_and(Map::is_empty),
         _ => false,
+    }
+}
+
+/// A float64 as `encoding/json` writes it (`1`, `0.5`, `1e+21`); it refuses NaN and
+/// infinities.
+fn render_float(f: f64) -> Result<Value> {
+    if !f.is_finite() {
+        return Err(Error::UnsupportedFloat(
+            crate::golang::strconv::format_float(f, b'g', 64),
+        ));
+    }
+    serde_json::from_str(&crate::golang::json::format_float(f, 64))
+        .map_err(|e| Error::JsonMarshal(e.to_string()))
+}
+
+/// apiextensions' `JSON.MarshalJSON`: its bytes as they are, `null` when there are none;
+/// `encoding/json` checks that they are JSON.
+fn render_json(state: State) -> Result<Value> {
+    let Some(Slot::Bytes(raw)) = state.slots.into_iter().next() else {
+        return Ok(Value::Null);
+    };
+    if raw.is_empty() {
+        return Ok(Value::Null);
+    }
+    crate::golang::json::check_valid(&raw).map_err(Error::JsonMarshal)?;
+    serde_json::from_slice(&raw)
+        .or_else(|_| serde_json::from_str(&coerce_utf8(&raw)))
+        .map_err(|e| Error::JsonMarshal(e.to_string()))
+}
+
+/// The `MarshalJSON` of a `JSONSchemaProps` union, from its message `u` rendered as a
+/// struct (`omitempty` leaves out what is unset): `OrArray` writes its schemas when there
+/// are any, else its schema (`null` when nil); `OrBool` its schema, else `allows`;
+/// `OrStringArray` its strings when there are any, else its schema, else `null`.
+fn render_union(kind: &Kind, rendered: Value, u: &Message) -> Value {
+    let Value::Object(mut obj) = rendered else {
+        return Value::Null;
+    };
+    let mut take = |tag: u32| u.field_by_tag(tag).and_then(|f| obj.remove(f.name));
+    match kind {
+        Kind::JsonSchemaPropsOrBool(_) => take(2).or_else(|| take(1)).unwrap_or(Value::Bool(false)),
+        _ => take(2).or_else(|| take(1)).unwrap_or(Value::Null),
     }
 }
 

@@ -28,6 +28,8 @@ pub(super) enum Slot {
     Unset,
     /// A string, bool or integer (the last occurrence wins).
     Scalar(Value),
+    /// A `float64` (the last occurrence wins); NaN and infinities included.
+    Float(f64),
     /// A `[]byte`, non-nil once seen.
     Bytes(Vec<u8>),
     /// A Time or MicroTime: seconds and nanos, or `None` when the last occurrence was an

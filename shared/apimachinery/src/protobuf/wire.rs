@@ -6,7 +6,7 @@ use super::{Error, Result};
 
 /// Wire type of varint fields (`int32`, `int64`, `bool`, enums).
 pub const VARINT: u8 = 0;
-/// Wire type of 8-byte fixed fields; Kubernetes declares none, but they must be skipped.
+/// Wire type of 8-byte fixed fields (`double`: apiextensions' schema bounds).
 pub const FIXED64: u8 = 1;
 /// Wire type of strings, bytes, messages, map entries and packed repeated scalars.
 pub const LEN: u8 = 2;
@@ -40,6 +40,12 @@ pub fn put_key(out: &mut Vec<u8>, tag: u32, wire_type: u8) {
 pub fn write_varint_field(tag: u32, v: u64, out: &mut Vec<u8>) {
     put_key(out, tag, VARINT);
     put_varint(out, v);
+}
+
+/// Appends field `tag` as a `double`: eight bytes, little endian.
+pub fn write_double_field(tag: u32, v: f64, out: &mut Vec<u8>) {
+    put_key(out, tag, FIXED64);
+    out.extend_from_slice(&v.to_bits().to_le_bytes());
 }
 
 /// Appends field `tag` as a length-delimited field holding `bytes`: a string, a `bytes`
@@ -104,6 +110,15 @@ impl<'a> Reader<'a> {
             }
             shift += 7;
         }
+    }
+
+    /// The eight bytes of a fixed 64-bit field, after its key.
+    pub fn fixed64(&mut self) -> Result<u64> {
+        let end = self.checked_end(8)?;
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&self.buf[self.pos..end]);
+        self.pos = end;
+        Ok(u64::from_le_bytes(bytes))
     }
 
     /// The content of a length-delimited field, after its key.

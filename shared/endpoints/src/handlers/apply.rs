@@ -157,7 +157,7 @@ fn in_kind(
                 expected("boolean");
             }
         }
-        Kind::Int32 | Kind::Int64 => {
+        Kind::Int32 | Kind::Int64 | Kind::Float64 => {
             if !v.is_number() {
                 expected("numeric (int or float)");
             }
@@ -167,7 +167,13 @@ fn in_kind(
                 expected("string or number");
             }
         }
-        Kind::FieldsV1 | Kind::RawExtension => {}
+        // Types whose OpenAPI schema has no type are deduced: any value is accepted.
+        Kind::FieldsV1
+        | Kind::RawExtension
+        | Kind::Json
+        | Kind::JsonSchemaPropsOrArray(_)
+        | Kind::JsonSchemaPropsOrBool(_)
+        | Kind::JsonSchemaPropsOrStringArray(_) => {}
         Kind::Message(m) => match v.is_object() {
             true => undeclared(v, m, path, out),
             false => expected("map"),

@@ -129,7 +129,7 @@ fn zero_default(kind: &Kind, omit_empty: bool) -> Option<Value> {
         Kind::Array(_) | Kind::Map(_) | Kind::Bytes => None,
         Kind::String => (!omit_empty).then_some(json!("")),
         Kind::Bool => (!omit_empty).then_some(json!(false)),
-        Kind::Int32 | Kind::Int64 => (!omit_empty).then_some(json!(0)),
+        Kind::Int32 | Kind::Int64 | Kind::Float64 => (!omit_empty).then_some(json!(0)),
         // Go structs, including the well-known ones: written even when empty.
         _ => Some(json!({})),
     }
@@ -142,6 +142,7 @@ fn kind_schema(kind: &Kind, dialect: Dialect) -> Map<String, Value> {
         Kind::Bool => json!({"type": "boolean"}),
         Kind::Int32 => json!({"type": "integer", "format": "int32"}),
         Kind::Int64 => json!({"type": "integer", "format": "int64"}),
+        Kind::Float64 => json!({"type": "number", "format": "double"}),
         Kind::Bytes => json!({"type": "string", "format": "byte"}),
         Kind::Array(item) => json!({"type": "array", "items": element(item, dialect)}),
         Kind::Map(value) => {

@@ -5,6 +5,7 @@
 mod golden;
 mod robustness;
 mod rules;
+mod schema_props;
 mod schemas;
 mod upstream;
 
