@@ -33,6 +33,11 @@ spec:
         properties:
           spec:
             type: object
+            x-kubernetes-validations:
+            - rule: "!has(self.replicas) || self.replicas <= 10"
+              message: at most 10 replicas
+            - rule: "!has(oldSelf.color) || has(self.color)"
+              message: color cannot be unset
             properties:
               replicas: {type: integer, minimum: 0}
               color: {type: string}
@@ -411,7 +416,45 @@ fn the_schema_prunes_defaults_and_validates() {
         String::from_utf8_lossy(&out.stderr).trim_end(),
         "The Widget \"w2\" is invalid: \n\
          * spec.color: Invalid value: \"integer\": spec.color in body must be of type string: \"integer\"\n\
-         * spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
+         * spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0\n\
+         * <nil>: Invalid value: \"null\": some validation rules were not checked because the \
+         object was invalid; correct the existing errors to complete validation"
+    );
+
+    // CEL rules, transition rules with oldSelf included.
+    let out = c.kubectl_stdin(&["create"], &widget("w3", "  replicas: 11\n"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "The Widget \"w3\" is invalid: spec: Invalid value: \"object\": at most 10 replicas"
+    );
+    ok(c.kubectl_stdin(&["create"], &widget("w3", "  replicas: 1\n  color: red\n")));
+    let out = c.kubectl(&[
+        "patch",
+        "widget",
+        "w3",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"remove","path":"/spec/color"}]"#,
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "The Widget \"w3\" is invalid: spec: Invalid value: \"object\": color cannot be unset"
+    );
+    // A rule that does not compile keeps the CRD out.
+    let broken = CRD
+        .replace("widgets.example.com", "gadgets.example.com")
+        .replace("plural: widgets", "plural: gadgets")
+        .replace("singular: widget", "singular: gadget")
+        .replace("kind: Widget", "kind: Gadget")
+        .replace("listKind: WidgetList", "listKind: GadgetList")
+        .replace("self.replicas <= 10", "self.replicas <= 'ten'");
+    let out = c.kubectl_stdin(&["create"], &broken);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value:")
+            && err.contains("compilation failed"),
+        "{err}"
     );
 }
 

@@ -30,13 +30,9 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     table_columns: DEFAULT_TABLE_COLUMNS,
     table_name_and_age: false,
     storage_resource: "apiextensions.k8s.io/customresourcedefinitions",
-    schema: crate::crd::SCHEMA,
-    list_schema: crate::crd::LIST_SCHEMA,
+    schema: Some(&kas_api::apiextensions::v1::CUSTOM_RESOURCE_DEFINITION),
+    list_schema: Some(&kas_api::apiextensions::v1::CUSTOM_RESOURCE_DEFINITION_LIST),
 };
-
-/// The kind's generated schema (protobuf, unknown fields, OpenAPI).
-const SCHEMA: Option<&'static kas_apimachinery::schema::Message> = None;
-const LIST_SCHEMA: Option<&'static kas_apimachinery::schema::Message> = None;
 
 pub struct Strategy;
 

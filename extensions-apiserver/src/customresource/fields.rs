@@ -5,10 +5,10 @@
 //! `x-kubernetes-list-map-keys` the list's kind, `x-kubernetes-map-type: atomic` an atomic
 //! struct; integers, booleans, strings and int-or-strings are scalars.
 //!
-//! The schema model has no open struct and no float: a node that keeps unknown fields
-//! (`x-kubernetes-preserve-unknown-fields`, embedded resources) or holds a number is one
-//! opaque value (`RawExtension`), owned whole by its writer where upstream would track
-//! its fields one by one. Every field is a pointer with `omitempty`, so nothing is added
+//! The schema model has no open struct: a node that keeps unknown fields
+//! (`x-kubernetes-preserve-unknown-fields`, embedded resources) or has no type is one
+//! opaque value (`Json`), owned whole by its writer where upstream would track its fields
+//! one by one. Every field is a pointer with `omitempty`, so nothing is added
 //! and nothing but `null` is dropped: a custom resource keeps what it was sent.
 //!
 //! Messages are leaked like the descriptors (see `customresource`), once per CRD change.
@@ -126,12 +126,13 @@ fn kind_of(schema: &Value, name: &str) -> Kind {
         return Kind::IntOrString;
     }
     if flag("x-kubernetes-preserve-unknown-fields") || flag("x-kubernetes-embedded-resource") {
-        return Kind::RawExtension;
+        return Kind::Json;
     }
     match schema.get("type").and_then(Value::as_str).unwrap_or("") {
         "string" => Kind::String,
         "integer" => Kind::Int64,
         "boolean" => Kind::Bool,
+        "number" => Kind::Float64,
         "array" => {
             let items = schema.get("items").unwrap_or(&Value::Null);
             Kind::Array(leak_kind(kind_of(items, &format!("{name}[]"))))
@@ -151,10 +152,10 @@ fn kind_of(schema: &Value, name: &str) -> Kind {
                         .collect();
                     Kind::Message(leak_message(name, schema, fields))
                 }
-                (None, None) => Kind::RawExtension,
+                (None, None) => Kind::Json,
             }
         }
-        _ => Kind::RawExtension,
+        _ => Kind::Json,
     }
 }
 

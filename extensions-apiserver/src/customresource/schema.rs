@@ -4,14 +4,15 @@
 //! `fieldValidation`), nulls of non-nullable fields without defaults dropped, embedded
 //! resources' metadata coerced; then the schema's defaults are applied. Validation is
 //! the OpenAPI schema's (ratcheting on update), embedded resources' metadata, list-type
-//! uniqueness, then the CEL rules when nothing else blocks them.
+//! uniqueness, then the CEL rules (`x-kubernetes-validations`) when nothing else blocks
+//! them.
 
 use kas_apiextensions::schema::{
     ObjectMetaOptions, SchemaValidator, Structural, coerce_object_meta, default, get_object_meta,
     prune, prune_defaults, prune_non_nullable_nulls_without_defaults, validate_embedded_resources,
     validate_list_sets_and_maps,
 };
-use kas_apimachinery::validation::field::{self, Path};
+use kas_apimachinery::validation::field::{self, ErrorType, Path};
 use serde_json::Value;
 
 pub struct VersionSchema {
@@ -20,6 +21,8 @@ pub struct VersionSchema {
     /// would drop (`PruneDefaults`) before serving a version.
     defaulting: Structural,
     validator: SchemaValidator,
+    /// The `x-kubernetes-validations` rules, compiled once; `None` without rules.
+    rules: Option<kas_apiextensions::cel::Validator>,
 }
 
 const DECODING: ObjectMetaOptions = ObjectMetaOptions {
@@ -34,7 +37,9 @@ impl VersionSchema {
         if prune_defaults(&mut defaulting).is_err() {
             defaulting = structural.clone();
         }
+        let rules = kas_apiextensions::cel::Validator::new(schema);
         VersionSchema {
+            rules: (!rules.is_empty()).then_some(rules),
             validator: SchemaValidator::from_structural(&structural),
             structural,
             defaulting,
@@ -81,6 +86,29 @@ impl VersionSchema {
             .is_none_or(|old| validate_list_sets_and_maps(&root, &self.structural, old).is_empty());
         if old_lists_valid {
             errs.extend(validate_list_sets_and_maps(&root, &self.structural, new));
+        }
+        if let Some(rules) = &self.rules {
+            // Upstream's `hasBlockingErr`: rules are not run on an object whose shape is
+            // already wrong.
+            let blocking = errs.iter().any(|e| {
+                matches!(
+                    e.error_type,
+                    ErrorType::NotSupported
+                        | ErrorType::Required
+                        | ErrorType::TooLong
+                        | ErrorType::TooMany
+                        | ErrorType::TypeInvalid
+                )
+            });
+            if blocking {
+                errs.push(field::invalid(
+                    &root,
+                    field::BadValue::Null,
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                errs.extend(rules.validate(&root, new, old));
+            }
         }
         errs
     }
