@@ -214,11 +214,11 @@ mod tests {
         ));
         assert!(matches!(
             spec.field("free").unwrap().kind,
-            Kind::RawExtension
+            Kind::Json
         ));
         assert!(matches!(
             spec.field("size").unwrap().kind,
-            Kind::RawExtension
+            Kind::Float64
         ));
     }
 }
