@@ -566,3 +566,106 @@ fn every_served_version_serves_the_stored_objects() {
     let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
     assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
 }
+
+#[test]
+fn selectable_fields_watches_and_terminating_crds() {
+    let c = start_cluster(|_| {});
+    let selectable = CRD.replace(
+        "    subresources:\n      status: {}\n",
+        "    selectableFields:\n    - jsonPath: .spec.color\n    subresources:\n      status: {}\n",
+    );
+    ok(c.kubectl_stdin(&["apply"], &selectable));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !c.kubectl_stdin(&["create"], WIDGET).status.success() {
+        assert!(Instant::now() < deadline, "widgets are not served");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ok(c.kubectl_stdin(
+        &["create"],
+        &WIDGET
+            .replace("name: w1", "name: w2")
+            .replace("color: blue", "color: red"),
+    ));
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "widgets",
+            "--field-selector",
+            "spec.color=red",
+            "-o",
+            "name"
+        ]),
+        "widget.example.com/w2\n"
+    );
+    let err = c.kubectl_fails(&["get", "widgets", "--field-selector", "spec.size=x"]);
+    assert!(
+        err.contains("field label not supported: spec.size"),
+        "{err}"
+    );
+
+    // kubectl get -w prints the table, then each change.
+    let mut watch = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(["get", "widgets", "-w", "--request-timeout=5s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    std::thread::sleep(Duration::from_millis(700));
+    c.kubectl_ok(&["scale", "widget", "w1", "--replicas", "7"]);
+    std::thread::sleep(Duration::from_millis(700));
+    let _ = watch.kill();
+    let out = watch.wait_with_output().expect("kubectl -w");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "REPLICAS", "AGE"], "{text}");
+    assert!(
+        rows.iter()
+            .any(|r| r.first() == Some(&"w1") && r.get(1) == Some(&"7")),
+        "{text}"
+    );
+
+    // A terminating CRD takes no new objects; deletecollection empties it.
+    let mut finalized = WIDGET.replace("name: w1", "name: held");
+    finalized = finalized.replace(
+        "metadata:\n",
+        "metadata:\n  finalizers: [example.com/hold]\n",
+    );
+    ok(c.kubectl_stdin(&["create"], &finalized));
+    c.kubectl_ok(&["delete", "crd", "widgets.example.com", "--wait=false"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let out = c.kubectl_stdin(&["create"], &WIDGET.replace("name: w1", "name: late"));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if err.contains("create not allowed while custom resource definition is terminating") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{err}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The finalizer holds the last object, and with it the CRD, until it is removed.
+    std::thread::sleep(Duration::from_millis(500));
+    let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
+    assert_eq!(condition(&crd, "Terminating")["status"], "True", "{crd}");
+    c.kubectl_ok(&[
+        "patch",
+        "widget",
+        "held",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c
+        .kubectl(&["get", "crd", "widgets.example.com"])
+        .status
+        .success()
+    {
+        assert!(Instant::now() < deadline, "the CRD stayed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

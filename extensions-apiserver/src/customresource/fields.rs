@@ -212,13 +212,7 @@ mod tests {
             spec.field("labels").unwrap().kind,
             Kind::Map(Kind::String)
         ));
-        assert!(matches!(
-            spec.field("free").unwrap().kind,
-            Kind::Json
-        ));
-        assert!(matches!(
-            spec.field("size").unwrap().kind,
-            Kind::Float64
-        ));
+        assert!(matches!(spec.field("free").unwrap().kind, Kind::Json));
+        assert!(matches!(spec.field("size").unwrap().kind, Kind::Float64));
     }
 }

@@ -173,12 +173,18 @@ impl kas_registry::Strategy for Strategy {
         if !self.namespaced {
             set.remove("metadata.namespace");
         }
+        // A selectable field the object lacks selects as empty, as upstream's does.
         for (name, path) in &self.selectable {
-            if let Some(v) = path.first(obj).and_then(field_value) {
-                set.insert(name.clone(), v);
-            }
+            let value = path.first(obj).and_then(field_value).unwrap_or_default();
+            set.insert(name.clone(), value);
         }
         set
+    }
+
+    /// Upstream's `crConverter.ConvertFieldLabel`: names, the namespace of a namespaced
+    /// resource and the selectable fields; anything else is `field label not supported`.
+    fn field_label_conversion(&self) -> bool {
+        true
     }
 
     fn table_cells(&self, obj: &Value) -> Vec<Value> {

@@ -25,6 +25,7 @@ mod comprehensions;
 mod cost;
 mod crd;
 mod depth;
+mod environment;
 mod escaping;
 mod eval;
 mod field_path;
@@ -46,6 +47,13 @@ pub use crd::{
 };
 pub use escaping::{escape, unescape};
 pub use validator::Validator;
+
+/// One issue of cel-go's checker or of its AST validators (`check.rs`, `literals.rs`):
+/// where (expression id) and what.
+pub(crate) struct Issue {
+    pub id: u64,
+    pub message: String,
+}
 
 #[cfg(test)]
 mod tests;

@@ -37,6 +37,39 @@ pub use approval::{ApiApprovalState, api_approval_state, is_protected_community_
 pub use defaults::set_defaults;
 pub use update::validate_update;
 
+/// Upstream `validationOptions`, without the CEL parts.
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub allow_defaults: bool,
+    pub require_recognized_conversion_review_version: bool,
+    pub require_immutable_names: bool,
+    pub require_openapi_schema: bool,
+    pub require_valid_property_type: bool,
+    pub require_structural_schema: bool,
+    pub require_pruned_defaults: bool,
+    pub require_atomic_set_type: bool,
+    pub require_map_list_keys_map_set_validation: bool,
+    pub allow_invalid_ca_bundle: bool,
+}
+
+impl Options {
+    /// The options of `ValidateCustomResourceDefinition` (create).
+    pub fn create() -> Options {
+        Options {
+            allow_defaults: true,
+            require_recognized_conversion_review_version: true,
+            require_immutable_names: false,
+            require_openapi_schema: true,
+            require_valid_property_type: true,
+            require_structural_schema: true,
+            require_pruned_defaults: true,
+            require_atomic_set_type: true,
+            require_map_list_keys_map_set_validation: true,
+            allow_invalid_ca_bundle: true,
+        }
+    }
+}
+
 /// Upstream `ValidateCustomResourceDefinition`: everything a create checks, in upstream's
 /// order (metadata, spec, status, stored versions, API approval, preserveUnknownFields).
 pub fn validate_create(crd: &Value) -> Vec<Error> {
@@ -45,7 +78,7 @@ pub fn validate_create(crd: &Value) -> Vec<Error> {
     let mut errs = names::validate_object_meta(crd, plural, spec.group);
     errs.extend(spec::validate_spec(
         &spec,
-        &spec::Options::create(),
+        &Options::create(),
         &Path::new("spec"),
     ));
     errs.extend(names::validate_status(crd));

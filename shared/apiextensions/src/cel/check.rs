@@ -12,15 +12,10 @@ use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 use serde_json::{Value as Json, json};
 use std::sync::LazyLock;
 
+use super::Issue;
 use super::escaping::unescape;
 use super::literals;
 use super::node::Node;
-
-/// One checker issue: where (expression id) and what.
-pub(crate) struct Issue {
-    pub id: u64,
-    pub message: String,
-}
 
 /// Names that resolve without a declaration: type names.
 #[rustfmt::skip]

@@ -10,8 +10,8 @@ use serde_json::Value as Json;
 
 use super::compile::compile_node;
 use super::cost::max_cardinality;
+use super::environment;
 use super::escaping::escape;
-use super::library;
 use super::node::Node;
 
 /// Upstream `StaticEstimatedCostLimit`: the largest estimated cost of one expression.
@@ -38,7 +38,7 @@ pub fn compile_errors_with(
 ) -> Vec<field::Error> {
     let mut walk = Walk {
         suppress_per_expression_cost,
-        env: library::env(),
+        env: environment::env(),
         errs: Vec::new(),
         total: 0,
         most_expensive: Vec::new(),

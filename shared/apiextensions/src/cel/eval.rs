@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::compile::CompiledRule;
 use super::cost::runtime_cost;
 use super::depth;
-use super::validator::{NodeValidator, Ratchet, Report};
+use super::node::Node;
 use super::value::to_cel;
 
 /// Upstream `celconfig.PerCallLimit`: the cost one evaluation may reach.
@@ -31,18 +31,62 @@ pub(crate) struct Activation<'a> {
     pub new: &'a Json,
     pub old: Option<&'a Json>,
     pub ratchet: Ratchet,
+    /// The schema of the node the rules belong to.
+    pub schema: Node<'a>,
+    pub is_resource_root: bool,
+}
+
+/// What evaluating rules produces.
+#[derive(Default)]
+pub(crate) struct Report {
+    pub errors: Vec<field::Error>,
+    pub warnings: Vec<String>,
+    /// What is left of the runtime cost budget; negative once validation stopped.
+    pub budget: i64,
+}
+
+/// Upstream's `ratchetingOptions`, reduced to what decides: whether this node has a
+/// correlated old value, and whether the nearest correlated ancestor is unchanged.
+#[derive(Clone, Copy)]
+pub(crate) struct Ratchet {
+    pub correlated: bool,
+    pub parent_unchanged: bool,
+}
+
+impl Ratchet {
+    pub fn child(self, new: &Json, old: Option<&Json>, child_old: Option<&Json>) -> Ratchet {
+        let unchanged = if self.correlated {
+            old == Some(new)
+        } else {
+            self.parent_unchanged
+        };
+        Ratchet {
+            correlated: self.correlated && child_old.is_some(),
+            parent_unchanged: unchanged,
+        }
+    }
+
+    /// Upstream `shouldRatchetError`: errors of rules without `oldSelf` on a node equal
+    /// to its old value are warnings, not errors.
+    pub fn should_ratchet(self, new: &Json, old: Option<&Json>) -> bool {
+        if self.correlated {
+            old == Some(new)
+        } else {
+            self.parent_unchanged
+        }
+    }
 }
 
 pub(crate) fn evaluate_rules(
     env: &Arc<Env>,
-    nv: &NodeValidator,
+    rules: &[CompiledRule],
     act: &Activation<'_>,
     report: &mut Report,
 ) {
-    if nv.rules.is_empty() {
+    if rules.is_empty() {
         return;
     }
-    let node = nv.node();
+    let node = act.schema;
     let type_name = node.type_();
     if report.budget <= 0 {
         report
@@ -51,11 +95,11 @@ pub(crate) fn evaluate_rules(
         report.budget = -1;
         return;
     }
-    let new = to_cel(act.new, node, nv.is_resource_root);
+    let new = to_cel(act.new, node, act.is_resource_root);
     let old = act
         .old
-        .and_then(|o| to_cel(o, node, nv.is_resource_root).ok());
-    for compiled in &nv.rules {
+        .and_then(|o| to_cel(o, node, act.is_resource_root).ok());
+    for compiled in rules {
         let rule = &compiled.rule;
         if let Some(e) = &compiled.error {
             report.errors.push(field::invalid(

@@ -1,15 +1,13 @@
-//! The environment rules compile in: cel-rust's standard library with the strings
-//! extension, and the Kubernetes libraries upstream adds in
-//! `k8s.io/apiserver/pkg/cel/library` that this crate implements: lists (`isSorted`,
-//! `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) and regex (`find`, `findAll`), plus
-//! quantity (`quantity.rs`), IP/CIDR (`ip.rs`), URLs (`url.rs`) and named formats
-//! (`format.rs`).
+//! The Kubernetes libraries of `k8s.io/apiserver/pkg/cel/library` that need no file of
+//! their own: lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) and regex
+//! (`find`, `findAll`), with cel-go's `ext.Sets()`; and what every library's overloads
+//! share (`overload!`, `no_such_overload`, `compare`).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
-use cel::{Env, ExecutionError, Value, extensions};
+use cel::{Env, ExecutionError, Value};
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as one of cel-rust's overload
 /// functions, which work on its `Val` trait objects.
@@ -31,23 +29,8 @@ macro_rules! overload {
 }
 pub(crate) use overload;
 
-/// The environment every rule and messageExpression compiles in.
-pub(crate) fn env() -> Arc<Env> {
-    let mut env = Env::stdlib();
-    // Registration only fails on a name clash, which these names are chosen to avoid.
-    let _ = env.add_extension(extensions::strings);
-    let _ = add_lists(&mut env);
-    let _ = add_regex(&mut env);
-    let _ = add_sets(&mut env);
-    let _ = super::quantity::add(&mut env);
-    let _ = super::ip::add(&mut env);
-    let _ = super::url::add(&mut env);
-    let _ = super::format::add(&mut env);
-    let _ = super::comprehensions::add(&mut env);
-    Arc::new(env)
-}
-
-fn add_lists(env: &mut Env) -> Result<(), cel::DeclarationError> {
+/// Upstream `library.Lists()`.
+pub(crate) fn add_lists(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_member_overload("isSorted", "list_is_sorted", LIST_TYPE, vec![], is_sorted)?;
     env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min)?;
@@ -68,7 +51,8 @@ fn add_lists(env: &mut Env) -> Result<(), cel::DeclarationError> {
     )
 }
 
-fn add_regex(env: &mut Env) -> Result<(), cel::DeclarationError> {
+/// Upstream `library.Regex()`.
+pub(crate) fn add_regex(env: &mut Env) -> Result<(), cel::DeclarationError> {
     let s = || vec![STRING_TYPE];
     env.add_member_overload("find", "string_find_string", STRING_TYPE, s(), find)?;
     env.add_member_overload(
@@ -89,7 +73,7 @@ fn add_regex(env: &mut Env) -> Result<(), cel::DeclarationError> {
 }
 
 /// cel-go's `ext.Sets()`: `sets.contains`, `sets.equivalent`, `sets.intersects`.
-fn add_sets(env: &mut Env) -> Result<(), cel::DeclarationError> {
+pub(crate) fn add_sets(env: &mut Env) -> Result<(), cel::DeclarationError> {
     let ll = || vec![LIST_TYPE, LIST_TYPE];
     env.add_overload(
         "sets.contains",

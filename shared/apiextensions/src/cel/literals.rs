@@ -6,7 +6,7 @@
 use cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr};
 use kas_apimachinery::golang::time;
 
-use super::check::Issue;
+use super::Issue;
 use super::node::Node;
 
 /// `invalid <function> argument` for a literal that `duration()`, `timestamp()` or

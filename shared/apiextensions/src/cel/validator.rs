@@ -9,8 +9,8 @@ use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value as Json;
 
 use super::compile::{CompiledRule, compile_node};
-use super::eval::{Activation, RUNTIME_CEL_COST_BUDGET, evaluate_rules};
-use super::library;
+use super::environment;
+use super::eval::{Activation, RUNTIME_CEL_COST_BUDGET, Ratchet, Report, evaluate_rules};
 use super::maplist::MapList;
 use super::node::Node;
 
@@ -37,7 +37,7 @@ impl Validator {
     /// Upstream `NewValidator(structural, isResourceRoot=true, PerCallLimit)` over the raw
     /// `openAPIV3Schema` of a CRD version.
     pub fn new(schema: &Json) -> Validator {
-        let env = library::env();
+        let env = environment::env();
         let root = build(&env, Node(schema), Node(schema), true);
         Validator { env, root }
     }
@@ -75,15 +75,6 @@ impl Validator {
         }
         (errs.errors, errs.warnings)
     }
-}
-
-/// What evaluating rules produces.
-#[derive(Default)]
-pub(crate) struct Report {
-    pub errors: Vec<field::Error>,
-    pub warnings: Vec<String>,
-    /// What is left of the runtime cost budget; negative once validation stopped.
-    pub budget: i64,
 }
 
 fn build(env: &Arc<Env>, rules: Node<'_>, node: Node<'_>, is_root: bool) -> Option<NodeValidator> {
@@ -135,38 +126,6 @@ fn has_rules(s: Node<'_>) -> bool {
         || s.all_of().any(has_rules)
 }
 
-/// Upstream's `ratchetingOptions`, reduced to what decides: whether this node has a
-/// correlated old value, and whether the nearest correlated ancestor is unchanged.
-#[derive(Clone, Copy)]
-pub(crate) struct Ratchet {
-    correlated: bool,
-    parent_unchanged: bool,
-}
-
-impl Ratchet {
-    fn child(self, new: &Json, old: Option<&Json>, child_old: Option<&Json>) -> Ratchet {
-        let unchanged = if self.correlated {
-            old == Some(new)
-        } else {
-            self.parent_unchanged
-        };
-        Ratchet {
-            correlated: self.correlated && child_old.is_some(),
-            parent_unchanged: unchanged,
-        }
-    }
-
-    /// Upstream `shouldRatchetError`: errors of rules without `oldSelf` on a node equal
-    /// to its old value are warnings, not errors.
-    pub fn should_ratchet(self, new: &Json, old: Option<&Json>) -> bool {
-        if self.correlated {
-            old == Some(new)
-        } else {
-            self.parent_unchanged
-        }
-    }
-}
-
 impl NodeValidator {
     pub fn node(&self) -> Node<'_> {
         Node(&self.schema)
@@ -190,8 +149,10 @@ impl NodeValidator {
             new,
             old,
             ratchet,
+            schema: self.node(),
+            is_resource_root: self.is_resource_root,
         };
-        evaluate_rules(env, self, &activation, errs);
+        evaluate_rules(env, &self.rules, &activation, errs);
         for v in &self.all_of {
             let r = Ratchet {
                 correlated: false,

@@ -1,12 +1,15 @@
-//! Go's `%#v` of an internal `apiextensions.JSONSchemaProps`, which upstream prints as the
-//! bad value of a few schema errors. Pointers print as an address in Go, which differs per
+//! Go's `%#v` of internal `apiextensions` types (`JSONSchemaProps`, and the
+//! `[]CustomResourceDefinitionVersion` of a spec), which upstream prints as the bad value
+//! of a few errors. Pointers print as an address in Go, which differs per
 //! request; a fixed one stands in for it.
 
 use kas_apimachinery::golang::fmt::sprint_v;
 use kas_apimachinery::golang::strconv::quote;
+use kas_apimachinery::validation::field::BadValue;
 use serde_json::Value;
 
-use super::util::go_ptr;
+use super::internal::{Spec, Version};
+use super::util::str_of;
 
 const PROPS: &str = "apiextensions.JSONSchemaProps";
 
@@ -196,6 +199,87 @@ pub fn go_schema(s: &Value) -> String {
         })
         .collect();
     format!("{PROPS}{{{}}}", parts.join(", "))
+}
+
+/// Go's `%#v` of a pointer of type `type_name`.
+pub fn go_ptr(type_name: &str, set: bool) -> String {
+    if set {
+        // Upstream prints the address, which differs per request.
+        format!("({type_name})(0xc000000000)")
+    } else {
+        format!("({type_name})(nil)")
+    }
+}
+
+fn go_column(c: &Value) -> String {
+    format!(
+        "apiextensions.CustomResourceColumnDefinition{{Name:{}, Type:{}, Format:{}, Description:{}, Priority:{}, JSONPath:{}}}",
+        quote(str_of(c, "name")),
+        quote(str_of(c, "type")),
+        quote(str_of(c, "format")),
+        quote(str_of(c, "description")),
+        c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+        quote(str_of(c, "jsonPath")),
+    )
+}
+
+fn go_slice(type_name: &str, items: Option<&[Value]>, item: fn(&Value) -> String) -> String {
+    match items {
+        None => format!("[]{type_name}(nil)"),
+        Some(items) => {
+            let parts: Vec<String> = items.iter().map(item).collect();
+            format!("[]{type_name}{{{}}}", parts.join(", "))
+        }
+    }
+}
+
+fn go_selectable(f: &Value) -> String {
+    format!(
+        "apiextensions.SelectableField{{JSONPath:{}}}",
+        quote(str_of(f, "jsonPath"))
+    )
+}
+
+/// Go's `%#v` of one internal `CustomResourceDefinitionVersion`, given the per-version
+/// fields that remain after conversion from v1.
+pub fn go_version(v: &Version<'_>) -> String {
+    format!(
+        "apiextensions.CustomResourceDefinitionVersion{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:{}, SelectableFields:{}}}",
+        quote(v.name),
+        v.served,
+        v.storage,
+        v.deprecated,
+        go_ptr("*string", v.deprecation_warning.is_some()),
+        go_ptr(
+            "*apiextensions.CustomResourceValidation",
+            v.schema.is_some()
+        ),
+        go_ptr(
+            "*apiextensions.CustomResourceSubresources",
+            v.subresources.is_some()
+        ),
+        go_slice(
+            "apiextensions.CustomResourceColumnDefinition",
+            v.columns,
+            go_column
+        ),
+        go_slice(
+            "apiextensions.SelectableField",
+            v.selectable_fields,
+            go_selectable
+        ),
+    )
+}
+
+/// Go's `%#v` of the internal `[]CustomResourceDefinitionVersion` of `spec`.
+pub fn go_versions(spec: &Spec<'_>) -> BadValue {
+    const TYPE: &str = "[]apiextensions.CustomResourceDefinitionVersion";
+    if !spec.versions_set {
+        return BadValue::Raw(format!("{TYPE}(nil)"));
+    }
+    let versions = &spec.versions;
+    let parts: Vec<String> = versions.iter().map(go_version).collect();
+    BadValue::Raw(format!("{TYPE}{{{}}}", parts.join(", ")))
 }
 
 #[cfg(test)]

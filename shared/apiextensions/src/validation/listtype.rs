@@ -5,9 +5,8 @@
 use kas_apimachinery::validation::field::{self, BadValue, Error, Path};
 use serde_json::Value;
 
-use super::openapi::{list_map_keys_value, list_type_value};
-use super::spec::Options;
-use super::util::{bool_of, map_of, obj, opt_str, str_of, strings};
+use super::Options;
+use super::util::{bool_of, map_of, obj, opt_str, ptr_str, str_of, strings, strings_value};
 
 fn must_be_type(s: &Value, want: &str, ext: &str, path: &Path) -> Option<Error> {
     let ty = str_of(s, "type");
@@ -198,6 +197,16 @@ pub fn validate_list_and_map_types(s: &Value, path: &Path, opts: &Options) -> Ve
         errs.extend(validate_map_list_keys_map_set(s, path));
     }
     errs
+}
+
+/// For `x-kubernetes-list-map-keys` errors: the `[]string` as upstream prints it.
+fn list_map_keys_value(s: &Value) -> BadValue {
+    strings_value(s, "x-kubernetes-list-map-keys")
+}
+
+/// For `x-kubernetes-list-type` errors that print the `*string`.
+fn list_type_value(s: &Value) -> BadValue {
+    ptr_str(opt_str(s, "x-kubernetes-list-type"))
 }
 
 #[cfg(test)]

@@ -7,11 +7,10 @@
 use kas_apimachinery::validation::field::{self, BadValue, Error, Path};
 use serde_json::Value;
 
+use super::Options;
 use super::fieldpath::valid_field_path;
-use super::spec::Options;
 use super::structural::{new_structural_error, validate_default, validate_structural};
-use super::util::{arr, bool_of, map_of, obj, opt_bool, opt_str, str_of, strings_value};
-use super::versions::ptr_str;
+use super::util::{arr, bool_of, map_of, obj, opt_bool, opt_str, str_of};
 
 const OPENAPI_V3_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
 
@@ -516,16 +515,6 @@ pub fn has_invalid_types(s: &Value) -> bool {
         let ty = str_of(n, "type");
         !ty.is_empty() && !OPENAPI_V3_TYPES.contains(&ty)
     })
-}
-
-/// For `x-kubernetes-list-map-keys` errors: the `[]string` as upstream prints it.
-pub fn list_map_keys_value(s: &Value) -> BadValue {
-    strings_value(s, "x-kubernetes-list-map-keys")
-}
-
-/// For `x-kubernetes-list-type` errors that print the `*string`.
-pub fn list_type_value(s: &Value) -> BadValue {
-    ptr_str(opt_str(s, "x-kubernetes-list-type"))
 }
 
 #[cfg(test)]

@@ -4,47 +4,16 @@ use kas_apimachinery::validation::field::{self, Error, Path};
 use kas_apimachinery::validation::{is_dns1035_label, is_dns1123_subdomain};
 use serde_json::Value;
 
+use super::Options;
 use super::conversion::{validate_conversion, validate_enum};
+use super::gostruct::go_versions;
 use super::internal::{Spec, Version, top_schema};
 use super::names::{required_spec_names, validate_names};
 use super::openapi::{self, has_kubernetes_extensions, schema_has};
-use super::util::{go_versions, obj, semantic_eq};
+use super::util::{obj, semantic_eq};
 use super::versions::{
     validate_columns, validate_selectable_fields_of, validate_subresources, validate_version,
 };
-
-/// Upstream `validationOptions`, without the CEL parts.
-#[derive(Clone, Debug)]
-pub struct Options {
-    pub allow_defaults: bool,
-    pub require_recognized_conversion_review_version: bool,
-    pub require_immutable_names: bool,
-    pub require_openapi_schema: bool,
-    pub require_valid_property_type: bool,
-    pub require_structural_schema: bool,
-    pub require_pruned_defaults: bool,
-    pub require_atomic_set_type: bool,
-    pub require_map_list_keys_map_set_validation: bool,
-    pub allow_invalid_ca_bundle: bool,
-}
-
-impl Options {
-    /// The options of `ValidateCustomResourceDefinition` (create).
-    pub fn create() -> Options {
-        Options {
-            allow_defaults: true,
-            require_recognized_conversion_review_version: true,
-            require_immutable_names: false,
-            require_openapi_schema: true,
-            require_valid_property_type: true,
-            require_structural_schema: true,
-            require_pruned_defaults: true,
-            require_atomic_set_type: true,
-            require_map_list_keys_map_set_validation: true,
-            allow_invalid_ca_bundle: true,
-        }
-    }
-}
 
 fn validate_group(group: &str, path: &Path) -> Vec<Error> {
     if group.is_empty() {

@@ -9,10 +9,10 @@ use super::conversion::{has_invalid_ca_bundle, has_valid_review_version_or_empty
 use super::internal::{self, Spec, all_schemas, top_schema};
 use super::listtype::validate_map_list_keys_map_set;
 use super::openapi::{has_invalid_types, schema_has};
-use super::spec::{Options, validate_spec};
+use super::spec::validate_spec;
 use super::structural::{new_structural_error, validate_structural};
 use super::util::{arr, obj, opt_str, str_of};
-use super::{approval, names, validate_preserve_unknown_fields};
+use super::{Options, approval, names, validate_preserve_unknown_fields};
 
 /// Upstream `IsCRDConditionTrue(crd, Established)`.
 fn established(crd: &Value) -> bool {

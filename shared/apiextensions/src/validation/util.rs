@@ -2,7 +2,6 @@
 //! wrongly typed field reads as its zero value, as it does after upstream decodes into
 //! typed structs.
 
-use kas_apimachinery::golang::strconv::quote;
 use kas_apimachinery::validation::field::BadValue;
 use serde_json::{Map, Value};
 
@@ -66,6 +65,11 @@ pub fn strings_value(v: &Value, key: &str) -> BadValue {
     }
 }
 
+/// `BadValue` of a `*string` shown by upstream (a pointer is followed).
+pub fn ptr_str(v: Option<&str>) -> BadValue {
+    v.map_or(BadValue::Null, |s| BadValue::String(s.to_owned()))
+}
+
 /// Keys whose Go field is a pointer, so `""`/`false` are still set values.
 const POINTER_KEYS: &[&str] = &[
     "$ref",
@@ -126,87 +130,6 @@ fn semantic_eq_key(key: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => false,
     }
-}
-
-/// Go's `%#v` of a pointer of type `type_name`.
-pub fn go_ptr(type_name: &str, set: bool) -> String {
-    if set {
-        // Upstream prints the address, which differs per request.
-        format!("({type_name})(0xc000000000)")
-    } else {
-        format!("({type_name})(nil)")
-    }
-}
-
-fn go_column(c: &Value) -> String {
-    format!(
-        "apiextensions.CustomResourceColumnDefinition{{Name:{}, Type:{}, Format:{}, Description:{}, Priority:{}, JSONPath:{}}}",
-        quote(str_of(c, "name")),
-        quote(str_of(c, "type")),
-        quote(str_of(c, "format")),
-        quote(str_of(c, "description")),
-        c.get("priority").and_then(Value::as_i64).unwrap_or(0),
-        quote(str_of(c, "jsonPath")),
-    )
-}
-
-fn go_slice(type_name: &str, items: Option<&[Value]>, item: fn(&Value) -> String) -> String {
-    match items {
-        None => format!("[]{type_name}(nil)"),
-        Some(items) => {
-            let parts: Vec<String> = items.iter().map(item).collect();
-            format!("[]{type_name}{{{}}}", parts.join(", "))
-        }
-    }
-}
-
-fn go_selectable(f: &Value) -> String {
-    format!(
-        "apiextensions.SelectableField{{JSONPath:{}}}",
-        quote(str_of(f, "jsonPath"))
-    )
-}
-
-/// Go's `%#v` of one internal `CustomResourceDefinitionVersion`, given the per-version
-/// fields that remain after conversion from v1.
-pub fn go_version(v: &super::internal::Version<'_>) -> String {
-    format!(
-        "apiextensions.CustomResourceDefinitionVersion{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:{}, SelectableFields:{}}}",
-        quote(v.name),
-        v.served,
-        v.storage,
-        v.deprecated,
-        go_ptr("*string", v.deprecation_warning.is_some()),
-        go_ptr(
-            "*apiextensions.CustomResourceValidation",
-            v.schema.is_some()
-        ),
-        go_ptr(
-            "*apiextensions.CustomResourceSubresources",
-            v.subresources.is_some()
-        ),
-        go_slice(
-            "apiextensions.CustomResourceColumnDefinition",
-            v.columns,
-            go_column
-        ),
-        go_slice(
-            "apiextensions.SelectableField",
-            v.selectable_fields,
-            go_selectable
-        ),
-    )
-}
-
-/// Go's `%#v` of the internal `[]CustomResourceDefinitionVersion` of `spec`.
-pub fn go_versions(spec: &super::internal::Spec<'_>) -> BadValue {
-    const TYPE: &str = "[]apiextensions.CustomResourceDefinitionVersion";
-    if !spec.versions_set {
-        return BadValue::Raw(format!("{TYPE}(nil)"));
-    }
-    let versions = &spec.versions;
-    let parts: Vec<String> = versions.iter().map(go_version).collect();
-    BadValue::Raw(format!("{TYPE}{{{}}}", parts.join(", ")))
 }
 
 #[cfg(test)]

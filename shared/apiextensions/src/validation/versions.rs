@@ -4,13 +4,13 @@
 //! and `ValidateCustomResourceSelectableFields`.
 
 use kas_apimachinery::golang::strconv::is_print;
-use kas_apimachinery::validation::field::{self, BadValue, Error, Path};
+use kas_apimachinery::validation::field::{self, Error, Path};
 use serde_json::Value;
 
+use super::Options;
 use super::fieldpath::valid_field_path;
 use super::internal::Version;
 use super::openapi;
-use super::spec::Options;
 use super::structural::new_structural_error;
 use super::util::{obj, opt_str, str_of};
 
@@ -249,11 +249,6 @@ fn validate_selectable_fields(fields: &[Value], schema: Option<&Value>, path: &P
         errs.push(field::too_many(path, n, MAX_SELECTABLE_FIELDS as i64));
     }
     errs
-}
-
-/// `BadValue` of a `*string` shown by upstream (a pointer is followed).
-pub fn ptr_str(v: Option<&str>) -> BadValue {
-    v.map_or(BadValue::Null, |s| BadValue::String(s.to_owned()))
 }
 
 #[cfg(test)]

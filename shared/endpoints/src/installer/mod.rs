@@ -283,7 +283,7 @@ where
         if let Some(resp) = groups
             .openapi
             .as_ref()
-            .and_then(|o| o.serve_merged(&req, merged.as_deref()))
+            .and_then(|o| o.serve_merged(&req, merged.as_ref().and_then(|m| m.openapi.as_ref())))
         {
             return Box::pin(std::future::ready(Ok(resp)));
         }

@@ -61,10 +61,9 @@ impl OpenApi {
     pub(crate) fn serve_merged(
         &self,
         req: &Request<Body>,
-        delegated: Option<&crate::discovery::delegated::Merged>,
+        openapi: Option<&super::Delegated>,
     ) -> Option<Response<Body>> {
         let path = req.uri().path();
-        let openapi = delegated.and_then(|d| d.openapi.as_ref());
         Some(match path {
             "/openapi/v2" => match openapi {
                 Some(d) => self.serve_v2_doc(req, d.v2(self)),

@@ -4,10 +4,10 @@
 use serde_json::{Value as Json, json};
 
 use super::*;
-use crate::cel::library;
+use crate::cel::environment;
 
 fn cost(schema: &Json, rule: &str) -> u64 {
-    let program = library::env().compile(rule).expect("rule compiles");
+    let program = environment::env().compile(rule).expect("rule compiles");
     estimate(program.expression(), Node(schema))
 }
 
