@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
+use futures_util::future::BoxFuture;
 use kas_apimachinery::Status;
 use kas_endpoints::installer::ApiGroups;
-use kas_registry::hooks::{Done, Finish, WriteHooks};
+use kas_registry::admission::{Admit, Attributes, Chain, Operation};
 use kas_registry::store::Store;
 use kas_storage::Storage;
 use kas_storage_cache::{Cacher, CacherConfig};
@@ -46,6 +46,7 @@ pub fn start(
     etcd: Arc<dyn Storage>,
     mut crds: watch::Receiver<Crds>,
     caches: Caches,
+    lifecycle: Arc<dyn Admit>,
 ) -> (watch::Receiver<Arc<ApiGroups>>, ServedStores) {
     let (tx, rx) = watch::channel(Arc::new(ApiGroups::new(vec![crd_store.clone()])));
     let served_stores = ServedStores::default();
@@ -54,7 +55,7 @@ pub fn start(
         let mut served: BTreeMap<String, Served> = BTreeMap::new();
         loop {
             let current = crds.borrow_and_update().clone();
-            sync(&mut served, &current, &etcd, &caches).await;
+            sync(&mut served, &current, (&etcd, &lifecycle), &caches).await;
             let mut stores = vec![crd_store.clone()];
             for s in served.values() {
                 stores.extend(s.stores.iter().cloned());
@@ -101,7 +102,7 @@ fn built_from(crd: &Value) -> Value {
 async fn sync(
     served: &mut BTreeMap<String, Served>,
     crds: &Crds,
-    etcd: &Arc<dyn Storage>,
+    (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
     caches: &Caches,
 ) {
     served.retain(|name, _| crds.get(name).is_some_and(serves));
@@ -117,7 +118,7 @@ async fn sync(
             s.terminating.store(terminating, Ordering::Relaxed);
             continue;
         }
-        match build(crd, etcd, served.remove(name)).await {
+        match build(crd, (etcd, lifecycle), served.remove(name)).await {
             Some(s) => {
                 s.terminating.store(terminating, Ordering::Relaxed);
                 caches
@@ -133,7 +134,11 @@ async fn sync(
 
 /// The stores of `crd`'s served versions, over the previous watch cache when the storage
 /// is the same (its key prefix).
-async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -> Option<Served> {
+async fn build(
+    crd: &Value,
+    (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
+    previous: Option<Served>,
+) -> Option<Served> {
     let storage_version = crate::crd::storage_version(crd)?.to_owned();
     let storage_descriptor = customresource::descriptor(crd, &storage_version);
     let storage_version_spec = customresource::version(crd, &storage_version)?;
@@ -154,11 +159,14 @@ async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -
         }
     };
     let terminating = Arc::new(AtomicBool::new(false));
-    let hooks: Arc<dyn WriteHooks> = Arc::new(RefuseWhileTerminating {
-        terminating: terminating.clone(),
-        group: storage_descriptor.group,
-        plural: storage_descriptor.plural,
-    });
+    let admission = Chain::new(vec![
+        Arc::new(RefuseWhileTerminating {
+            terminating: terminating.clone(),
+            group: storage_descriptor.group,
+            plural: storage_descriptor.plural,
+        }),
+        lifecycle.clone(),
+    ]);
     let storage: Arc<dyn Storage> = cache.clone();
     let mut stores = Vec::new();
     for version in customresource::served_versions(crd) {
@@ -168,7 +176,9 @@ async fn build(crd: &Value, etcd: &Arc<dyn Storage>, previous: Option<Served>) -
         let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
             customresource::strategy::Strategy::new(descriptor, spec, deprecation),
         );
-        stores.push(Store::new(descriptor, strategy, storage.clone()).with_hooks(hooks.clone()));
+        stores.push(
+            Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone()),
+        );
     }
     let storage_store = Store::new(storage_descriptor, storage_strategy, storage.clone());
     Some(Served {
@@ -186,37 +196,30 @@ impl Served {
     }
 }
 
-/// Upstream's handler refuses creates while the CRD is terminating.
+/// Upstream's handler refuses creates while the CRD is terminating: a check on creates
+/// (not a write hook, which would move updates off their single compare-and-swap).
 struct RefuseWhileTerminating {
     terminating: Arc<AtomicBool>,
     group: &'static str,
     plural: &'static str,
 }
 
-#[async_trait]
-impl WriteHooks for RefuseWhileTerminating {
-    async fn begin_create(
-        &self,
-        _obj: &mut Value,
-        _dry_run: bool,
-    ) -> kas_registry::Result<Box<dyn Finish>> {
-        if self.terminating.load(Ordering::Relaxed) {
-            let mut status = Status::method_not_supported(self.group, self.plural, "create");
-            status.message =
-                Some("create not allowed while custom resource definition is terminating".into());
-            return Err(status.into());
-        }
-        Ok(Box::new(Done))
+impl Admit for RefuseWhileTerminating {
+    fn admit<'a>(
+        &'a self,
+        attributes: &'a Attributes<'a>,
+    ) -> BoxFuture<'a, kas_registry::Result<()>> {
+        let refused =
+            attributes.operation == Operation::Create && self.terminating.load(Ordering::Relaxed);
+        Box::pin(async move {
+            if refused {
+                let mut status = Status::method_not_supported(self.group, self.plural, "create");
+                status.message = Some(
+                    "create not allowed while custom resource definition is terminating".into(),
+                );
+                return Err(status.into());
+            }
+            Ok(())
+        })
     }
-
-    async fn begin_update(
-        &self,
-        _new: &mut Value,
-        _old: &Value,
-        _dry_run: bool,
-    ) -> kas_registry::Result<Box<dyn Finish>> {
-        Ok(Box::new(Done))
-    }
-
-    async fn after_delete(&self, _deleted: &Value) {}
 }

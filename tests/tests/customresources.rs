@@ -669,3 +669,36 @@ fn selectable_fields_watches_and_terminating_crds() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn custom_resources_are_admitted_only_into_existing_namespaces() {
+    let c = start_cluster(|_| {});
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let err = loop {
+        let out = c.kubectl_stdin(&["create", "-n", "nowhere"], WIDGET);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if err.contains("not found") && !err.contains("the server could not find") {
+            break err;
+        }
+        assert!(Instant::now() < deadline, "{err}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        err.contains("Error from server (NotFound): error when creating \"STDIN\": namespaces \"nowhere\" not found"),
+        "{err}"
+    );
+    c.kubectl_ok(&["create", "namespace", "somewhere"]);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !c
+        .kubectl_stdin(&["create", "-n", "somewhere"], WIDGET)
+        .status
+        .success()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "not admitted into a new namespace"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
