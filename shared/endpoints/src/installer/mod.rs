@@ -278,7 +278,15 @@ where
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let groups = self.groups.current();
-        let merged = self.delegated.as_ref().and_then(|d| d.merged(&groups));
+        // Only discovery and the OpenAPI documents read the delegate's: resource requests
+        // take no lock for it.
+        let path = req.uri().path();
+        let documents = path.starts_with("/openapi/") || path.trim_end_matches('/') == "/apis";
+        let merged = self
+            .delegated
+            .as_ref()
+            .filter(|_| documents)
+            .and_then(|d| d.merged(&groups));
         // Any method, as upstream's handlers do not look at it.
         if let Some(resp) = groups
             .openapi
