@@ -81,6 +81,23 @@ fn condition<'a>(crd: &'a Value, type_: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
+/// Creates `manifest`, retrying until it succeeds, failing once `limit` has passed since
+/// `since` (the CRD's creation: how soon a new CRD is usable).
+fn create_within(c: &kas_e2e::TestCluster, manifest: &str, since: Instant, limit: Duration) {
+    loop {
+        let out = c.kubectl_stdin(&["create"], manifest);
+        if out.status.success() {
+            return;
+        }
+        assert!(
+            since.elapsed() < limit,
+            "not usable after {limit:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn ok(out: std::process::Output) -> String {
     assert!(
         out.status.success(),
@@ -99,18 +116,7 @@ fn a_crd_is_established_served_and_deleted_with_its_objects() {
         "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created\n"
     );
     // Usable through the aggregator (discovery merged at core) within a second.
-    loop {
-        let out = c.kubectl_stdin(&["create"], WIDGET);
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            created.elapsed() < Duration::from_secs(1),
-            "not usable after 1s: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    create_within(&c, WIDGET, created, Duration::from_secs(1));
 
     let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
     let names = condition(&crd, "NamesAccepted");
@@ -464,18 +470,7 @@ fn two_extensions_replicas_agree_and_a_dead_one_degrades_only_custom_groups() {
     let mut c = start_cluster(|spec| spec.extensions_replicas = 2);
     let created = Instant::now();
     ok(c.kubectl_stdin(&["apply"], CRD));
-    loop {
-        let out = c.kubectl_stdin(&["create"], WIDGET);
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            created.elapsed() < Duration::from_secs(1),
-            "not usable after 1s: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    create_within(&c, WIDGET, created, Duration::from_secs(1));
     // Both replicas ran the controllers: one condition of each type, established.
     let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
     let types: Vec<&str> = crd["status"]["conditions"]
@@ -538,11 +533,7 @@ fn every_served_version_serves_the_stored_objects() {
         "  versions:\n  - name: v1beta1\n    served: true\n    storage: false\n    deprecated: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n  - name: v1\n    served: true\n    storage: true\n",
     );
     ok(c.kubectl_stdin(&["apply"], &two_versions));
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !c.kubectl_stdin(&["create"], WIDGET).status.success() {
-        assert!(Instant::now() < deadline, "widgets are not served");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    create_within(&c, WIDGET, Instant::now(), Duration::from_secs(2));
     // The highest version is preferred; both are listed, v1 first.
     let versions = c.kubectl_ok(&["api-versions"]);
     assert!(versions.contains("example.com/v1\n") && versions.contains("example.com/v1beta1\n"));
@@ -575,11 +566,7 @@ fn selectable_fields_watches_and_terminating_crds() {
         "    selectableFields:\n    - jsonPath: .spec.color\n    subresources:\n      status: {}\n",
     );
     ok(c.kubectl_stdin(&["apply"], &selectable));
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !c.kubectl_stdin(&["create"], WIDGET).status.success() {
-        assert!(Instant::now() < deadline, "widgets are not served");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    create_within(&c, WIDGET, Instant::now(), Duration::from_secs(2));
     ok(c.kubectl_stdin(
         &["create"],
         &WIDGET

@@ -6,13 +6,14 @@
 use kas_e2e::start_cluster;
 use kas_local::Tools;
 
-#[test]
-fn the_python_client_works_unchanged() {
+/// Runs `tests/python/<script>` with the cluster's kubeconfig and expects it to print
+/// `done`.
+fn run_script(script: &str, done: &str) {
     let mut python = Tools::from_env()
         .python_client()
         .unwrap_or_else(|e| panic!("{e}"));
     let c = start_cluster(|_| {});
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/client_smoke.py");
+    let script = format!("{}/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = python
         .arg(script)
         .arg(c.kubeconfig_path())
@@ -21,27 +22,17 @@ fn the_python_client_works_unchanged() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && stdout.contains("python client ok"),
+        out.status.success() && stdout.contains(done),
         "the Python client failed:\n{stdout}\n{stderr}"
     );
 }
 
 #[test]
+fn the_python_client_works_unchanged() {
+    run_script("client_smoke.py", "python client ok");
+}
+
+#[test]
 fn the_python_client_s_custom_objects_api_works_unchanged() {
-    let mut python = Tools::from_env()
-        .python_client()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let c = start_cluster(|_| {});
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/custom_objects.py");
-    let out = python
-        .arg(script)
-        .arg(c.kubeconfig_path())
-        .output()
-        .expect("python3 on PATH");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("python custom objects ok"),
-        "the Python client failed:\n{stdout}\n{stderr}"
-    );
+    run_script("custom_objects.py", "python custom objects ok");
 }

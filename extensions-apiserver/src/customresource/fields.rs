@@ -101,17 +101,9 @@ fn list_type(schema: &Value) -> Option<ListType> {
         .and_then(Value::as_str)?
     {
         "set" => Some(ListType::Set),
-        "map" => {
-            let keys: Vec<&'static str> = schema
-                .get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(intern)
-                .collect();
-            Some(ListType::Map(Box::leak(keys.into_boxed_slice())))
-        }
+        "map" => Some(ListType::Map(super::interned_list(
+            schema.get("x-kubernetes-list-map-keys"),
+        ))),
         _ => Some(ListType::Atomic),
     }
 }
@@ -160,14 +152,6 @@ fn kind_of(schema: &Value, name: &str) -> Kind {
 }
 
 fn leak_message(name: &'static str, schema: &Value, fields: Vec<Field>) -> &'static Message {
-    let required: Vec<&'static str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(intern)
-        .collect();
     Box::leak(Box::new(Message {
         name,
         description: intern(
@@ -177,7 +161,7 @@ fn leak_message(name: &'static str, schema: &Value, fields: Vec<Field>) -> &'sta
                 .unwrap_or(""),
         ),
         fields: Box::leak(fields.into_boxed_slice()),
-        required: Box::leak(required.into_boxed_slice()),
+        required: super::interned_list(schema.get("required")),
         atomic: schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic"),
     }))
 }

@@ -26,7 +26,7 @@ mod cost;
 mod crd;
 mod depth;
 mod environment;
-mod escaping;
+pub(crate) mod escaping;
 mod eval;
 mod field_path;
 mod format;

@@ -83,6 +83,36 @@ pub fn unescape(escaped: &str) -> Option<String> {
     Some(out)
 }
 
+/// Upstream's `UnescapeSingleQuote`: the body of a single-quoted JSONPath name (a
+/// `fieldPath` or a selectable field's `['a.b']`) with its Go escapes resolved.
+pub(crate) fn unescape_single_quote(s: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(d) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        out.push(match d {
+            'a' => '\x07',
+            'b' => '\x08',
+            'f' => '\x0c',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\x0b',
+            '\'' => '\'',
+            '\\' => '\\',
+            _ => return Err(format!("invalid escape char \\{d}")),
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ pub(crate) fn valid_field_path(
                 if tok.len() < 2 || !tok.starts_with('\'') || !tok.ends_with('\'') {
                     return Err(format!("expected single quoted string but got {tok}"));
                 }
-                let name = unescape_single_quote(&tok[1..tok.len() - 1])
+                let name = super::escaping::unescape_single_quote(&tok[1..tok.len() - 1])
                     .map_err(|e| format!("invalid string literal: {e}"))?;
                 let close = it.next().ok_or("unexpected end of JSON path")?;
                 (name, Some(close))
@@ -80,34 +80,6 @@ fn tokenize(s: &str) -> Vec<&str> {
         i = end;
     }
     out
-}
-
-fn unescape_single_quote(s: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(d) = chars.next() else {
-            out.push('\\');
-            break;
-        };
-        out.push(match d {
-            'a' => '\x07',
-            'b' => '\x08',
-            'f' => '\x0c',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\x0b',
-            '\'' => '\'',
-            '\\' => '\\',
-            _ => return Err(format!("invalid escape char \\{d}")),
-        });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

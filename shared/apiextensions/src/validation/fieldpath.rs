@@ -30,34 +30,6 @@ fn tokens(s: &str) -> Vec<&str> {
     out
 }
 
-fn unescape(s: &str) -> Result<String, String> {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(d) = chars.next() else {
-            out.push(c);
-            break;
-        };
-        out.push(match d {
-            'a' => '\x07',
-            'b' => '\x08',
-            'f' => '\x0c',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\x0b',
-            '\'' => '\'',
-            '\\' => '\\',
-            _ => return Err(format!("invalid escape char \\{d}")),
-        });
-    }
-    Ok(out)
-}
-
 fn properties(s: &Value) -> Option<&serde_json::Map<String, Value>> {
     s.get("properties")
         .and_then(Value::as_object)
@@ -108,7 +80,7 @@ pub fn valid_field_path<'a>(
                 if tok.len() < 2 || !tok.starts_with('\'') || !tok.ends_with('\'') {
                     return Err(format!("expected single quoted string but got {tok}"));
                 }
-                let name = unescape(&tok[1..tok.len() - 1])
+                let name = crate::cel::escaping::unescape_single_quote(&tok[1..tok.len() - 1])
                     .map_err(|e| format!("invalid string literal: {e}"))?;
                 (schema, path) = step(schema, &name, path)?;
                 let tok = it.next().ok_or(END)?;
