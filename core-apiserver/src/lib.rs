@@ -3,7 +3,6 @@
 
 pub mod admission;
 pub mod connect;
-pub mod delegated_discovery;
 pub mod helper;
 pub mod options;
 pub mod podspec;

@@ -689,3 +689,32 @@ fn custom_resources_are_admitted_only_into_existing_namespaces() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn the_aggregator_sends_custom_groups_straight_to_extensions() {
+    use kas_e2e::Role;
+    let mut c = start_cluster(|_| {});
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    create_within(&c, WIDGET, Instant::now(), Duration::from_secs(2));
+    let raw = |c: &kas_e2e::TestCluster, path: &str| {
+        c.kubectl(&["get", "--raw", path, "--request-timeout=2s"])
+    };
+    let widget = "/apis/example.com/v1/namespaces/default/widgets/w1";
+    // The aggregator learns extensions' groups from its discovery, as core does.
+    std::thread::sleep(Duration::from_millis(500));
+    // With core frozen, the custom group still answers; a built-in one does not.
+    c.kill(Role::Core, 0, nix::sys::signal::Signal::SIGSTOP)
+        .expect("stop core");
+    let custom = raw(&c, widget);
+    let builtin = raw(&c, "/api/v1/namespaces/default/configmaps");
+    c.kill(Role::Core, 0, nix::sys::signal::Signal::SIGCONT)
+        .expect("continue core");
+    assert!(
+        custom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&custom.stderr)
+    );
+    let w: Value = serde_json::from_slice(&custom.stdout).expect("JSON");
+    assert_eq!(w["metadata"]["name"], "w1");
+    assert!(!builtin.status.success());
+}

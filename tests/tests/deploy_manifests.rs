@@ -460,7 +460,7 @@ fn the_binaries_run_with_exactly_the_deployments_arguments() {
                     "127.0.0.1".to_owned()
                 }
                 "--etcd-servers" => c.etcd_url(),
-                "--delegate-endpoints" => {
+                "--delegate-endpoints" | "--extensions-endpoints" => {
                     // One URL: the delegate's headless Service by DNS name, which here
                     // is `localhost` (resolving to loopback only).
                     let host = value

@@ -42,6 +42,9 @@ pub struct ClusterSpec {
     pub disabled_admission_plugins: Vec<String>,
     /// How long each role (all its replicas together), and etcd, may take to become ready.
     pub ready_timeout: Duration,
+    /// Whether the aggregator sends requests for extensions' groups to it straight
+    /// (`--extensions-endpoints`) rather than through core.
+    pub route_extensions: bool,
 }
 
 impl ClusterSpec {
@@ -56,6 +59,7 @@ impl ClusterSpec {
             extra_args: BTreeMap::new(),
             disabled_admission_plugins: vec!["ServiceAccount".to_owned()],
             ready_timeout: Duration::from_secs(30),
+            route_extensions: true,
         }
     }
 
@@ -357,6 +361,10 @@ impl Cluster {
         let etcd_url = self.etcd_url();
         for (index, &port) in ports.iter().enumerate() {
             let mut args = role_args(role, port, &self.pki, &etcd_url, delegates);
+            if role == Role::Aggregator && spec.route_extensions {
+                let extensions = self.urls(Role::Extensions);
+                args.push(format!("--extensions-endpoints={}", extensions.join(",")));
+            }
             if role == Role::Core && !spec.disabled_admission_plugins.is_empty() {
                 args.push(format!(
                     "--disable-admission-plugins={}",

@@ -39,6 +39,10 @@ enum Command {
         /// directory of this executable].
         #[arg(long)]
         bin_dir: Option<PathBuf>,
+        /// Send requests for extensions-apiserver's groups through core-apiserver instead
+        /// of to extensions straight (the aggregator's `--extensions-endpoints`).
+        #[arg(long)]
+        no_extensions_routing: bool,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -75,11 +79,13 @@ fn main() -> ExitCode {
                 core_replicas,
                 extensions_replicas,
                 bin_dir,
+                no_extensions_routing,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
                 spec.core_replicas = core_replicas;
                 spec.extensions_replicas = extensions_replicas;
+                spec.route_extensions = !no_extensions_routing;
                 if let Some(bin_dir) = bin_dir {
                     spec.bin_dir = bin_dir;
                 }

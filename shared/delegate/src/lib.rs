@@ -6,6 +6,7 @@
 //!
 //! Knows nothing of the generic server: it is a `tower::Service` the role hands to it.
 
+pub mod discovery;
 mod endpoint;
 mod error;
 mod health;

@@ -1,6 +1,7 @@
-//! Keeps extensions-apiserver's discovery and OpenAPI at hand for `/apis` and `/openapi`
-//! (upstream's aggregator merges its delegates' groups and specs; see
-//! `kas_endpoints::discovery::delegated`). Each extensions replica advertises a digest of
+//! Keeps a delegate's discovery and OpenAPI at hand: core-apiserver merges
+//! extensions-apiserver's into `/apis` and `/openapi` (upstream's aggregator merges its
+//! delegates' groups and specs; see `kas_endpoints::discovery::delegated`), and the
+//! aggregator routes the custom groups straight to extensions. Each extensions replica advertises a digest of
 //! what it serves on its readiness stream; when the digests change, the documents are
 //! fetched through the delegate, again until every replica advertised the same digest
 //! before and after the fetch (replicas differ briefly while a CRD change reaches each).
@@ -23,7 +24,7 @@ const ATTEMPTS: usize = 40;
 const RECHECK: Duration = Duration::from_secs(2);
 
 /// Starts following `delegate`'s discovery.
-pub fn start(delegate: kas_delegate::Delegate) -> watch::Receiver<Arc<Delegated>> {
+pub fn follow(delegate: crate::Delegate) -> watch::Receiver<Arc<Delegated>> {
     let (tx, rx) = watch::channel(Arc::new(Delegated::default()));
     let mut changes = delegate.watch_discovery();
     tokio::spawn(async move {
@@ -57,7 +58,7 @@ pub fn start(delegate: kas_delegate::Delegate) -> watch::Receiver<Arc<Delegated>
 }
 
 /// The digest every endpoint that takes requests advertises, when they agree.
-fn agreed(delegate: &kas_delegate::Delegate) -> Option<String> {
+fn agreed(delegate: &crate::Delegate) -> Option<String> {
     let digests = delegate.discovery_digests();
     let first = digests.first()?;
     digests.iter().all(|d| d == first).then(|| first.clone())
@@ -66,7 +67,7 @@ fn agreed(delegate: &kas_delegate::Delegate) -> Option<String> {
 /// Fetches and publishes the delegate's aggregated `/apis`, then its OpenAPI v2 document
 /// and v3 index with it.
 async fn fetch(
-    delegate: &kas_delegate::Delegate,
+    delegate: &crate::Delegate,
     tx: &watch::Sender<Arc<Delegated>>,
 ) -> Result<(), String> {
     let apis = get(delegate, "/apis", &Version::V2.content_type()).await?;
@@ -93,11 +94,7 @@ async fn fetch(
 
 /// A GET through the delegate, as this server's own loopback identity would ask
 /// (`system:apiserver` in `system:masters`).
-async fn get(
-    delegate: &kas_delegate::Delegate,
-    path: &str,
-    accept: &str,
-) -> Result<bytes::Bytes, String> {
+async fn get(delegate: &crate::Delegate, path: &str, accept: &str) -> Result<bytes::Bytes, String> {
     let mut req = http::Request::get(path)
         .header(http::header::ACCEPT, accept)
         .body(kas_endpoints::body::empty())
