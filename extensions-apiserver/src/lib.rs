@@ -32,39 +32,34 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         kas_storage_cache::CacherConfig::new(format!("/{}", crd::DESCRIPTOR.storage_resource));
     config.get_attrs = kas_registry::store::get_attrs(&strategy);
     let crd_cache = Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
-    if !crd_cache
-        .wait_ready(std::time::Duration::from_secs(30))
-        .await
-    {
-        return Err("the watch cache did not become ready within 30s".to_owned());
+    // The namespaces custom resources are admitted into (upstream's NamespaceLifecycle),
+    // filled at the same time as the CRDs.
+    let mut config = kas_storage_cache::CacherConfig::new("/namespaces".to_owned());
+    config.get_attrs = namespaces::attrs();
+    let namespaces_cache = Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
+    let timeout = std::time::Duration::from_secs(30);
+    let (crds_ready, namespaces_ready) = tokio::join!(
+        crd_cache.wait_ready(timeout),
+        namespaces_cache.wait_ready(timeout)
+    );
+    if !crds_ready || !namespaces_ready {
+        return Err("the watch caches did not become ready within 30s".to_owned());
     }
     let caches = serving::Caches::default();
     caches
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(Arc::downgrade(&crd_cache));
+        .extend([
+            Arc::downgrade(&crd_cache),
+            Arc::downgrade(&namespaces_cache),
+        ]);
     follow_compactions(compactor, caches.clone());
-    // The namespaces custom resources are admitted into (upstream's NamespaceLifecycle).
-    let mut config = kas_storage_cache::CacherConfig::new("/namespaces".to_owned());
-    config.get_attrs = namespaces::attrs();
-    let namespaces_cache = Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
-    if !namespaces_cache
-        .wait_ready(std::time::Duration::from_secs(30))
-        .await
-    {
-        return Err("the namespaces' watch cache did not become ready within 30s".to_owned());
-    }
-    caches
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(Arc::downgrade(&namespaces_cache));
     let lifecycle = Arc::new(kas_registry::admission::NamespaceLifecycle::new(
         namespaces::store(namespaces_cache),
     ));
     let crd_store = Store::new(&crd::DESCRIPTOR, strategy, crd_cache);
     let crds = informer::start(crd_store.clone());
     let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches, lifecycle);
-
     controllers::start(crd_store, crds, served);
     Ok(ApiService::live(groups, next))
 }
