@@ -53,9 +53,19 @@ pub fn start(
     let shared = served_stores.clone();
     tokio::spawn(async move {
         let mut served: BTreeMap<String, Served> = BTreeMap::new();
+        let mut first = true;
         loop {
             let current = crds.borrow_and_update().clone();
-            sync(&mut served, &current, (&etcd, &lifecycle), &caches).await;
+            // Most CRD changes are status writes that change nothing served: the routes,
+            // discovery and the digest stay (the first round publishes them all).
+            let changed = sync(&mut served, &current, (&etcd, &lifecycle), &caches).await;
+            let first_round = std::mem::take(&mut first);
+            if !changed && !first_round {
+                if crds.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            }
             let mut stores = vec![crd_store.clone()];
             for s in served.values() {
                 stores.extend(s.stores.iter().cloned());
@@ -91,21 +101,26 @@ fn serves(crd: &Value) -> bool {
         || conditions::is_true(crd, conditions::ESTABLISHED)
 }
 
+/// What a CRD's stores are built from: the object (its uid), its spec (the generation
+/// counts every change of it) and its accepted names.
 fn built_from(crd: &Value) -> Value {
     json!({
         "uid": crd.pointer("/metadata/uid"),
-        "spec": crd.get("spec"),
+        "generation": crd.pointer("/metadata/generation"),
         "acceptedNames": crd.pointer("/status/acceptedNames"),
     })
 }
 
+/// Brings `served` in line with `crds`; whether what is served changed.
 async fn sync(
     served: &mut BTreeMap<String, Served>,
     crds: &Crds,
     (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
     caches: &Caches,
-) {
+) -> bool {
+    let before = served.len();
     served.retain(|name, _| crds.get(name).is_some_and(serves));
+    let mut changed = served.len() != before;
     for (name, crd) in crds.iter() {
         if !serves(crd) {
             continue;
@@ -118,33 +133,43 @@ async fn sync(
             s.terminating.store(terminating, Ordering::Relaxed);
             continue;
         }
-        match build(crd, (etcd, lifecycle), served.remove(name)).await {
+        changed = true;
+        match build(crd, (etcd, lifecycle), served.remove(name), caches).await {
             Some(s) => {
                 s.terminating.store(terminating, Ordering::Relaxed);
-                caches
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(Arc::downgrade(&s.cache));
                 served.insert(name.clone(), s);
             }
             None => tracing::warn!(crd = %name, "the custom resource's cache did not become ready"),
         }
     }
+    changed
+}
+
+/// The descriptor and strategy of one version of `crd`.
+fn version_parts(
+    crd: &Value,
+    version: &str,
+) -> Option<(
+    &'static kas_registry::ResourceDescriptor,
+    Arc<dyn kas_registry::Strategy>,
+)> {
+    let spec = customresource::version(crd, version)?;
+    let descriptor = customresource::descriptor(crd, version);
+    let deprecation = customresource::deprecation_warning(crd, version);
+    let strategy = customresource::strategy::Strategy::new(descriptor, spec, deprecation);
+    Some((descriptor, Arc::new(strategy)))
 }
 
 /// The stores of `crd`'s served versions, over the previous watch cache when the storage
-/// is the same (its key prefix).
+/// is the same (its key prefix); a new cache joins `caches`.
 async fn build(
     crd: &Value,
     (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
     previous: Option<Served>,
+    caches: &Caches,
 ) -> Option<Served> {
-    let storage_version = crate::crd::storage_version(crd)?.to_owned();
-    let storage_descriptor = customresource::descriptor(crd, &storage_version);
-    let storage_version_spec = customresource::version(crd, &storage_version)?;
-    let storage_strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
-        customresource::strategy::Strategy::new(storage_descriptor, storage_version_spec, None),
-    );
+    let storage_version = crate::crd::storage_version(crd)?;
+    let (storage_descriptor, storage_strategy) = version_parts(crd, storage_version)?;
     let prefix = format!("/{}", storage_descriptor.storage_resource);
     let cache = match previous {
         Some(p) if p.cache_prefix() == prefix => p.cache,
@@ -155,6 +180,10 @@ async fn build(
             if !cache.wait_ready(Duration::from_secs(10)).await {
                 return None;
             }
+            caches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(Arc::downgrade(&cache));
             cache
         }
     };
@@ -168,19 +197,18 @@ async fn build(
         lifecycle.clone(),
     ]);
     let storage: Arc<dyn Storage> = cache.clone();
+    let store = |(descriptor, strategy)| {
+        Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone())
+    };
     let mut stores = Vec::new();
     for version in customresource::served_versions(crd) {
-        let spec = customresource::version(crd, version)?;
-        let descriptor = customresource::descriptor(crd, version);
-        let deprecation = customresource::deprecation_warning(crd, version);
-        let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(
-            customresource::strategy::Strategy::new(descriptor, spec, deprecation),
-        );
-        stores.push(
-            Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone()),
-        );
+        if version == storage_version {
+            stores.push(store((storage_descriptor, storage_strategy.clone())));
+        } else {
+            stores.push(store(version_parts(crd, version)?));
+        }
     }
-    let storage_store = Store::new(storage_descriptor, storage_strategy, storage.clone());
+    let storage_store = store((storage_descriptor, storage_strategy));
     Some(Served {
         built_from: built_from(crd),
         stores,
