@@ -23,19 +23,15 @@ pub async fn sync(store: &Store, crd: &Value, served: &ServedStores) {
     let in_progress = conditions::find(crd, conditions::TERMINATING)
         .and_then(|c| c.get("reason"))
         .and_then(Value::as_str)
-        .is_some_and(|r| r == "InstanceDeletionInProgress" || r == "InstanceDeletionCheck");
+        .is_some_and(|r| r == "InstanceDeletionInProgress");
     if !in_progress {
-        let mut updated = crd.clone();
-        conditions::set(
-            &mut updated,
-            Condition::new(
-                conditions::TERMINATING,
-                "True",
-                "InstanceDeletionInProgress",
-                "CustomResource deletion is in progress",
-            ),
+        let condition = Condition::new(
+            conditions::TERMINATING,
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
         );
-        super::write_status(store, &name, crd, updated).await;
+        write_condition(store, crd, condition).await;
         return;
     }
     let instances = served
@@ -48,32 +44,25 @@ pub async fn sync(store: &Store, crd: &Value, served: &ServedStores) {
             Ok(0) => {}
             Ok(_) => return,
             Err(message) => {
-                let mut updated = crd.clone();
-                conditions::set(
-                    &mut updated,
-                    Condition::new(
-                        conditions::TERMINATING,
-                        "True",
-                        "InstanceDeletionFailed",
-                        &format!("could not issue all deletes: {message}"),
-                    ),
+                let message = format!("could not issue all deletes: {message}");
+                let condition = Condition::new(
+                    conditions::TERMINATING,
+                    "True",
+                    "InstanceDeletionFailed",
+                    &message,
                 );
-                super::write_status(store, &name, crd, updated).await;
+                write_condition(store, crd, condition).await;
                 return;
             }
         }
     }
-    let mut updated = crd.clone();
-    conditions::set(
-        &mut updated,
-        Condition::new(
-            conditions::TERMINATING,
-            "False",
-            "InstanceDeletionCompleted",
-            "removed all instances",
-        ),
+    let condition = Condition::new(
+        conditions::TERMINATING,
+        "False",
+        "InstanceDeletionCompleted",
+        "removed all instances",
     );
-    super::write_status(store, &name, crd, updated.clone()).await;
+    write_condition(store, crd, condition).await;
     // The finalizer's removal deletes the CRD (the store deletes an object marked for
     // deletion that no finalizer holds any more). Read it again: the status write moved it.
     let Ok(current) = store
@@ -100,6 +89,13 @@ pub async fn sync(store: &Store, crd: &Value, served: &ServedStores) {
             tracing::warn!(crd = %name, error = %status.message.unwrap_or_default(), "removing the cleanup finalizer");
         }
     }
+}
+
+/// Writes `crd` with `condition` set.
+async fn write_condition(store: &Store, crd: &Value, condition: Condition<'_>) {
+    let mut updated = crd.clone();
+    conditions::set(&mut updated, condition);
+    super::write_status(store, kas_registry::meta::name(crd), updated).await;
 }
 
 /// Deletes every instance; answers how many remain (held by their finalizers).

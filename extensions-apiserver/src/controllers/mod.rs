@@ -40,23 +40,23 @@ pub fn start(crd_store: Store, mut crds: watch::Receiver<Crds>, served: ServedSt
 async fn reconcile(store: &Store, all: &Crds, crd: &Value, served: &ServedStores) {
     let name = kas_registry::meta::name(crd).to_owned();
     if let Some(status) = naming::sync(crd, all) {
-        write_status(store, &name, crd, status).await;
+        write_status(store, &name, status).await;
         return;
     }
     if let Some(status) = establishing::sync(crd) {
-        write_status(store, &name, crd, status).await;
+        write_status(store, &name, status).await;
         return;
     }
     if let Some(status) = approval::sync(crd) {
-        write_status(store, &name, crd, status).await;
+        write_status(store, &name, status).await;
         return;
     }
     finalizer::sync(store, crd, served).await;
 }
 
-/// Writes `updated` (the CRD with a new status) through `status`, on the condition that
-/// the CRD is still the one read.
-pub(crate) async fn write_status(store: &Store, name: &str, _read: &Value, updated: Value) {
+/// Writes `updated` (the CRD read, with a new status) through `status`, on the condition
+/// that the CRD is still the one read (its resourceVersion).
+pub(crate) async fn write_status(store: &Store, name: &str, updated: Value) {
     let opts = WriteOptions {
         manager: "kube-apiserver".into(),
         ..Default::default()
