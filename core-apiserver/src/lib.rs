@@ -19,15 +19,7 @@ pub async fn api_service<S>(
     resource_options: &resources::ResourceOptions,
     next: S,
 ) -> Result<ApiService<S>, String> {
-    let client = etcd
-        .connect()
-        .await
-        .map_err(|e| format!("connecting to etcd: {e}"))?;
-    // With a zero interval it never ticks, and the caches hear of no compaction.
-    let compactor =
-        kas_storage_etcd::Compactor::start(client.clone(), etcd.etcd_compaction_interval);
-    let etcd: std::sync::Arc<dyn kas_storage::Storage> =
-        std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let (etcd, compactor) = etcd.storage().await?;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
     let stores = resources::stores(resource_options, &etcd, &mut |d, get_attrs| {

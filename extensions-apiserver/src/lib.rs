@@ -19,14 +19,7 @@ use kas_storage_etcd::EtcdOptions;
 /// the compactor, the CRD informer, the serving table and the controllers, which live as
 /// long as the process.
 pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
-    let client = etcd
-        .connect()
-        .await
-        .map_err(|e| format!("connecting to etcd: {e}"))?;
-    let compactor =
-        kas_storage_etcd::Compactor::start(client.clone(), etcd.etcd_compaction_interval);
-    let etcd: Arc<dyn kas_storage::Storage> =
-        Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let (etcd, compactor) = etcd.storage().await?;
     let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(crd::Strategy);
     let mut config =
         kas_storage_cache::CacherConfig::new(format!("/{}", crd::DESCRIPTOR.storage_resource));

@@ -71,6 +71,22 @@ impl EtcdOptions {
             .map_err(|e| crate::errors::from_etcd(&self.etcd_servers.join(","), e))
     }
 
+    /// The role's storage on `--etcd-servers` under `--etcd-prefix`, and the compactor of
+    /// `--etcd-compaction-interval` (a zero interval never ticks, and the caches hear of
+    /// no compaction), which must live as long as the storage.
+    pub async fn storage(
+        &self,
+    ) -> std::result::Result<(std::sync::Arc<dyn kas_storage::Storage>, crate::Compactor), String>
+    {
+        let client = self
+            .connect()
+            .await
+            .map_err(|e| format!("connecting to etcd: {e}"))?;
+        let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
+        let store = crate::EtcdStore::new(client, &self.etcd_prefix);
+        Ok((std::sync::Arc::new(store), compactor))
+    }
+
     /// The `etcd` readiness check of every role given `--etcd-servers` (none without
     /// them). It has its own client, connected on first use, as upstream's has.
     pub fn health_check(&self) -> Option<EtcdHealthCheck> {
