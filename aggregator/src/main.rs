@@ -80,7 +80,7 @@ fn main() -> ExitCode {
         let extensions = extensions.build().map_err(|e| e.to_string())?;
         Ok(kas_server::Handler::new(routing::Routed {
             core: delegate,
-            groups: kas_delegate::discovery::follow(extensions.clone()),
+            groups: kas_delegate::discovery::follow(extensions.clone(), false),
             extensions,
         }))
     })

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     let resources = options.core.resources();
     kas_server::run::main(role, options.common, errors, move |_| async move {
         let next = delegation.build().map_err(|e| e.to_string())?;
-        let delegated = kas_delegate::discovery::follow(next.clone());
+        let delegated = kas_delegate::discovery::follow(next.clone(), true);
         let api = core_apiserver::api_service(&etcd, &resources, next)
             .await?
             .with_delegated_discovery(delegated);

@@ -23,8 +23,9 @@ const ATTEMPTS: usize = 40;
 /// How often the digests are looked at again without a change.
 const RECHECK: Duration = Duration::from_secs(2);
 
-/// Starts following `delegate`'s discovery.
-pub fn follow(delegate: crate::Delegate) -> watch::Receiver<Arc<Delegated>> {
+/// Starts following `delegate`'s discovery, and its OpenAPI documents when `openapi` (the
+/// aggregator routes by groups only; core merges both).
+pub fn follow(delegate: crate::Delegate, openapi: bool) -> watch::Receiver<Arc<Delegated>> {
     let (tx, rx) = watch::channel(Arc::new(Delegated::default()));
     let mut changes = delegate.watch_discovery();
     tokio::spawn(async move {
@@ -34,7 +35,7 @@ pub fn follow(delegate: crate::Delegate) -> watch::Receiver<Arc<Delegated>> {
             if wanted.as_ref().is_some_and(|w| *w != have) {
                 for _ in 0..ATTEMPTS {
                     let before = agreed(&delegate);
-                    match fetch(&delegate, &tx).await {
+                    match fetch(&delegate, &tx, openapi).await {
                         Ok(()) if before.is_some() && before == agreed(&delegate) => {
                             have = before.unwrap_or_default();
                             break;
@@ -64,11 +65,12 @@ fn agreed(delegate: &crate::Delegate) -> Option<String> {
     digests.iter().all(|d| d == first).then(|| first.clone())
 }
 
-/// Fetches and publishes the delegate's aggregated `/apis`, then its OpenAPI v2 document
-/// and v3 index with it.
+/// Fetches and publishes the delegate's aggregated `/apis`, then, with `openapi`, its
+/// OpenAPI v2 document and v3 index with it.
 async fn fetch(
     delegate: &crate::Delegate,
     tx: &watch::Sender<Arc<Delegated>>,
+    openapi: bool,
 ) -> Result<(), String> {
     let apis = get(delegate, "/apis", &Version::V2.content_type()).await?;
     let mut delegated = Delegated::from_aggregated(&apis)
@@ -79,6 +81,9 @@ async fn fetch(
             items: delegated.items.clone(),
             openapi: previous.openapi.clone(),
         }));
+    }
+    if !openapi {
+        return Ok(());
     }
     let json = |bytes: bytes::Bytes| serde_json::from_slice::<serde_json::Value>(&bytes);
     let v2 = json(get(delegate, "/openapi/v2", "application/json").await?);
