@@ -44,6 +44,41 @@ pub trait Authorizer: Send + Sync {
 
 pub type DynAuthorizer = Arc<dyn Authorizer>;
 
+/// Upstream's `authorizer.DefaultResourceRuleInfo`: what a user may do to resources.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceRuleInfo {
+    pub verbs: Vec<String>,
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+}
+
+/// Upstream's `authorizer.DefaultNonResourceRuleInfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NonResourceRuleInfo {
+    pub verbs: Vec<String>,
+    pub non_resource_urls: Vec<String>,
+}
+
+/// What [`RuleResolver::rules_for`] answers: the rules, and whether they may be incomplete
+/// (some binding's role was missing), with the evaluation errors joined as upstream's
+/// `SelfSubjectRulesReview` reports them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RulesInfo {
+    pub resource_rules: Vec<ResourceRuleInfo>,
+    pub non_resource_rules: Vec<NonResourceRuleInfo>,
+    pub incomplete: bool,
+    pub evaluation_error: String,
+}
+
+/// Upstream's `authorizer.RuleResolver`: the rules a user has in a namespace (`""`: the
+/// cluster-wide ones only).
+pub trait RuleResolver: Send + Sync {
+    fn rules_for<'a>(&'a self, user: &'a UserInfo, namespace: &'a str) -> BoxFuture<'a, RulesInfo>;
+}
+
+pub type DynRuleResolver = Arc<dyn RuleResolver>;
+
 pub const MODE_ALWAYS_ALLOW: &str = "AlwaysAllow";
 pub const MODE_ALWAYS_DENY: &str = "AlwaysDeny";
 /// Modes kube-apiserver has that this server does not implement yet.
