@@ -75,14 +75,15 @@ fn main() -> ExitCode {
             start_kubernetes_service(&service, &etcd, &common, delegate.clone()).await?;
         }
         if extensions.delegate_endpoints.is_empty() {
-            return Ok(kas_server::Handler::new(delegate));
+            return Ok(kas_server::Handler::new(delegate).into());
         }
         let extensions = extensions.build().map_err(|e| e.to_string())?;
         Ok(kas_server::Handler::new(routing::Routed {
             core: delegate,
             groups: kas_delegate::discovery::follow(extensions.clone(), false),
             extensions,
-        }))
+        })
+        .into())
     })
 }
 

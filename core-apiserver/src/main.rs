@@ -57,6 +57,6 @@ fn main() -> ExitCode {
         let api = core_apiserver::api_service(&etcd, &resources, next)
             .await?
             .with_delegated_discovery(delegated);
-        Ok(kas_server::Handler::new(api))
+        Ok(kas_server::Handler::new(api).into())
     })
 }

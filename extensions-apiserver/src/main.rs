@@ -43,6 +43,6 @@ fn main() -> ExitCode {
     let etcd = options.etcd;
     kas_server::run::main(role, options.common, errors, move |_| async move {
         let api = extensions_apiserver::api_service(&etcd, kas_server::routes::not_found()).await?;
-        Ok(kas_server::Handler::new(api))
+        Ok(kas_server::Handler::new(api).into())
     })
 }

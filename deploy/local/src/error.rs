@@ -17,6 +17,9 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    #[error("invalid user name {0:?}: it names a file of the PKI")]
+    InvalidUserName(String),
+
     #[error("cannot pick a free loopback port")]
     FreePort(#[source] std::io::Error),
 

@@ -46,6 +46,17 @@ enum Command {
     },
     /// Stop what `up` started from this state directory.
     Down,
+    /// Write a kubeconfig for a user other than the admin, authenticating with a client
+    /// certificate the cluster's CA signs now, and print how to use it. The user has no
+    /// permission until RBAC grants one (e.g. `kubectl create rolebinding`).
+    Kubeconfig {
+        /// The user name (the certificate's common name).
+        #[arg(long)]
+        user: String,
+        /// A group of the user (the certificate's organization).
+        #[arg(long)]
+        group: Option<String>,
+    },
     /// Write the PKI of a deployment on Kubernetes (deploy/manifests) into OUT: serving
     /// certificates naming each role's Service, the CAs, the front-proxy client
     /// certificate, an admin certificate and token, and a kubeconfig for
@@ -92,6 +103,7 @@ fn main() -> ExitCode {
                 up(&spec)
             }
             Command::Down => down(&state_dir),
+            Command::Kubeconfig { user, group } => user_kubeconfig(&state_dir, &user, group),
             Command::Pki {
                 out,
                 dns,
@@ -160,6 +172,11 @@ fn up(spec: &ClusterSpec) -> anyhow::Result<()> {
     println!("  export KUBECONFIG={}", shell_quote(&kubeconfig));
     println!("  kubectl version");
     println!();
+    println!(
+        "The admin is in system:masters. For a user whose permissions RBAC decides: {}",
+        launcher_command(&state.state_dir, "kubeconfig --user alice")
+    );
+    println!();
     println!("Stop it with: {}", stop_command(&state.state_dir));
     Ok(())
 }
@@ -173,6 +190,11 @@ fn default_state_dir() -> PathBuf {
 /// typed from the repository root (the script's full path from anywhere else), with
 /// `--state-dir` only when it is not the default.
 fn stop_command(state_dir: &Path) -> String {
+    launcher_command(state_dir, "down")
+}
+
+/// `deploy/local/cluster <args>` as typed from where the user is (see [`stop_command`]).
+fn launcher_command(state_dir: &Path, args: &str) -> String {
     let root = kas_local::repo_root();
     let script = if std::env::current_dir().is_ok_and(|cwd| same_path(&cwd, root)) {
         "deploy/local/cluster".to_string()
@@ -180,9 +202,9 @@ fn stop_command(state_dir: &Path) -> String {
         shell_quote(&root.join("deploy/local/cluster"))
     };
     if same_path(state_dir, &default_state_dir()) {
-        format!("{script} down")
+        format!("{script} {args}")
     } else {
-        format!("{script} down --state-dir {}", shell_quote(state_dir))
+        format!("{script} {args} --state-dir {}", shell_quote(state_dir))
     }
 }
 
@@ -225,6 +247,46 @@ fn pki(out: &Path, spec: &DeployPkiSpec) -> anyhow::Result<()> {
     println!(
         "      export KUBECONFIG={}",
         shell_quote(&std::path::absolute(out.join("kubeconfig"))?)
+    );
+    Ok(())
+}
+
+fn user_kubeconfig(state_dir: &Path, user: &str, group: Option<String>) -> anyhow::Result<()> {
+    let state = ClusterState::read(state_dir)?.with_context(|| {
+        format!(
+            "no cluster was started from {}; start one with `deploy/local/cluster up`",
+            state_dir.display()
+        )
+    })?;
+    let aggregator = state
+        .servers
+        .iter()
+        .find(|s| s.role == Role::Aggregator)
+        .context("the cluster's state names no aggregator")?;
+    let pki = kas_local::Pki::ensure(&state_dir.join("pki"))?;
+    let cert = pki.issue_user(user, group.as_deref())?;
+    let path = state_dir.join(format!("kubeconfig-{user}"));
+    let credential = kas_local::kubeconfig::Credential::Certificate(&cert);
+    kas_local::kubeconfig::write_for(
+        &path,
+        &aggregator.process.url,
+        &pki.ca.cert,
+        user,
+        credential,
+    )?;
+    println!(
+        "A kubeconfig for user {user:?} is at {}. To use it:",
+        path.display()
+    );
+    println!();
+    println!("  export KUBECONFIG={}", shell_quote(&path));
+    println!("  kubectl auth whoami");
+    println!();
+    println!("Grant it permissions as the admin, e.g.:");
+    println!();
+    println!(
+        "  kubectl --kubeconfig {} create rolebinding {user}-view --clusterrole view --user {user} --namespace default",
+        shell_quote(&state.kubeconfig)
     );
     Ok(())
 }

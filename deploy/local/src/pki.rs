@@ -144,6 +144,23 @@ impl Pki {
         Ok(Pki { admin_token, ..pki })
     }
 
+    /// Issues a client certificate for `user`, in `group` if given (its common name and
+    /// organization, as upstream's x509 authenticator reads them; one group, as rcgen
+    /// writes one value per attribute), signed by the cluster CA, into
+    /// `<dir>/users/<user>.{crt,key}`; issued anew on every call.
+    pub fn issue_user(&self, user: &str, group: Option<&str>) -> Result<CertPaths> {
+        if user.is_empty() || user.contains(['/', '\\', '\0']) || user.starts_with('.') {
+            return Err(Error::InvalidUserName(user.to_owned()));
+        }
+        let users = self.dir.join("users");
+        fs::create_dir_all(&users).map_err(Error::io("creating", &users))?;
+        let (ca, _) = ensure_ca(&self.ca, CA_COMMON_NAME)?;
+        let params = leaf_params(user, group, &[], ExtendedKeyUsagePurpose::ClientAuth)?;
+        let paths = CertPaths::new(&users, user);
+        ensure_leaf(&paths, params, &ca, true)?;
+        Ok(paths)
+    }
+
     /// The serving certificate shared by every replica of `role`.
     pub fn serving(&self, role: Role) -> &CertPaths {
         // Filled for every role in `ensure`, the only constructor.

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use crate::healthz::DynHealthCheck;
 use crate::options::CommonOptions;
+use kas_auth::authorization::ModeAuthorizers;
+
 use crate::{Config, Handler, Result};
 
 /// What differs between the roles.
@@ -17,6 +19,23 @@ pub struct Role {
     pub readyz_checks: Vec<DynHealthCheck>,
 }
 
+/// What a role's `delegate` builds: the handler of the requests its own routes do not
+/// serve, and the authorizers of the `--authorization-mode` modes whose state the role
+/// keeps (RBAC's index).
+pub struct Serving {
+    pub handler: Handler,
+    pub authorizers: ModeAuthorizers,
+}
+
+impl From<Handler> for Serving {
+    fn from(handler: Handler) -> Self {
+        Serving {
+            handler,
+            authorizers: ModeAuthorizers::default(),
+        }
+    }
+}
+
 /// Runs a role to completion. `delegate` builds the handler for requests the role's own
 /// routes do not serve; it runs inside the runtime, after the flags were validated.
 pub fn main<F, Fut>(
@@ -27,7 +46,7 @@ pub fn main<F, Fut>(
 ) -> ExitCode
 where
     F: FnOnce(CommonOptions) -> Fut,
-    Fut: Future<Output = Result<Handler, String>>,
+    Fut: Future<Output = Result<Serving, String>>,
 {
     if let Err(e) = options.validate(extra_errors) {
         eprintln!("Error: {e}");
@@ -56,7 +75,7 @@ where
 async fn serve<F, Fut>(role: Role, options: CommonOptions, delegate: F) -> Result<()>
 where
     F: FnOnce(CommonOptions) -> Fut,
-    Fut: Future<Output = Result<Handler, String>>,
+    Fut: Future<Output = Result<Serving, String>>,
 {
     let tracing_config = options.tracing.load()?;
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
@@ -65,10 +84,13 @@ where
     for check in role.readyz_checks {
         config.health.add_readyz(check);
     }
-    let delegate = delegate(options.clone())
+    let serving = delegate(options.clone())
         .await
         .map_err(crate::Error::Delegate)?;
-    let server = config.complete()?.new(delegate)?;
+    options
+        .authorization
+        .apply_to(&mut config, &serving.authorizers)?;
+    let server = config.complete()?.new(serving.handler)?;
     server.prepare_run()?.run(crate::shutdown_signal()).await
 }
 

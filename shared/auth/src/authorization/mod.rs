@@ -81,13 +81,22 @@ pub type DynRuleResolver = Arc<dyn RuleResolver>;
 
 pub const MODE_ALWAYS_ALLOW: &str = "AlwaysAllow";
 pub const MODE_ALWAYS_DENY: &str = "AlwaysDeny";
+pub const MODE_RBAC: &str = "RBAC";
+pub const MODE_NODE: &str = "Node";
 /// Modes kube-apiserver has that this server does not implement yet.
-const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook", "RBAC", "Node"];
+const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook", MODE_NODE];
+
+/// The authorizers of modes whose state a role keeps itself (RBAC's index of roles and
+/// bindings, fed by a watch): the role builds them and [`build`] places them in order.
+#[derive(Clone, Default)]
+pub struct ModeAuthorizers {
+    pub rbac: Option<DynAuthorizer>,
+}
 
 /// Builds the authorizer for `--authorization-mode`, as upstream's
 /// `authorizer.Config.New`: the `system:masters` authorizer first, then each mode in order,
 /// all in a union.
-pub fn build(modes: &[String]) -> Result<DynAuthorizer> {
+pub fn build(modes: &[String], provided: &ModeAuthorizers) -> Result<DynAuthorizer> {
     let config_err = |message: String| Error::Config {
         what: "authorization mode",
         path: modes.join(","),
@@ -105,6 +114,14 @@ pub fn build(modes: &[String]) -> Result<DynAuthorizer> {
         let authorizer: DynAuthorizer = match mode.as_str() {
             MODE_ALWAYS_ALLOW => Arc::new(AlwaysAllow),
             MODE_ALWAYS_DENY => Arc::new(AlwaysDeny),
+            MODE_RBAC => match &provided.rbac {
+                Some(rbac) => rbac.clone(),
+                None => {
+                    return Err(config_err(
+                        "authorization mode \"RBAC\" needs etcd (--etcd-servers) to watch roles and bindings".to_owned(),
+                    ));
+                }
+            },
             m if MODES_NOT_SUPPORTED.contains(&m) => {
                 return Err(config_err(format!(
                     "authorization mode {m:?} is not supported yet"
@@ -136,13 +153,17 @@ mod tests {
         }
     }
 
+    fn build_with(modes: &[String]) -> Result<DynAuthorizer> {
+        build(modes, &ModeAuthorizers::default())
+    }
+
     fn modes(m: &[&str]) -> Vec<String> {
         m.iter().map(|s| (*s).to_owned()).collect()
     }
 
     #[tokio::test]
     async fn always_deny_forbids_all_but_system_masters() {
-        let a = build(&modes(&["AlwaysDeny"])).unwrap();
+        let a = build_with(&modes(&["AlwaysDeny"])).unwrap();
         let denied = a
             .authorize(&attrs(&["system:authenticated"]))
             .await
@@ -157,22 +178,38 @@ mod tests {
 
     #[tokio::test]
     async fn modes_apply_in_order() {
-        let a = build(&modes(&["AlwaysDeny", "AlwaysAllow"])).unwrap();
+        let a = build_with(&modes(&["AlwaysDeny", "AlwaysAllow"])).unwrap();
         assert_eq!(
             a.authorize(&attrs(&[])).await.unwrap(),
             (Decision::Allow, String::new())
         );
-        let a = build(&modes(&["AlwaysAllow"])).unwrap();
+        let a = build_with(&modes(&["AlwaysAllow"])).unwrap();
         assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);
     }
 
     #[test]
     fn unsupported_unknown_and_empty_modes_are_config_errors() {
         for bad in [&["RBAC"][..], &["AlwaysAllow", "Node"], &["Bogus"], &[]] {
-            let err = build(&modes(bad)).err().unwrap();
+            let err = build_with(&modes(bad)).err().unwrap();
             assert!(matches!(err, Error::Config { .. }), "{err}");
         }
-        let msg = build(&modes(&["Webhook"])).err().unwrap().to_string();
+        let msg = build_with(&modes(&["Webhook"])).err().unwrap().to_string();
         assert!(msg.contains("not supported yet"), "{msg}");
+        let msg = build_with(&modes(&["RBAC"])).err().unwrap().to_string();
+        assert!(msg.contains("needs etcd"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn a_provided_rbac_authorizer_takes_its_place_in_the_order() {
+        let provided = ModeAuthorizers {
+            rbac: Some(Arc::new(AlwaysAllow)),
+        };
+        let a = build(&modes(&["AlwaysDeny", "RBAC"]), &provided).unwrap();
+        assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);
+        let a = build(&modes(&["AlwaysDeny"]), &provided).unwrap();
+        assert_eq!(
+            a.authorize(&attrs(&[])).await.unwrap().0,
+            Decision::NoOpinion
+        );
     }
 }

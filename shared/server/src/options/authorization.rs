@@ -1,6 +1,7 @@
 //! `--authorization-mode`.
 
 use clap::Args;
+use kas_auth::authorization::ModeAuthorizers;
 
 use crate::Result;
 use crate::config::Config;
@@ -8,7 +9,7 @@ use crate::config::Config;
 #[derive(Args, Clone, Debug)]
 pub struct AuthorizationOptions {
     /// Ordered list of plug-ins to do authorization on secure port. Comma-delimited list of:
-    /// AlwaysAllow,AlwaysDeny.
+    /// AlwaysAllow,AlwaysDeny,RBAC.
     #[arg(long, value_delimiter = ',', default_value = "AlwaysAllow")]
     pub authorization_mode: Vec<String>,
 }
@@ -27,8 +28,11 @@ impl AuthorizationOptions {
         errs
     }
 
-    pub fn apply_to(&self, config: &mut Config) -> Result<()> {
-        config.authorizer = Some(kas_auth::authorization::build(&self.authorization_mode)?);
+    pub fn apply_to(&self, config: &mut Config, provided: &ModeAuthorizers) -> Result<()> {
+        config.authorizer = Some(kas_auth::authorization::build(
+            &self.authorization_mode,
+            provided,
+        )?);
         Ok(())
     }
 }
