@@ -9,16 +9,20 @@ pub mod podspec;
 pub mod probe;
 pub mod resources;
 
+use kas_auth::authorization::ModeAuthorizers;
 use kas_endpoints::installer::{ApiGroups, ApiService};
 use kas_storage_etcd::EtcdOptions;
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to
-/// extensions-apiserver). Starts the etcd compactor, which lives as long as the process.
+/// extensions-apiserver), and the authorizers of `authorization_modes` that it keeps (see
+/// `kas_server::run::Serving`). Starts the etcd compactor, which lives as long as the
+/// process.
 pub async fn api_service<S>(
     etcd: &EtcdOptions,
     resource_options: &resources::ResourceOptions,
+    authorization_modes: &[String],
     next: S,
-) -> Result<ApiService<S>, String> {
+) -> Result<(ApiService<S>, ModeAuthorizers), String> {
     let (etcd, compactor) = etcd.storage().await?;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
@@ -37,7 +41,12 @@ pub async fn api_service<S>(
     follow_compactions(compactor, caches);
     bootstrap(&stores, resource_options).await?;
     let stores = with_disruption_budgets(stores);
-    let chain = admission::chain(&resource_options.admission_plugins, &stores);
+    // The authorizer of --authorization-mode, for the decisions made inside requests
+    // (admission plugins asking whether the user may approve, sign, bind...).
+    let provided = ModeAuthorizers::default();
+    let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
+        .map_err(|e| e.to_string())?;
+    let chain = admission::chain(&resource_options.admission_plugins, &stores, &authorizer);
     let stores = stores
         .into_iter()
         .map(|s| s.with_admission(chain.clone()))
@@ -46,7 +55,7 @@ pub async fn api_service<S>(
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     let groups = connect::install(groups, &connect_stores, &resource_options.kubelet)?;
-    Ok(ApiService::new(groups, next))
+    Ok((ApiService::new(groups, next), provided))
 }
 
 /// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).

@@ -51,12 +51,16 @@ fn main() -> ExitCode {
     let delegation = options.delegation;
     let etcd = options.etcd;
     let resources = options.core.resources();
-    kas_server::run::main(role, options.common, errors, move |_| async move {
+    kas_server::run::main(role, options.common, errors, move |common| async move {
         let next = delegation.build().map_err(|e| e.to_string())?;
         let delegated = kas_delegate::discovery::follow(next.clone(), true);
-        let api = core_apiserver::api_service(&etcd, &resources, next)
-            .await?
-            .with_delegated_discovery(delegated);
-        Ok(kas_server::Handler::new(api).into())
+        let modes = &common.authorization.authorization_mode;
+        let (api, authorizers) =
+            core_apiserver::api_service(&etcd, &resources, modes, next).await?;
+        let api = api.with_delegated_discovery(delegated);
+        Ok(kas_server::run::Serving {
+            handler: kas_server::Handler::new(api),
+            authorizers,
+        })
     })
 }

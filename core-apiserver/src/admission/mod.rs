@@ -7,6 +7,7 @@
 //! (upstream's `Validate`); `chain` puts the enabled ones in upstream's order.
 
 pub mod certificate_subject_restriction;
+pub mod certificates;
 pub mod default_class;
 pub mod default_ingress_class;
 pub mod default_storage_class;
@@ -23,6 +24,7 @@ pub mod taint_nodes_by_condition;
 
 use std::sync::Arc;
 
+use kas_auth::authorization::DynAuthorizer;
 use kas_registry::admission::{Admit, Chain, Mutate, NamespaceLifecycle, Validate};
 use kas_registry::store::Store;
 
@@ -84,8 +86,10 @@ pub fn store(stores: &[Store], group: &str, plural: &str) -> Option<Store> {
         .cloned()
 }
 
-/// The plugin `name` built over the role's stores; `None` when it is not implemented here.
-fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
+/// The plugin `name` built over the role's stores and the authorizer of
+/// `--authorization-mode` (the plugins that ask it whether the user may do something);
+/// `None` when it is not implemented here.
+fn build(name: &str, stores: &[Store], authorizer: &DynAuthorizer) -> Option<Plugin> {
     let plugin = match name {
         "NamespaceLifecycle" => Plugin {
             check: Some(Arc::new(NamespaceLifecycle::new(store(
@@ -184,6 +188,18 @@ fn build(name: &str, stores: &[Store]) -> Option<Plugin> {
             )),
             ..Plugin::default()
         },
+        "CertificateApproval" => Plugin {
+            validator: Some(Arc::new(certificates::approval::CertificateApproval {
+                authorizer: authorizer.clone(),
+            })),
+            ..Plugin::default()
+        },
+        "CertificateSigning" => Plugin {
+            validator: Some(Arc::new(certificates::signing::CertificateSigning {
+                authorizer: authorizer.clone(),
+            })),
+            ..Plugin::default()
+        },
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -202,6 +218,8 @@ pub fn implemented(name: &str) -> bool {
             | "DefaultStorageClass"
             | "DefaultIngressClass"
             | "CertificateSubjectRestriction"
+            | "CertificateApproval"
+            | "CertificateSigning"
             | "RuntimeClass"
             | "StorageObjectInUseProtection"
             | "PersistentVolumeClaimResize"
@@ -213,12 +231,12 @@ pub fn implemented(name: &str) -> bool {
 
 /// The admission chain of the `enabled` plugins (names from `AdmissionOptions::enabled`),
 /// in upstream's order.
-pub fn chain(enabled: &[String], stores: &[Store]) -> Chain {
+pub fn chain(enabled: &[String], stores: &[Store], authorizer: &DynAuthorizer) -> Chain {
     let mut checks = Vec::new();
     let mut mutators = Vec::new();
     let mut validators = Vec::new();
     for name in enabled {
-        let Some(plugin) = build(name, stores) else {
+        let Some(plugin) = build(name, stores, authorizer) else {
             continue;
         };
         checks.extend(plugin.check);

@@ -49,6 +49,8 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
     /// Where a plugin's warnings go (upstream's `warning.AddWarning`).
     pub warnings: Option<&'a crate::rest::options::Warnings>,
+    /// The requesting user, when the write has one (upstream's `GetUserInfo`).
+    pub user: Option<&'a kas_auth::UserInfo>,
 }
 
 impl<'a> Attributes<'a> {
@@ -70,6 +72,7 @@ impl<'a> Attributes<'a> {
             subresource: "",
             dry_run: false,
             warnings: None,
+            user: None,
         }
     }
 }

@@ -40,6 +40,7 @@ impl Store {
             subresource,
             dry_run: opts.dry_run,
             warnings: Some(&opts.warnings),
+            user: opts.user.as_ref(),
         };
         self.admission.validate(&attributes).await
     }
