@@ -15,6 +15,7 @@ use kas_apimachinery::golang::strconv::quote;
 use kas_auth::UserInfo;
 use kas_auth::authorization::{Attributes, Authorizer, Decision};
 use kas_auth::user::SYSTEM_PRIVILEGED_GROUP;
+use serde_json::Value;
 
 use crate::index::RoleRef;
 use crate::resolver::DefaultRuleResolver;
@@ -211,6 +212,19 @@ pub fn full_authority() -> Vec<PolicyRule> {
         PolicyRule::new(&all, &all, &all, &none, &none),
         PolicyRule::new(&all, &none, &none, &none, &all),
     ]
+}
+
+/// What upstream's ClusterRole storage reports (in a Forbidden error) when a user without
+/// [`full_authority`] sets or changes an `aggregationRule`.
+pub const AGGREGATION_RULE_FORBIDDEN: &str =
+    "must have cluster-admin privileges to use the aggregationRule";
+
+/// Upstream's `hasAggregationRule`: an `aggregationRule` with at least one selector.
+pub fn has_aggregation_rule(cluster_role: &Value) -> bool {
+    cluster_role
+        .pointer("/aggregationRule/clusterRoleSelectors")
+        .and_then(Value::as_array)
+        .is_some_and(|s| !s.is_empty())
 }
 
 /// Upstream's `EscalationAllowed`: members of `system:masters` may escalate.

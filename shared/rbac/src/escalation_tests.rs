@@ -215,6 +215,27 @@ fn confirm_no_escalation_appends_resolution_errors() {
 }
 
 #[test]
+fn aggregation_rules_and_role_rules_from_json() {
+    let mut role = cluster_role("r", &[rule_json("get", "", "pods", "")]).1;
+    assert!(!has_aggregation_rule(&role));
+    role["aggregationRule"] = json!({"clusterRoleSelectors": []});
+    assert!(!has_aggregation_rule(&role));
+    role["aggregationRule"] = json!({"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]});
+    assert!(has_aggregation_rule(&role));
+    assert_eq!(
+        compact(&PolicyRule::rules_of(&role).unwrap()),
+        [r#"{APIGroups:[""], Resources:["pods"], Verbs:["get"]}"#]
+    );
+    assert!(PolicyRule::rules_of(&json!({})).unwrap().is_empty());
+    assert!(
+        PolicyRule::rules_of(&json!({"rules": null}))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(PolicyRule::rules_of(&json!({"rules": [{"verbs": 1}]})).is_err());
+}
+
+#[test]
 fn full_authority_needs_everything() {
     let admin = [rule("*", "*", "*", "", ""), rule("*", "", "", "", "*")];
     assert!(covers(&admin, &full_authority()).0);

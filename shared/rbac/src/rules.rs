@@ -108,6 +108,21 @@ impl PolicyRule {
             .map_err(|e| Error::InvalidRule(e.to_string()))
     }
 
+    /// The `rules` of a Role or ClusterRole given as JSON (none when absent or null).
+    pub fn rules_of(role: &Value) -> Result<Vec<PolicyRule>> {
+        match role.get("rules") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(rules) => Option::<Vec<RuleJson>>::deserialize(rules)
+                .map(|r| {
+                    r.unwrap_or_default()
+                        .into_iter()
+                        .map(RuleJson::pack)
+                        .collect()
+                })
+                .map_err(|e| Error::InvalidRule(e.to_string())),
+        }
+    }
+
     /// The rule as RBAC v1 JSON, empty lists left out as the API omits them.
     pub fn to_value(&self) -> Value {
         let mut map = serde_json::Map::new();

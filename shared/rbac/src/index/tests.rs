@@ -148,3 +148,28 @@ fn packed_rules_are_smaller_than_their_json() {
     let size = std::mem::size_of::<PolicyRule>() + r.heap_size();
     assert!(size < json_len, "{size} >= {json_len}");
 }
+
+/// A decision looks at the bindings that name the user or their groups, however many
+/// other bindings there are.
+#[test]
+fn lookups_see_only_the_bindings_of_the_subject() {
+    let index = Index::new();
+    let items: Vec<ObjectRef> = (0..10_000)
+        .map(|i| {
+            let name = format!("b{i}");
+            let subject = format!("User:user-{i}");
+            let (_, v) = role_binding("ns", &name, "ClusterRole", "view", &[&subject]);
+            object(&format!("/rolebindings/ns/{name}"), &v)
+        })
+        .collect();
+    index.replace(Kind::RoleBinding, &items);
+    let (_, group) = role_binding("ns", "devs", "ClusterRole", "edit", &["Group:devs"]);
+    index.upsert_value(Kind::RoleBinding, &group).unwrap();
+    assert_eq!(index.len(Kind::RoleBinding), 10_001);
+    let view = index.view();
+    let found = view
+        .role_bindings
+        .candidates("ns", &user("user-42", &["devs", "system:authenticated"]));
+    let names: Vec<&str> = found.iter().map(|b| &*b.name).collect();
+    assert_eq!(names, ["b42", "devs"]);
+}
