@@ -87,6 +87,29 @@ impl Roles {
     }
 }
 
+/// An object decoded for the index, cluster-scoped kinds with no namespace.
+enum Decoded {
+    Role(objects::Role),
+    Binding(objects::Binding),
+}
+
+fn decode(kind: Kind, doc: Doc<'_>) -> Result<Decoded> {
+    Ok(match kind {
+        Kind::Role => Decoded::Role(decode_role(doc, kind.as_str())?),
+        Kind::ClusterRole => {
+            let mut role = decode_role(doc, kind.as_str())?;
+            role.namespace = "".into();
+            Decoded::Role(role)
+        }
+        Kind::RoleBinding => Decoded::Binding(decode_binding(doc, kind.as_str())?),
+        Kind::ClusterRoleBinding => {
+            let mut binding = decode_binding(doc, kind.as_str())?;
+            binding.namespace = "".into();
+            Decoded::Binding(binding)
+        }
+    })
+}
+
 /// The index. Build it with [`crate::informer::follow`] to keep it in step with storage,
 /// or with [`Index::new`] and feed it yourself.
 pub struct Index {
@@ -162,29 +185,27 @@ impl Index {
         }
     }
 
+    fn roles_of(&self, kind: Kind) -> &RwLock<Roles> {
+        if kind == Kind::Role {
+            &self.roles
+        } else {
+            &self.cluster_roles
+        }
+    }
+
+    fn bindings_of(&self, kind: Kind) -> &RwLock<Bindings> {
+        if kind == Kind::RoleBinding {
+            &self.role_bindings
+        } else {
+            &self.cluster_role_bindings
+        }
+    }
+
     /// Adds or replaces an object of `kind` (an ADDED or MODIFIED event).
     pub fn upsert(&self, kind: Kind, doc: Doc<'_>) -> Result<()> {
-        match kind {
-            Kind::Role | Kind::ClusterRole => {
-                let mut role = decode_role(doc, kind.as_str())?;
-                let store = if kind == Kind::Role {
-                    &self.roles
-                } else {
-                    role.namespace = "".into();
-                    &self.cluster_roles
-                };
-                write(store).insert(role.namespace, role.name, role.rules);
-            }
-            Kind::RoleBinding | Kind::ClusterRoleBinding => {
-                let mut binding = decode_binding(doc, kind.as_str())?;
-                let store = if kind == Kind::RoleBinding {
-                    &self.role_bindings
-                } else {
-                    binding.namespace = "".into();
-                    &self.cluster_role_bindings
-                };
-                write(store).insert(binding);
-            }
+        match decode(kind, doc)? {
+            Decoded::Role(r) => write(self.roles_of(kind)).insert(r.namespace, r.name, r.rules),
+            Decoded::Binding(b) => write(self.bindings_of(kind)).insert(b),
         }
         Ok(())
     }
@@ -221,45 +242,21 @@ impl Index {
     /// the lock is taken. An item that does not decode is left out and logged: one bad
     /// object must not take every other permission away.
     pub fn replace(&self, kind: Kind, items: &[ObjectRef]) {
-        let docs = items.iter().map(|o| Doc::Bytes(&o.json));
+        let (mut roles, mut bindings) = (Roles::default(), Bindings::default());
+        for item in items {
+            match decode(kind, Doc::Bytes(&item.json)) {
+                Ok(Decoded::Role(r)) => roles.insert(r.namespace, r.name, r.rules),
+                Ok(Decoded::Binding(b)) => bindings.insert(b),
+                Err(e) => tracing::warn!(error = %e, "skipping RBAC object"),
+            }
+        }
+        // The old set is dropped after the lock is released.
         match kind {
             Kind::Role | Kind::ClusterRole => {
-                let mut roles = Roles::default();
-                for doc in docs {
-                    match decode_role(doc, kind.as_str()) {
-                        Ok(r) if kind == Kind::Role => roles.insert(r.namespace, r.name, r.rules),
-                        Ok(r) => roles.insert("".into(), r.name, r.rules),
-                        Err(e) => tracing::warn!(error = %e, "skipping RBAC object"),
-                    }
-                }
-                let store = if kind == Kind::Role {
-                    &self.roles
-                } else {
-                    &self.cluster_roles
-                };
-                let old = std::mem::replace(&mut *write(store), roles);
-                drop(old);
+                let _old = std::mem::replace(&mut *write(self.roles_of(kind)), roles);
             }
             Kind::RoleBinding | Kind::ClusterRoleBinding => {
-                let mut bindings = Bindings::default();
-                for doc in docs {
-                    match decode_binding(doc, kind.as_str()) {
-                        Ok(mut b) => {
-                            if kind == Kind::ClusterRoleBinding {
-                                b.namespace = "".into();
-                            }
-                            bindings.insert(b);
-                        }
-                        Err(e) => tracing::warn!(error = %e, "skipping RBAC object"),
-                    }
-                }
-                let store = if kind == Kind::RoleBinding {
-                    &self.role_bindings
-                } else {
-                    &self.cluster_role_bindings
-                };
-                let old = std::mem::replace(&mut *write(store), bindings);
-                drop(old);
+                let _old = std::mem::replace(&mut *write(self.bindings_of(kind)), bindings);
             }
         }
     }
