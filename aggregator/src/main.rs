@@ -74,16 +74,52 @@ fn main() -> ExitCode {
         if service.endpoint_reconciler_type != "none" && !etcd.etcd_servers.is_empty() {
             start_kubernetes_service(&service, &etcd, &common, delegate.clone()).await?;
         }
-        if extensions.delegate_endpoints.is_empty() {
-            return Ok(kas_server::Handler::new(delegate).into());
-        }
-        let extensions = extensions.build().map_err(|e| e.to_string())?;
-        Ok(kas_server::Handler::new(routing::Routed {
-            core: delegate,
-            groups: kas_delegate::discovery::follow(extensions.clone(), false),
-            extensions,
+        let authorizers = mode_authorizers(&common, &etcd).await?;
+        let handler = if extensions.delegate_endpoints.is_empty() {
+            kas_server::Handler::new(delegate)
+        } else {
+            let extensions = extensions.build().map_err(|e| e.to_string())?;
+            kas_server::Handler::new(routing::Routed {
+                core: delegate,
+                groups: kas_delegate::discovery::follow(extensions.clone(), false),
+                extensions,
+            })
+        };
+        Ok(kas_server::run::Serving {
+            handler,
+            authorizers,
         })
-        .into())
+    })
+}
+
+/// With `--authorization-mode` naming RBAC, the RBAC authorizer over an index of the
+/// roles and bindings in etcd, followed by a watch and synced before serving: every
+/// aggregator replica enforces a change as soon as its watch delivers it, and a decision
+/// does no I/O.
+async fn mode_authorizers(
+    common: &CommonOptions,
+    etcd: &EtcdOptions,
+) -> Result<kas_auth::authorization::ModeAuthorizers, String> {
+    let modes = &common.authorization.authorization_mode;
+    if !modes
+        .iter()
+        .any(|m| m == kas_auth::authorization::MODE_RBAC)
+        || etcd.etcd_servers.is_empty()
+    {
+        // Without etcd, building the RBAC mode fails with its own message.
+        return Ok(Default::default());
+    }
+    let client = etcd
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to etcd: {e}"))?;
+    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let index = kas_rbac::follow(kas_rbac::Sources::new(storage));
+    if !index.wait_synced(std::time::Duration::from_secs(30)).await {
+        return Err("the RBAC index did not sync within 30s".to_owned());
+    }
+    Ok(kas_auth::authorization::ModeAuthorizers {
+        rbac: Some(std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(index))),
     })
 }
 

@@ -41,15 +41,37 @@ pub async fn api_service<S>(
     follow_compactions(compactor, caches);
     bootstrap(&stores, resource_options).await?;
     let stores = with_disruption_budgets(stores);
+    // RBAC's index of roles and bindings, for the RBAC mode and for the escalation checks
+    // of RBAC writes (upstream's rule resolver reads the RBAC objects whatever the mode).
+    let rbac_index = kas_rbac::follow(kas_rbac::Sources::new(etcd.clone()));
+    if !rbac_index
+        .wait_synced(std::time::Duration::from_secs(30))
+        .await
+    {
+        return Err("the RBAC index did not sync within 30s".to_owned());
+    }
+    let provided = ModeAuthorizers {
+        rbac: Some(std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(
+            rbac_index.clone(),
+        ))),
+    };
     // The authorizer of --authorization-mode, for the decisions made inside requests
     // (admission plugins asking whether the user may approve, sign, bind...).
-    let provided = ModeAuthorizers::default();
     let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
         .map_err(|e| e.to_string())?;
     let chain = admission::chain(&resource_options.admission_plugins, &stores, &authorizer);
+    let escalation = std::sync::Arc::new(resources::rbac::escalation::EscalationCheck {
+        resolver: kas_rbac::DefaultRuleResolver::new(rbac_index),
+        authorizer: authorizer.clone(),
+    });
     let stores = stores
         .into_iter()
-        .map(|s| s.with_admission(chain.clone()))
+        .map(|s| match s.descriptor.group {
+            "rbac.authorization.k8s.io" => {
+                s.with_admission(chain.clone().with_first_validator(escalation.clone()))
+            }
+            _ => s.with_admission(chain.clone()),
+        })
         .collect::<Vec<_>>();
     resources::rbac::aggregation::start(&stores);
     let connect_stores = stores.clone();

@@ -5,6 +5,7 @@
 pub mod aggregation;
 pub mod clusterrolebindings;
 pub mod clusterroles;
+pub mod escalation;
 pub mod rolebindings;
 pub mod roles;
 pub mod validation;

@@ -169,6 +169,13 @@ impl Chain {
         self
     }
 
+    /// The chain with `validator` before its validating plugins: a store's own check on the
+    /// writing user (RBAC's escalation prevention), which upstream runs before admission.
+    pub fn with_first_validator(mut self, validator: Arc<dyn Validate>) -> Chain {
+        self.validators.insert(0, validator);
+        self
+    }
+
     /// Whether a validating plugin looks at this write.
     pub fn validates(
         &self,
