@@ -8,6 +8,7 @@ pub mod api_load;
 pub mod client;
 pub mod load;
 pub mod pki;
+pub mod rbac_load;
 
 use std::path::PathBuf;
 

@@ -35,6 +35,46 @@ enum Command {
     Api(ApiArgs),
     /// Raw etcd puts of configmap-sized values: the ceiling of CREATE against that etcd.
     EtcdPut(EtcdPutArgs),
+    /// Loads RoleBindings and ClusterRoles, then GETs of one configmap as the admin and as
+    /// an RBAC-authorized user, alternating rounds; with `--pid`, the RSS that process grew
+    /// by while the policy loaded.
+    Rbac(RbacArgs),
+}
+
+#[derive(Args)]
+struct RbacArgs {
+    /// Base URL of the aggregator, e.g. https://127.0.0.1:6443
+    #[arg(long)]
+    url: String,
+    /// The admin's bearer token.
+    #[arg(long)]
+    token: String,
+    #[arg(long)]
+    ca_file: PathBuf,
+    /// The user's client certificate and key (the cluster CA's; `kas-local kubeconfig`
+    /// issues one).
+    #[arg(long)]
+    client_cert: PathBuf,
+    #[arg(long)]
+    client_key: PathBuf,
+    /// The user name of that certificate (its common name).
+    #[arg(long)]
+    user: String,
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    #[arg(long, default_value_t = 10_000)]
+    role_bindings: usize,
+    #[arg(long, default_value_t = 1_000)]
+    cluster_roles: usize,
+    /// A process whose RSS to report before and after loading (an aggregator's pid).
+    #[arg(long)]
+    pid: Option<u32>,
+    #[arg(short, long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 #[derive(Args)]
@@ -155,6 +195,7 @@ fn main() -> Result<()> {
         Command::Roles(args) => roles(args),
         Command::Api(args) => rt.block_on(api(args)),
         Command::EtcdPut(args) => rt.block_on(etcd_put(args)),
+        Command::Rbac(args) => rt.block_on(rbac(args)),
     }
 }
 
@@ -226,6 +267,52 @@ async fn api(args: ApiArgs) -> Result<()> {
     };
     let result = kas_e2e::api_load::run(&spec).await?;
     println!("{:?}: {}", args.op, result.summary());
+    Ok(())
+}
+
+async fn rbac(args: RbacArgs) -> Result<()> {
+    let spec = kas_e2e::rbac_load::Spec {
+        base: args.url.parse()?,
+        admin_tls: Tls::new(&args.ca_file, None, Proto::H2)?,
+        admin_headers: header_map(&[("authorization".into(), format!("Bearer {}", args.token))])?,
+        user_tls: Tls::new(
+            &args.ca_file,
+            Some((&args.client_cert, &args.client_key)),
+            Proto::H2,
+        )?,
+        user: args.user,
+        namespace: args.namespace,
+        role_bindings: args.role_bindings,
+        cluster_roles: args.cluster_roles,
+        concurrency: args.concurrency,
+        duration: Duration::from_secs(args.seconds),
+        rounds: args.rounds,
+    };
+    let before = args.pid.map(rss_kib).transpose()?;
+    let loaded = kas_e2e::rbac_load::load(&spec).await?;
+    println!(
+        "loaded {} RoleBindings and {} ClusterRoles: {} KiB of JSON",
+        spec.role_bindings,
+        spec.cluster_roles,
+        loaded.json_bytes / 1024
+    );
+    // Let the watches deliver, and the allocator settle.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    if let (Some(pid), Some(before)) = (args.pid, before) {
+        let after = rss_kib(pid)?;
+        println!(
+            "pid {pid}: RSS {before} KiB -> {after} KiB (+{} KiB)",
+            after.saturating_sub(before)
+        );
+    }
+    for (i, (admin, user)) in kas_e2e::rbac_load::measure(&spec).await?.iter().enumerate() {
+        println!(
+            "round {i}: admin {}; user {}; user/admin {:.3}",
+            admin.summary(),
+            user.summary(),
+            user.throughput() / admin.throughput()
+        );
+    }
     Ok(())
 }
 
