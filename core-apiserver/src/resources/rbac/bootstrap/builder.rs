@@ -6,6 +6,26 @@ use serde_json::{Map, Value, json};
 
 use super::super::{GROUP_KIND, GROUP_NAME, SERVICE_ACCOUNT_KIND, USER_KIND};
 
+/// The API groups the policy names (upstream's `legacyGroup`, `appsGroup`...).
+pub mod groups {
+    pub const LEGACY: &str = "";
+    pub const ADMISSION_REGISTRATION: &str = "admissionregistration.k8s.io";
+    pub const APPS: &str = "apps";
+    pub const AUTHENTICATION: &str = "authentication.k8s.io";
+    pub const AUTHORIZATION: &str = "authorization.k8s.io";
+    pub const AUTOSCALING: &str = "autoscaling";
+    pub const BATCH: &str = "batch";
+    pub const CERTIFICATES: &str = "certificates.k8s.io";
+    pub const COORDINATION: &str = "coordination.k8s.io";
+    pub const DISCOVERY: &str = "discovery.k8s.io";
+    pub const EVENTS: &str = "events.k8s.io";
+    pub const EXTENSIONS: &str = "extensions";
+    pub const NETWORKING: &str = "networking.k8s.io";
+    pub const POLICY: &str = "policy";
+    pub const RBAC: &str = "rbac.authorization.k8s.io";
+    pub const STORAGE: &str = "storage.k8s.io";
+}
+
 /// Upstream `rbacv1.AutoUpdateAnnotationKey`.
 pub const AUTO_UPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
 
@@ -92,7 +112,7 @@ impl Rule {
 /// Upstream's `eventsRule`: events written in the core and events.k8s.io groups.
 pub fn events_rule() -> Value {
     rule(&["create", "update", "patch"])
-        .groups(&["", "events.k8s.io"])
+        .groups(&[groups::LEGACY, groups::EVENTS])
         .resources(&["events"])
         .build()
 }

@@ -209,7 +209,8 @@ async fn reconcile_role(store: &Store, expected: &Value) -> Result<(), Failure> 
         };
         if result.protected {
             if result.operation != Operation::None {
-                tracing::warn!(role = %name, namespace = %ns, missing = ?result.missing_rules,
+                let missing = Value::Array(result.missing_rules.clone());
+                tracing::warn!(role = %name, namespace = %ns, %missing,
                     "skipped reconcile-protected role with missing permissions");
             }
             return Ok(());
@@ -253,7 +254,8 @@ async fn reconcile_binding(store: &Store, expected: &Value) -> Result<(), Failur
         };
         if result.protected {
             if result.operation != Operation::None {
-                tracing::warn!(binding = %name, namespace = %ns, missing = ?result.missing_subjects,
+                let missing = Value::Array(result.missing_subjects.clone());
+                tracing::warn!(binding = %name, namespace = %ns, %missing,
                     "skipped reconcile-protected binding with missing subjects");
             }
             return Ok(());

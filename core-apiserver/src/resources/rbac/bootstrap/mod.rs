@@ -7,6 +7,7 @@
 //! decisions (what to create, what to add to an existing object) and `ensure` applies them
 //! through the role's stores.
 
+pub mod aggregated;
 pub mod builder;
 pub mod controller;
 pub mod ensure;

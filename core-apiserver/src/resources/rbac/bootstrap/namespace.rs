@@ -3,13 +3,13 @@
 
 use serde_json::Value;
 
+use super::builder::groups::*;
+
 use super::builder::{events_rule, role, role_binding, rule, subjects};
 use super::controller::SA_ROLE_PREFIX;
 
 const SYSTEM: &str = "kube-system";
 const PUBLIC: &str = "kube-public";
-const LEGACY: &str = "";
-const COORDINATION: &str = "coordination.k8s.io";
 const READ: &[&str] = super::builder::READ;
 
 fn leader_locking(component: &'static str) -> Vec<Value> {

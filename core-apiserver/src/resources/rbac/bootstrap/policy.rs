@@ -7,25 +7,13 @@
 
 use serde_json::Value;
 
+use super::aggregated;
+use super::builder::groups::*;
+
 use super::builder::{
-    READ, READ_UPDATE, READ_WRITE, WRITE, aggregated_cluster_role, cluster_binding, cluster_role,
+    READ, READ_UPDATE, READ_WRITE, aggregated_cluster_role, cluster_binding, cluster_role,
     events_rule, labeled_cluster_role, rule, subjects,
 };
-
-const LEGACY: &str = "";
-const APPS: &str = "apps";
-const AUTHENTICATION: &str = "authentication.k8s.io";
-const AUTHORIZATION: &str = "authorization.k8s.io";
-const AUTOSCALING: &str = "autoscaling";
-const BATCH: &str = "batch";
-const CERTIFICATES: &str = "certificates.k8s.io";
-const COORDINATION: &str = "coordination.k8s.io";
-const DISCOVERY: &str = "discovery.k8s.io";
-const EXTENSIONS: &str = "extensions";
-const POLICY: &str = "policy";
-const RBAC: &str = "rbac.authorization.k8s.io";
-const STORAGE: &str = "storage.k8s.io";
-const NETWORKING: &str = "networking.k8s.io";
 
 /// Upstream's aggregation labels.
 pub const AGGREGATE_TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
@@ -126,202 +114,6 @@ pub fn node_rules() -> Vec<Value> {
         rule(READ)
             .groups(&["node.k8s.io"])
             .resources(&["runtimeclasses"])
-            .build(),
-    ]
-}
-
-/// Upstream's `viewRules`, aggregated into `view`.
-fn view_rules() -> Vec<Value> {
-    vec![
-        rule(READ)
-            .groups(&[LEGACY])
-            .resources(&[
-                "pods",
-                "replicationcontrollers",
-                "replicationcontrollers/scale",
-                "serviceaccounts",
-                "services",
-                "services/status",
-                "endpoints",
-                "persistentvolumeclaims",
-                "persistentvolumeclaims/status",
-                "configmaps",
-            ])
-            .build(),
-        rule(READ)
-            .groups(&[LEGACY])
-            .resources(&[
-                "limitranges",
-                "resourcequotas",
-                "bindings",
-                "events",
-                "pods/status",
-                "resourcequotas/status",
-                "namespaces/status",
-                "replicationcontrollers/status",
-                "pods/log",
-            ])
-            .build(),
-        rule(READ)
-            .groups(&[LEGACY])
-            .resources(&["namespaces"])
-            .build(),
-        rule(READ)
-            .groups(&[DISCOVERY])
-            .resources(&["endpointslices"])
-            .build(),
-        rule(READ)
-            .groups(&[APPS])
-            .resources(&[
-                "controllerrevisions",
-                "statefulsets",
-                "statefulsets/status",
-                "statefulsets/scale",
-                "daemonsets",
-                "daemonsets/status",
-                "deployments",
-                "deployments/status",
-                "deployments/scale",
-                "replicasets",
-                "replicasets/status",
-                "replicasets/scale",
-            ])
-            .build(),
-        rule(READ)
-            .groups(&[AUTOSCALING])
-            .resources(&[
-                "horizontalpodautoscalers",
-                "horizontalpodautoscalers/status",
-            ])
-            .build(),
-        rule(READ)
-            .groups(&[BATCH])
-            .resources(&["jobs", "cronjobs", "cronjobs/status", "jobs/status"])
-            .build(),
-        rule(READ)
-            .groups(&[EXTENSIONS])
-            .resources(&[
-                "daemonsets",
-                "daemonsets/status",
-                "deployments",
-                "deployments/scale",
-                "deployments/status",
-                "ingresses",
-                "ingresses/status",
-                "replicasets",
-                "replicasets/scale",
-                "replicasets/status",
-                "replicationcontrollers/scale",
-                "networkpolicies",
-            ])
-            .build(),
-        rule(READ)
-            .groups(&[POLICY])
-            .resources(&["poddisruptionbudgets", "poddisruptionbudgets/status"])
-            .build(),
-        rule(READ)
-            .groups(&[NETWORKING])
-            .resources(&["networkpolicies", "ingresses", "ingresses/status"])
-            .build(),
-    ]
-}
-
-/// Upstream's `editRules`, aggregated into `edit`.
-fn edit_rules() -> Vec<Value> {
-    vec![
-        rule(READ)
-            .groups(&[LEGACY])
-            .resources(&[
-                "pods/attach",
-                "pods/proxy",
-                "pods/exec",
-                "pods/portforward",
-                "secrets",
-                "services/proxy",
-            ])
-            .build(),
-        rule(&["impersonate"])
-            .groups(&[LEGACY])
-            .resources(&["serviceaccounts"])
-            .build(),
-        rule(WRITE)
-            .groups(&[LEGACY])
-            .resources(&[
-                "pods",
-                "pods/attach",
-                "pods/proxy",
-                "pods/exec",
-                "pods/portforward",
-            ])
-            .build(),
-        rule(&["create"])
-            .groups(&[LEGACY])
-            .resources(&["pods/eviction"])
-            .build(),
-        rule(WRITE)
-            .groups(&[LEGACY])
-            .resources(&[
-                "replicationcontrollers",
-                "replicationcontrollers/scale",
-                "serviceaccounts",
-                "services",
-                "services/proxy",
-                "persistentvolumeclaims",
-                "configmaps",
-                "secrets",
-                "events",
-            ])
-            .build(),
-        rule(&["create"])
-            .groups(&[LEGACY])
-            .resources(&["serviceaccounts/token"])
-            .build(),
-        rule(WRITE)
-            .groups(&[APPS])
-            .resources(&[
-                "statefulsets",
-                "statefulsets/scale",
-                "daemonsets",
-                "deployments",
-                "deployments/scale",
-                "deployments/rollback",
-                "replicasets",
-                "replicasets/scale",
-            ])
-            .build(),
-        rule(WRITE)
-            .groups(&[AUTOSCALING])
-            .resources(&["horizontalpodautoscalers"])
-            .build(),
-        rule(WRITE)
-            .groups(&[BATCH])
-            .resources(&["jobs", "cronjobs"])
-            .build(),
-        rule(WRITE)
-            .groups(&[EXTENSIONS])
-            .resources(&[
-                "daemonsets",
-                "deployments",
-                "deployments/scale",
-                "deployments/rollback",
-                "ingresses",
-                "replicasets",
-                "replicasets/scale",
-                "replicationcontrollers/scale",
-                "networkpolicies",
-            ])
-            .build(),
-        rule(WRITE)
-            .groups(&[POLICY])
-            .resources(&["poddisruptionbudgets"])
-            .build(),
-        rule(WRITE)
-            .groups(&[NETWORKING])
-            .resources(&["networkpolicies", "ingresses"])
-            .build(),
-        rule(READ_WRITE)
-            .groups(&[COORDINATION])
-            .resources(&["leases"])
             .build(),
     ]
 }
@@ -427,12 +219,12 @@ fn base_roles() -> Vec<Value> {
         labeled_cluster_role(
             "system:aggregate-to-edit",
             &[(AGGREGATE_TO_EDIT, "true")],
-            edit_rules(),
+            aggregated::edit_rules(),
         ),
         labeled_cluster_role(
             "system:aggregate-to-view",
             &[(AGGREGATE_TO_VIEW, "true")],
-            view_rules(),
+            aggregated::view_rules(),
         ),
     ]
 }

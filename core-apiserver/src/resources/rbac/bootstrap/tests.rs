@@ -332,7 +332,10 @@ fn bindings_gain_missing_subjects_and_are_recreated_on_a_new_role_ref() {
     let result = compute_reconciled_binding(&existing, &expected);
     assert_eq!(result.operation, Operation::Update);
     let unauthenticated = expected["subjects"][1].clone();
-    assert_eq!(result.missing_subjects, std::slice::from_ref(&unauthenticated));
+    assert_eq!(
+        result.missing_subjects,
+        std::slice::from_ref(&unauthenticated)
+    );
     assert_eq!(
         result.binding["subjects"],
         json!([extra, authenticated, unauthenticated])
