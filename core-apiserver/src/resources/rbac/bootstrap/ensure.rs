@@ -127,17 +127,7 @@ async fn reconcile_round(stores: &Stores, policy: &PolicyData) -> Vec<String> {
         .iter()
         .map(|r| (&stores.cluster_roles, "clusterrole", r))
         .chain(policy.roles.iter().map(|r| (&stores.roles, "role", r)));
-    let mut failures: Vec<String> = futures_util::stream::iter(roles)
-        .map(|(store, kind, role)| async move {
-            reconcile_role(store, role)
-                .await
-                .err()
-                .map(|e| describe(kind, role, &e))
-        })
-        .buffer_unordered(CONCURRENCY)
-        .filter_map(|f| async move { f })
-        .collect()
-        .await;
+    let mut failures = reconcile_each(roles, false).await;
     let bindings = policy
         .cluster_role_bindings
         .iter()
@@ -148,19 +138,29 @@ async fn reconcile_round(stores: &Stores, policy: &PolicyData) -> Vec<String> {
                 .iter()
                 .map(|b| (&stores.role_bindings, "rolebinding", b)),
         );
-    let binding_failures: Vec<String> = futures_util::stream::iter(bindings)
-        .map(|(store, kind, binding)| async move {
-            reconcile_binding(store, binding)
-                .await
-                .err()
-                .map(|e| describe(kind, binding, &e))
+    failures.extend(reconcile_each(bindings, true).await);
+    failures
+}
+
+/// Reconciles each (store, kind, expected object), a few at once: roles, or bindings when
+/// `bindings`; the failures.
+async fn reconcile_each<'a>(
+    objects: impl Iterator<Item = (&'a Store, &'static str, &'a Value)>,
+    bindings: bool,
+) -> Vec<String> {
+    futures_util::stream::iter(objects)
+        .map(|(store, kind, expected)| async move {
+            let result = if bindings {
+                reconcile_binding(store, expected).await
+            } else {
+                reconcile_role(store, expected).await
+            };
+            result.err().map(|e| describe(kind, expected, &e))
         })
         .buffer_unordered(CONCURRENCY)
         .filter_map(|f| async move { f })
         .collect()
-        .await;
-    failures.extend(binding_failures);
-    failures
+        .await
 }
 
 /// Upstream's log line for an object that failed to reconcile.
@@ -194,43 +194,17 @@ fn lost_race(failure: &Failure) -> bool {
     matches!(failure.code, 404 | 409)
 }
 
-/// Upstream `ReconcileRoleOptions.Run` for one ClusterRole or Role, again from a fresh
-/// read after a lost race.
-async fn reconcile_role(store: &Store, expected: &Value) -> Result<(), Failure> {
-    let (ns, name) = (
-        kas_registry::meta::namespace(expected),
-        kas_registry::meta::name(expected),
-    );
+/// Runs `attempt` again (it reads afresh) while it loses races, a few times at most.
+async fn retry_lost_races<F, Fut>(mut attempt: F) -> Result<(), Failure>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), Failure>>,
+{
     let mut last = None;
     for _ in 0..ATTEMPTS {
-        let result = match get(store, ns, name).await? {
-            None => reconcile::role_to_create(expected),
-            Some(existing) => reconcile::compute_reconciled_role(&existing, expected),
-        };
-        if result.protected {
-            if result.operation != Operation::None {
-                let missing = Value::Array(result.missing_rules.clone());
-                tracing::warn!(role = %name, namespace = %ns, %missing,
-                    "skipped reconcile-protected role with missing permissions");
-            }
-            return Ok(());
-        }
-        let written = match result.operation {
-            Operation::None => return Ok(()),
-            Operation::Create => store.create(ns, result.role, &opts()).await.map(|_| ()),
-            _ => store
-                .update(ns, name, result.role, &opts())
-                .await
-                .map(|_| ()),
-        };
-        match written.map_err(Failure::from) {
-            Ok(()) => {
-                tracing::info!(role = %name, namespace = %ns, operation = ?result.operation,
-                    missing = result.missing_rules.len(), "reconciled bootstrap role");
-                return Ok(());
-            }
+        match attempt().await {
             Err(f) if lost_race(&f) => last = Some(f),
-            Err(f) => return Err(f),
+            done => return done,
         }
     }
     Err(last.unwrap_or(Failure {
@@ -239,57 +213,78 @@ async fn reconcile_role(store: &Store, expected: &Value) -> Result<(), Failure> 
     }))
 }
 
-/// Upstream `ReconcileRoleBindingOptions.Run` for one ClusterRoleBinding or RoleBinding.
-async fn reconcile_binding(store: &Store, expected: &Value) -> Result<(), Failure> {
+/// Upstream `ReconcileRoleOptions.Run` for one ClusterRole or Role.
+async fn reconcile_role(store: &Store, expected: &Value) -> Result<(), Failure> {
+    retry_lost_races(|| reconcile_role_once(store, expected)).await
+}
+
+async fn reconcile_role_once(store: &Store, expected: &Value) -> Result<(), Failure> {
     let (ns, name) = (
         kas_registry::meta::namespace(expected),
         kas_registry::meta::name(expected),
     );
-    let mut last = None;
-    for _ in 0..ATTEMPTS {
-        let existing = get(store, ns, name).await?;
-        let result = match &existing {
-            None => reconcile::binding_to_create(expected),
-            Some(existing) => reconcile::compute_reconciled_binding(existing, expected),
-        };
-        if result.protected {
-            if result.operation != Operation::None {
-                let missing = Value::Array(result.missing_subjects.clone());
-                tracing::warn!(binding = %name, namespace = %ns, %missing,
-                    "skipped reconcile-protected binding with missing subjects");
-            }
-            return Ok(());
+    let result = match get(store, ns, name).await? {
+        None => reconcile::role_to_create(expected),
+        Some(existing) => reconcile::compute_reconciled_role(&existing, expected),
+    };
+    if result.protected {
+        if result.operation != Operation::None {
+            let missing = Value::Array(result.missing_rules.clone());
+            tracing::warn!(role = %name, namespace = %ns, %missing,
+                "skipped reconcile-protected role with missing permissions");
         }
-        let written = match (result.operation, &existing) {
-            (Operation::None, _) => return Ok(()),
-            (Operation::Recreate, Some(existing)) => {
-                recreate(store, existing, result.binding).await
-            }
-            (Operation::Update, _) => store
-                .update(ns, name, result.binding, &opts())
-                .await
-                .map(|_| ())
-                .map_err(Failure::from),
-            _ => store
-                .create(ns, result.binding, &opts())
-                .await
-                .map(|_| ())
-                .map_err(Failure::from),
-        };
-        match written {
-            Ok(()) => {
-                tracing::info!(binding = %name, namespace = %ns, operation = ?result.operation,
-                    "reconciled bootstrap binding");
-                return Ok(());
-            }
-            Err(f) if lost_race(&f) => last = Some(f),
-            Err(f) => return Err(f),
+        return Ok(());
+    }
+    let written = match result.operation {
+        Operation::None => return Ok(()),
+        Operation::Create => store.create(ns, result.role, &opts()).await.map(|_| ()),
+        _ => store
+            .update(ns, name, result.role, &opts())
+            .await
+            .map(|_| ()),
+    };
+    written.map_err(Failure::from)?;
+    tracing::info!(role = %name, namespace = %ns, operation = ?result.operation,
+        missing = result.missing_rules.len(), "reconciled bootstrap role");
+    Ok(())
+}
+
+/// Upstream `ReconcileRoleBindingOptions.Run` for one ClusterRoleBinding or RoleBinding.
+async fn reconcile_binding(store: &Store, expected: &Value) -> Result<(), Failure> {
+    retry_lost_races(|| reconcile_binding_once(store, expected)).await
+}
+
+async fn reconcile_binding_once(store: &Store, expected: &Value) -> Result<(), Failure> {
+    let (ns, name) = (
+        kas_registry::meta::namespace(expected),
+        kas_registry::meta::name(expected),
+    );
+    let existing = get(store, ns, name).await?;
+    let result = match &existing {
+        None => reconcile::binding_to_create(expected),
+        Some(existing) => reconcile::compute_reconciled_binding(existing, expected),
+    };
+    if result.protected {
+        if result.operation != Operation::None {
+            let missing = Value::Array(result.missing_subjects.clone());
+            tracing::warn!(binding = %name, namespace = %ns, %missing,
+                "skipped reconcile-protected binding with missing subjects");
+        }
+        return Ok(());
+    }
+    match (result.operation, &existing) {
+        (Operation::None, _) => return Ok(()),
+        (Operation::Recreate, Some(existing)) => recreate(store, existing, result.binding).await?,
+        (Operation::Update, _) => {
+            store.update(ns, name, result.binding, &opts()).await?;
+        }
+        _ => {
+            store.create(ns, result.binding, &opts()).await?;
         }
     }
-    Err(last.unwrap_or(Failure {
-        code: 500,
-        message: "no attempt made".to_owned(),
-    }))
+    tracing::info!(binding = %name, namespace = %ns, operation = ?result.operation,
+        "reconciled bootstrap binding");
+    Ok(())
 }
 
 /// A binding whose `roleRef` differs: deleted (only the one read, by uid), then created.
