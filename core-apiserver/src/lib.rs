@@ -11,16 +11,29 @@ pub mod resources;
 
 use kas_auth::authorization::ModeAuthorizers;
 use kas_endpoints::installer::{ApiGroups, ApiService};
+use kas_server::healthz::{PostStartHook, mark_done};
 use kas_storage_etcd::EtcdOptions;
+
+/// The post-start hooks of kube-apiserver whose work this role does at start (see
+/// [`bootstrap`]), in upstream's registration order: `main` registers them as health checks
+/// and [`api_service`] marks each done when its work is.
+pub const POST_START_HOOKS: &[&str] = &[
+    "start-system-namespaces-controller",
+    "rbac/bootstrap-roles",
+    "scheduling/bootstrap-system-priority-classes",
+    "priority-and-fairness-config-producer",
+    "start-kubernetes-service-cidr-controller",
+];
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to
 /// extensions-apiserver), and the authorizers of `authorization_modes` that it keeps (see
 /// `kas_server::run::Serving`). Starts the etcd compactor, which lives as long as the
-/// process.
+/// process. Marks each of `hooks` (named as in [`POST_START_HOOKS`]) done when its work is.
 pub async fn api_service<S>(
     etcd: &EtcdOptions,
     resource_options: &resources::ResourceOptions,
     authorization_modes: &[String],
+    hooks: &[PostStartHook],
     next: S,
 ) -> Result<(ApiService<S>, ModeAuthorizers), String> {
     let (etcd, compactor) = etcd.storage().await?;
@@ -39,7 +52,7 @@ pub async fn api_service<S>(
         }
     }
     follow_compactions(compactor, caches);
-    bootstrap(&stores, resource_options).await?;
+    bootstrap(&stores, resource_options, hooks).await?;
     let stores = with_disruption_budgets(stores);
     // RBAC's index of roles and bindings, for the RBAC mode and for the escalation checks
     // of RBAC writes (upstream's rule resolver reads the RBAC objects whatever the mode).
@@ -124,19 +137,27 @@ fn follow_compactions(
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// What kube-apiserver creates at start when missing: the system namespaces (its
-/// bootstrap controller) and the system PriorityClasses (the scheduling group's post-start
-/// hook). Every replica tries; AlreadyExists means another one won.
+/// What kube-apiserver's post-start hooks create at start when missing: the system
+/// namespaces (its system namespaces controller), the default RBAC policy (reconciled, as
+/// `rbac/bootstrap-roles`), the system PriorityClasses, the APF configuration and the
+/// default ServiceCIDR. Every replica tries; AlreadyExists means another one won.
 async fn bootstrap(
     stores: &[kas_registry::store::Store],
     options: &resources::ResourceOptions,
+    hooks: &[PostStartHook],
 ) -> Result<(), String> {
     let namespaces = SYSTEM_NAMESPACES.iter().map(|name| {
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     });
     create_missing(stores, "", "namespaces", namespaces.collect()).await?;
+    mark_done(hooks, "start-system-namespaces-controller");
+    // After the namespaces: the policy has Roles in kube-system and kube-public.
+    let policy = resources::rbac::bootstrap::policy_data();
+    resources::rbac::bootstrap::ensure_rbac_policy(stores, &policy).await?;
+    mark_done(hooks, "rbac/bootstrap-roles");
     let classes = resources::scheduling::priorityclasses::system_priority_classes();
     create_missing(stores, "scheduling.k8s.io", "priorityclasses", classes).await?;
+    mark_done(hooks, "scheduling/bootstrap-system-priority-classes");
     // Priority levels first, so that the schemas that name them find them.
     let mut levels = Vec::new();
     let mut schemas = Vec::new();
@@ -154,7 +175,10 @@ async fn bootstrap(
     create_missing(stores, group, "prioritylevelconfigurations", levels).await?;
     create_missing(stores, group, "flowschemas", schemas).await?;
     resources::flowcontrol::mark_dangling(stores, &schema_names).await?;
-    default_service_cidr(stores, &options.service_cluster_ip_range).await
+    mark_done(hooks, "priority-and-fairness-config-producer");
+    default_service_cidr(stores, &options.service_cluster_ip_range).await?;
+    mark_done(hooks, "start-kubernetes-service-cidr-controller");
+    Ok(())
 }
 
 /// Upstream's kubernetes-service-cidr-controller at start: the `kubernetes` ServiceCIDR

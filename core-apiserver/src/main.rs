@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use core_apiserver::options::CoreOptions;
 use kas_delegate::DelegationOptions;
-use kas_server::healthz::named_check;
+use kas_server::healthz::{PostStartHook, named_check};
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 use kas_storage_etcd::EtcdOptions;
@@ -51,16 +51,27 @@ fn main() -> ExitCode {
     let delegation = options.delegation;
     let etcd = options.etcd;
     let resources = options.core.resources();
-    kas_server::run::main(role, options.common, errors, move |common| async move {
-        let next = delegation.build().map_err(|e| e.to_string())?;
-        let delegated = kas_delegate::discovery::follow(next.clone(), true);
-        let modes = &common.authorization.authorization_mode;
-        let (api, authorizers) =
-            core_apiserver::api_service(&etcd, &resources, modes, next).await?;
-        let api = api.with_delegated_discovery(delegated);
-        Ok(kas_server::run::Serving {
-            handler: kas_server::Handler::new(api),
-            authorizers,
-        })
-    })
+    let hooks: Vec<PostStartHook> = core_apiserver::POST_START_HOOKS
+        .iter()
+        .map(|name| PostStartHook::new(name))
+        .collect();
+    let marked = hooks.clone();
+    kas_server::run::main_with_hooks(
+        role,
+        hooks,
+        options.common,
+        errors,
+        move |common| async move {
+            let next = delegation.build().map_err(|e| e.to_string())?;
+            let delegated = kas_delegate::discovery::follow(next.clone(), true);
+            let modes = &common.authorization.authorization_mode;
+            let (api, authorizers) =
+                core_apiserver::api_service(&etcd, &resources, modes, &marked, next).await?;
+            let api = api.with_delegated_discovery(delegated);
+            Ok(kas_server::run::Serving {
+                handler: kas_server::Handler::new(api),
+                authorizers,
+            })
+        },
+    )
 }

@@ -243,6 +243,66 @@ impl HealthCheck for ShutdownCheck {
     }
 }
 
+/// A post-start hook's completion, after upstream's `postStartHookHealthz`: the check
+/// `poststarthook/<name>` on /healthz, /livez and /readyz fails ("not finished") until the
+/// role marks the hook [`done`](PostStartHook::done). Registered before the server starts
+/// (see `run::main_with_hooks`); clones share the state.
+#[derive(Clone, Debug)]
+pub struct PostStartHook {
+    check_name: String,
+    done: Arc<AtomicBool>,
+}
+
+impl PostStartHook {
+    /// The hook `name`, as upstream names it (`rbac/bootstrap-roles`...).
+    pub fn new(name: &str) -> Self {
+        PostStartHook {
+            check_name: format!("poststarthook/{name}"),
+            done: Arc::default(),
+        }
+    }
+
+    /// The hook's name, without the `poststarthook/` prefix.
+    pub fn name(&self) -> &str {
+        self.check_name
+            .strip_prefix("poststarthook/")
+            .unwrap_or(&self.check_name)
+    }
+
+    /// Marks the hook's work complete; its check passes from now on.
+    pub fn done(&self) {
+        self.done.store(true, Ordering::Release);
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+}
+
+impl HealthCheck for PostStartHook {
+    fn name(&self) -> &str {
+        &self.check_name
+    }
+    fn check(&self) -> BoxFuture<'_, Result<(), String>> {
+        let done = self.is_done();
+        Box::pin(async move {
+            if done {
+                Ok(())
+            } else {
+                Err("not finished".to_owned())
+            }
+        })
+    }
+}
+
+/// Marks done the hook of `hooks` named `name`, if registered.
+pub fn mark_done(hooks: &[PostStartHook], name: &str) {
+    hooks
+        .iter()
+        .filter(|h| h.name() == name)
+        .for_each(PostStartHook::done);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +346,46 @@ mod tests {
         );
         let (_, text) = body_text(h.serve(Endpoint::Livez, None, Some("verbose")).await).await;
         assert_eq!(text, "[+]ping ok\n[+]log ok\nlivez check passed\n");
+    }
+
+    #[tokio::test]
+    async fn post_start_hooks_fail_everywhere_until_done() {
+        // As the server registers them: the hooks, then `shutdown` last on /readyz.
+        let mut h = Health::new();
+        let hook = PostStartHook::new("rbac/bootstrap-roles");
+        h.add_everywhere(Arc::new(hook.clone()));
+        h.add_readyz(Arc::new(ShutdownCheck::default()));
+        for endpoint in [Endpoint::Healthz, Endpoint::Livez] {
+            let (code, text) = body_text(h.serve(endpoint, None, Some("verbose")).await).await;
+            assert_eq!(code, 500);
+            assert_eq!(
+                text,
+                format!(
+                    "[+]ping ok\n[+]log ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n{} check failed\n",
+                    endpoint.name()
+                )
+            );
+        }
+        let one = h
+            .serve(
+                Endpoint::Readyz,
+                Some("poststarthook/rbac/bootstrap-roles"),
+                None,
+            )
+            .await;
+        assert_eq!(
+            body_text(one).await,
+            (500, "internal server error: not finished\n".into())
+        );
+        mark_done(std::slice::from_ref(&hook), "other");
+        assert!(!hook.is_done());
+        mark_done(std::slice::from_ref(&hook), "rbac/bootstrap-roles");
+        let (code, text) = body_text(h.serve(Endpoint::Readyz, None, Some("verbose")).await).await;
+        assert_eq!(code, 200);
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]log ok\n[+]poststarthook/rbac/bootstrap-roles ok\n[+]shutdown ok\nreadyz check passed\n"
+        );
     }
 
     #[tokio::test]

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::process::ExitCode;
 
-use crate::healthz::DynHealthCheck;
+use crate::healthz::{DynHealthCheck, PostStartHook};
 use crate::options::CommonOptions;
 use kas_auth::authorization::ModeAuthorizers;
 
@@ -48,6 +48,24 @@ where
     F: FnOnce(CommonOptions) -> Fut,
     Fut: Future<Output = Result<Serving, String>>,
 {
+    main_with_hooks(role, Vec::new(), options, extra_errors, delegate)
+}
+
+/// [`main`] for a role that runs post-start hooks: each is registered as the check
+/// `poststarthook/<name>` on /healthz, /livez and /readyz (after the role's own checks and
+/// before `shutdown`, upstream's order), failing until the role marks it done (the
+/// delegate holds clones of the hooks).
+pub fn main_with_hooks<F, Fut>(
+    role: Role,
+    post_start_hooks: Vec<PostStartHook>,
+    options: CommonOptions,
+    extra_errors: Vec<String>,
+    delegate: F,
+) -> ExitCode
+where
+    F: FnOnce(CommonOptions) -> Fut,
+    Fut: Future<Output = Result<Serving, String>>,
+{
     if let Err(e) = options.validate(extra_errors) {
         eprintln!("Error: {e}");
         return ExitCode::from(1);
@@ -62,7 +80,7 @@ where
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(serve(role, options, delegate)) {
+    match runtime.block_on(serve(role, post_start_hooks, options, delegate)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "exiting");
@@ -72,7 +90,12 @@ where
     }
 }
 
-async fn serve<F, Fut>(role: Role, options: CommonOptions, delegate: F) -> Result<()>
+async fn serve<F, Fut>(
+    role: Role,
+    post_start_hooks: Vec<PostStartHook>,
+    options: CommonOptions,
+    delegate: F,
+) -> Result<()>
 where
     F: FnOnce(CommonOptions) -> Fut,
     Fut: Future<Output = Result<Serving, String>>,
@@ -83,6 +106,9 @@ where
     options.apply_to(&mut config, role.anonymous_by_default)?;
     for check in role.readyz_checks {
         config.health.add_readyz(check);
+    }
+    for hook in post_start_hooks {
+        config.health.add_everywhere(std::sync::Arc::new(hook));
     }
     let serving = delegate(options.clone())
         .await

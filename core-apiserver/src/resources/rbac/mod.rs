@@ -3,6 +3,7 @@
 //! `pkg/apis/rbac/validation` and `pkg/printers/internalversion`. What the four kinds share
 //! is here (defaulting, printing) and in `validation`; authorization is not.
 pub mod aggregation;
+pub mod bootstrap;
 pub mod clusterrolebindings;
 pub mod clusterroles;
 pub mod escalation;

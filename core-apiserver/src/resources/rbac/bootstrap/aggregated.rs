@@ -1,0 +1,204 @@
+//! The rules of `system:aggregate-to-view` and `system:aggregate-to-edit`, which the
+//! aggregation controller unions into `view`, `edit` and `admin` (upstream's `viewRules`
+//! and `editRules`, 1.33 without `DynamicResourceAllocation`, off by default).
+
+use serde_json::Value;
+
+use super::builder::groups::*;
+use super::builder::{READ, READ_WRITE, WRITE, rule};
+
+/// Upstream's `viewRules`, aggregated into `view`.
+pub fn view_rules() -> Vec<Value> {
+    vec![
+        rule(READ)
+            .groups(&[LEGACY])
+            .resources(&[
+                "pods",
+                "replicationcontrollers",
+                "replicationcontrollers/scale",
+                "serviceaccounts",
+                "services",
+                "services/status",
+                "endpoints",
+                "persistentvolumeclaims",
+                "persistentvolumeclaims/status",
+                "configmaps",
+            ])
+            .build(),
+        rule(READ)
+            .groups(&[LEGACY])
+            .resources(&[
+                "limitranges",
+                "resourcequotas",
+                "bindings",
+                "events",
+                "pods/status",
+                "resourcequotas/status",
+                "namespaces/status",
+                "replicationcontrollers/status",
+                "pods/log",
+            ])
+            .build(),
+        rule(READ)
+            .groups(&[LEGACY])
+            .resources(&["namespaces"])
+            .build(),
+        rule(READ)
+            .groups(&[DISCOVERY])
+            .resources(&["endpointslices"])
+            .build(),
+        rule(READ)
+            .groups(&[APPS])
+            .resources(&[
+                "controllerrevisions",
+                "statefulsets",
+                "statefulsets/status",
+                "statefulsets/scale",
+                "daemonsets",
+                "daemonsets/status",
+                "deployments",
+                "deployments/status",
+                "deployments/scale",
+                "replicasets",
+                "replicasets/status",
+                "replicasets/scale",
+            ])
+            .build(),
+        rule(READ)
+            .groups(&[AUTOSCALING])
+            .resources(&[
+                "horizontalpodautoscalers",
+                "horizontalpodautoscalers/status",
+            ])
+            .build(),
+        rule(READ)
+            .groups(&[BATCH])
+            .resources(&["jobs", "cronjobs", "cronjobs/status", "jobs/status"])
+            .build(),
+        rule(READ)
+            .groups(&[EXTENSIONS])
+            .resources(&[
+                "daemonsets",
+                "daemonsets/status",
+                "deployments",
+                "deployments/scale",
+                "deployments/status",
+                "ingresses",
+                "ingresses/status",
+                "replicasets",
+                "replicasets/scale",
+                "replicasets/status",
+                "replicationcontrollers/scale",
+                "networkpolicies",
+            ])
+            .build(),
+        rule(READ)
+            .groups(&[POLICY])
+            .resources(&["poddisruptionbudgets", "poddisruptionbudgets/status"])
+            .build(),
+        rule(READ)
+            .groups(&[NETWORKING])
+            .resources(&["networkpolicies", "ingresses", "ingresses/status"])
+            .build(),
+    ]
+}
+
+/// Upstream's `editRules`, aggregated into `edit`.
+pub fn edit_rules() -> Vec<Value> {
+    vec![
+        rule(READ)
+            .groups(&[LEGACY])
+            .resources(&[
+                "pods/attach",
+                "pods/proxy",
+                "pods/exec",
+                "pods/portforward",
+                "secrets",
+                "services/proxy",
+            ])
+            .build(),
+        rule(&["impersonate"])
+            .groups(&[LEGACY])
+            .resources(&["serviceaccounts"])
+            .build(),
+        rule(WRITE)
+            .groups(&[LEGACY])
+            .resources(&[
+                "pods",
+                "pods/attach",
+                "pods/proxy",
+                "pods/exec",
+                "pods/portforward",
+            ])
+            .build(),
+        rule(&["create"])
+            .groups(&[LEGACY])
+            .resources(&["pods/eviction"])
+            .build(),
+        rule(WRITE)
+            .groups(&[LEGACY])
+            .resources(&[
+                "replicationcontrollers",
+                "replicationcontrollers/scale",
+                "serviceaccounts",
+                "services",
+                "services/proxy",
+                "persistentvolumeclaims",
+                "configmaps",
+                "secrets",
+                "events",
+            ])
+            .build(),
+        rule(&["create"])
+            .groups(&[LEGACY])
+            .resources(&["serviceaccounts/token"])
+            .build(),
+        rule(WRITE)
+            .groups(&[APPS])
+            .resources(&[
+                "statefulsets",
+                "statefulsets/scale",
+                "daemonsets",
+                "deployments",
+                "deployments/scale",
+                "deployments/rollback",
+                "replicasets",
+                "replicasets/scale",
+            ])
+            .build(),
+        rule(WRITE)
+            .groups(&[AUTOSCALING])
+            .resources(&["horizontalpodautoscalers"])
+            .build(),
+        rule(WRITE)
+            .groups(&[BATCH])
+            .resources(&["jobs", "cronjobs"])
+            .build(),
+        rule(WRITE)
+            .groups(&[EXTENSIONS])
+            .resources(&[
+                "daemonsets",
+                "deployments",
+                "deployments/scale",
+                "deployments/rollback",
+                "ingresses",
+                "replicasets",
+                "replicasets/scale",
+                "replicationcontrollers/scale",
+                "networkpolicies",
+            ])
+            .build(),
+        rule(WRITE)
+            .groups(&[POLICY])
+            .resources(&["poddisruptionbudgets"])
+            .build(),
+        rule(WRITE)
+            .groups(&[NETWORKING])
+            .resources(&["networkpolicies", "ingresses"])
+            .build(),
+        rule(READ_WRITE)
+            .groups(&[COORDINATION])
+            .resources(&["leases"])
+            .build(),
+    ]
+}
