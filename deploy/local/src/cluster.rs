@@ -521,9 +521,15 @@ pub fn role_args(
                 &path(&pki.tokens_csv),
                 "--anonymous-auth=true",
             ]);
-            push(&["--authorization-mode", "AlwaysAllow"]);
+            push(&["--authorization-mode", "RBAC"]);
         }
         Role::Core | Role::Extensions => {
+            // Core keeps RBAC's index too: its chain checks the user the aggregator
+            // vouches for, and its admission and review APIs ask the same authorizer.
+            // Extensions is reached only through them, already authorized.
+            if role == Role::Core {
+                push(&["--authorization-mode", "RBAC"]);
+            }
             push(&[
                 "--requestheader-client-ca-file",
                 &path(&pki.front_proxy_ca.cert),
