@@ -1,0 +1,181 @@
+//! authorization.k8s.io/v1 `subjectaccessreviews`, after upstream's
+//! `subjectaccessreview.REST`: may the user the spec names do what it says?
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kas_auth::authorization::DynAuthorizer;
+use kas_registry::Scope;
+use kas_registry::rest::options::WriteOptions;
+use kas_registry::strategy::{Creater, FieldErrors};
+use kas_registry::{ResourceDescriptor, Strategy};
+use serde_json::Value;
+
+use super::util::{attributes_for, decide, user_from_spec};
+use super::validation::validate_subject_access_review;
+use super::{GROUP, answer, descriptor, invalid, no_errors, not_served};
+
+pub static DESCRIPTOR: ResourceDescriptor = descriptor(
+    GROUP,
+    "SubjectAccessReview",
+    "SubjectAccessReviewList",
+    "subjectaccessreviews",
+    "subjectaccessreview",
+    Scope::Cluster,
+    &kas_api::authorization::v1::SUBJECT_ACCESS_REVIEW,
+);
+
+pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
+    crate::resources::Install {
+        descriptor: &DESCRIPTOR,
+        strategy: Arc::new(SubjectAccessReviews {
+            authorizer: opts.reviewers.authorizer.clone(),
+        }),
+        reads: crate::resources::Reads::Etcd,
+        hooks: None,
+    }
+}
+
+pub struct SubjectAccessReviews {
+    pub authorizer: Option<DynAuthorizer>,
+}
+
+impl Strategy for SubjectAccessReviews {
+    fn validate(&self, _: &Value) -> FieldErrors {
+        no_errors()
+    }
+
+    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
+        no_errors()
+    }
+
+    fn creater(&self) -> Option<&dyn Creater> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Creater for SubjectAccessReviews {
+    async fn create(
+        &self,
+        _: &str,
+        review: Value,
+        _: &WriteOptions,
+    ) -> kas_registry::Result<Value> {
+        let authorizer = self.authorizer.as_ref().ok_or_else(not_served)?;
+        let errs = validate_subject_access_review(&review, false);
+        if !errs.is_empty() {
+            return Err(invalid(GROUP, errs));
+        }
+        let spec = review.get("spec").cloned().unwrap_or_default();
+        let attrs = attributes_for(user_from_spec(&spec), &spec);
+        let status = decide(authorizer, &attrs, &spec).await;
+        Ok(answer(
+            review,
+            status,
+            &kas_api::authorization::v1::SUBJECT_ACCESS_REVIEW,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::authorization::testing::{FakeAuthorizer, Outcome, invalid_message};
+    use kas_auth::authorization::Decision;
+    use serde_json::json;
+
+    fn with_outcome(outcome: Outcome) -> (SubjectAccessReviews, Arc<FakeAuthorizer>) {
+        let fake = Arc::new(FakeAuthorizer::new(outcome));
+        let authorizer: DynAuthorizer = fake.clone();
+        let reviews = SubjectAccessReviews {
+            authorizer: Some(authorizer),
+        };
+        (reviews, fake)
+    }
+
+    fn review(spec: Value) -> Value {
+        json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+               "metadata": {"creationTimestamp": null}, "spec": spec})
+    }
+
+    #[tokio::test]
+    async fn status_from_the_decision() {
+        let spec = json!({"user": "bob", "groups": ["g"],
+            "resourceAttributes": {"namespace": "myns", "verb": "create", "group": "apps",
+                "version": "v1", "resource": "deployments", "subresource": "scale",
+                "name": "d"}});
+        let (reviews, fake) = with_outcome(Outcome::Decided(Decision::Allow, "allowed".into()));
+        let got = reviews
+            .create("", review(spec.clone()), &WriteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got["status"], json!({"allowed": true, "reason": "allowed"}));
+        assert_eq!(got["metadata"], json!({"creationTimestamp": null}));
+        assert_eq!(got["spec"]["user"], "bob");
+        let seen = fake.seen();
+        assert_eq!(seen.user.name, "bob");
+        assert_eq!(seen.user.groups, vec!["g".to_owned()]);
+        assert_eq!(
+            (
+                seen.namespace.as_str(),
+                seen.api_version.as_str(),
+                seen.name.as_str()
+            ),
+            ("myns", "v1", "d")
+        );
+
+        let (reviews, _) = with_outcome(Outcome::Decided(Decision::Deny, "no".into()));
+        let got = reviews
+            .create("", review(spec.clone()), &WriteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            got["status"],
+            json!({"allowed": false, "denied": true, "reason": "no"})
+        );
+
+        let (reviews, _) = with_outcome(Outcome::Failed("myerror".into()));
+        let got = reviews
+            .create("", review(spec), &WriteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            got["status"],
+            json!({"allowed": false, "evaluationError": "myerror"})
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_reviews_are_422_with_upstream_message() {
+        let (reviews, _) = with_outcome(Outcome::Decided(Decision::Allow, String::new()));
+        let err = reviews
+            .create(
+                "",
+                review(json!({"resourceAttributes": {}})),
+                &WriteOptions::default(),
+            )
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            invalid_message(err),
+            (
+                422,
+                r#".authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified"#
+                    .to_owned()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn no_authorizer_is_404() {
+        let reviews = SubjectAccessReviews { authorizer: None };
+        let err = reviews
+            .create("", review(json!({"user": "u"})), &WriteOptions::default())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(invalid_message(err).0, 404);
+    }
+}
