@@ -67,3 +67,111 @@ pub(crate) fn invalid_message(err: kas_registry::Error) -> (u16, String) {
     let status = err.to_status();
     (status.code, status.message.unwrap_or_default())
 }
+
+/// A storage every call of which fails: a review's store never reaches it.
+pub(crate) struct NoStorage;
+
+fn never() -> kas_storage::Error {
+    kas_storage::Error::internal("reviews are not stored")
+}
+
+#[async_trait::async_trait]
+impl kas_storage::Storage for NoStorage {
+    async fn create(
+        &self,
+        _: &str,
+        _: serde_json::Value,
+        _: Option<i64>,
+    ) -> kas_storage::Result<kas_storage::ObjectRef> {
+        Err(never())
+    }
+
+    async fn get(
+        &self,
+        _: &str,
+        _: &kas_storage::GetOptions,
+    ) -> kas_storage::Result<Option<kas_storage::ObjectRef>> {
+        Err(never())
+    }
+
+    async fn list(
+        &self,
+        _: &str,
+        _: &kas_storage::ListOptions,
+    ) -> kas_storage::Result<kas_storage::ListResult> {
+        Err(never())
+    }
+
+    async fn guaranteed_update(
+        &self,
+        _: &str,
+        _: &kas_storage::Preconditions,
+        _: bool,
+        _: &kas_storage::UpdateFn<'_>,
+        _: Option<kas_storage::ObjectRef>,
+        _: Option<i64>,
+    ) -> kas_storage::Result<kas_storage::ObjectRef> {
+        Err(never())
+    }
+
+    async fn delete(
+        &self,
+        _: &str,
+        _: &kas_storage::Preconditions,
+        _: &kas_storage::ValidateDeletionFn<'_>,
+        _: Option<kas_storage::ObjectRef>,
+    ) -> kas_storage::Result<kas_storage::ObjectRef> {
+        Err(never())
+    }
+
+    async fn watch(
+        &self,
+        _: &str,
+        _: &kas_storage::WatchOptions,
+    ) -> kas_storage::Result<kas_storage::WatchStream> {
+        Err(never())
+    }
+
+    async fn count(&self, _: &str) -> kas_storage::Result<i64> {
+        Err(never())
+    }
+
+    async fn current_revision(&self) -> kas_storage::Result<u64> {
+        Err(never())
+    }
+}
+
+/// Through a store, as the create handler calls it: type checks, managed fields, the
+/// review's `Creater`. A review's store answers without storing (`Written::DryRun`).
+#[tokio::test]
+async fn a_review_store_answers_without_storing() {
+    use kas_registry::store::{Store, Written};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    use super::subjectaccessreviews::{DESCRIPTOR, SubjectAccessReviews};
+
+    let fake = Arc::new(FakeAuthorizer::new(Outcome::Decided(
+        Decision::Allow,
+        String::new(),
+    )));
+    let authorizer: kas_auth::authorization::DynAuthorizer = fake;
+    let strategy = Arc::new(SubjectAccessReviews {
+        authorizer: Some(authorizer),
+    });
+    let store = Store::new(&DESCRIPTOR, strategy, Arc::new(NoStorage));
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": "bob", "nonResourceAttributes": {"path": "/", "verb": "get"}}});
+    let opts = kas_registry::rest::options::WriteOptions {
+        manager: "kubectl".into(),
+        ..Default::default()
+    };
+    let Ok(Written::DryRun(got)) = store.create("", review, &opts).await else {
+        panic!("a review is answered, not stored");
+    };
+    assert_eq!(got["status"], json!({"allowed": true}));
+    let meta = got["metadata"].as_object().unwrap();
+    assert_eq!(meta["creationTimestamp"], serde_json::Value::Null);
+    assert_eq!(meta["managedFields"][0]["manager"], "kubectl");
+    assert!(!meta.contains_key("uid") && !meta.contains_key("name"));
+}
