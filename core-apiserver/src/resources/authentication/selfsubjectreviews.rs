@@ -1,19 +1,18 @@
 //! authentication.k8s.io/v1 `selfsubjectreviews`, after upstream's `selfsubjectreview.REST`:
 //! answers the requesting user, in a new object created now.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use kas_apimachinery::Status;
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::{Value, json};
 
 use super::{GROUP, user_info};
-use crate::resources::authorization::{answer, descriptor, no_errors};
+use crate::resources::authorization::{answer, descriptor, install as review_install};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -26,29 +25,10 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(_: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(SelfSubjectReviews),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+    review_install(&DESCRIPTOR, SelfSubjectReviews)
 }
 
 pub struct SelfSubjectReviews;
-
-impl Strategy for SelfSubjectReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
-}
 
 #[async_trait]
 impl Creater for SelfSubjectReviews {

@@ -5,21 +5,19 @@
 //! is good for the audiences the server's API audiences share with those asked for, and
 //! none shared is no user.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderValue};
 use kas_apimachinery::Status;
 use kas_auth::authentication::{AuthRequest, DynAuthenticator};
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::{Value, json};
 
 use super::{GROUP, user_info};
 use crate::podspec::validation::json::{str_of, strings};
-use crate::resources::authorization::{answer, descriptor, no_errors};
+use crate::resources::authorization::{answer, descriptor, install as review_install};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -32,15 +30,13 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(TokenReviews {
+    review_install(
+        &DESCRIPTOR,
+        TokenReviews {
             authenticator: opts.reviewers.authenticator.clone(),
             api_audiences: opts.reviewers.api_audiences.clone(),
-        }),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+        },
+    )
 }
 
 pub struct TokenReviews {
@@ -48,20 +44,6 @@ pub struct TokenReviews {
     pub authenticator: Option<DynAuthenticator>,
     /// `--api-audiences`.
     pub api_audiences: Vec<String>,
-}
-
-impl Strategy for TokenReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
 }
 
 #[async_trait]
@@ -152,6 +134,7 @@ mod tests {
     use futures_util::future::BoxFuture;
     use kas_auth::UserInfo;
     use kas_auth::authentication::{Authenticator, Response};
+    use std::sync::Arc;
 
     /// "good" is alice's token; "bad" is an error; anything else no opinion.
     struct Tokens;

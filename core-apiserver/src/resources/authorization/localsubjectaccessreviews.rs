@@ -2,20 +2,18 @@
 //! `localsubjectaccessreview.REST`: a SubjectAccessReview within one namespace, the
 //! request's, which the review's resource attributes must name.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use kas_apimachinery::Status;
 use kas_auth::authorization::DynAuthorizer;
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::Value;
 
 use super::util::{attributes_for, decide, user_from_spec};
 use super::validation::validate_subject_access_review;
-use super::{GROUP, answer, descriptor, invalid, no_errors, not_served};
+use super::{GROUP, answer, descriptor, install as review_install, invalid, not_served};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -28,32 +26,16 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(LocalSubjectAccessReviews {
+    review_install(
+        &DESCRIPTOR,
+        LocalSubjectAccessReviews {
             authorizer: opts.reviewers.authorizer.clone(),
-        }),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+        },
+    )
 }
 
 pub struct LocalSubjectAccessReviews {
     pub authorizer: Option<DynAuthorizer>,
-}
-
-impl Strategy for LocalSubjectAccessReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
 }
 
 #[async_trait]
@@ -96,6 +78,7 @@ mod tests {
     use crate::resources::authorization::testing::{FakeAuthorizer, Outcome, invalid_message};
     use kas_auth::authorization::Decision;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn reviews() -> (LocalSubjectAccessReviews, Arc<FakeAuthorizer>) {
         let fake = Arc::new(FakeAuthorizer::new(Outcome::Decided(

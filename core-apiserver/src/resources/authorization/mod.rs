@@ -11,11 +11,13 @@ pub mod subjectaccessreviews;
 mod util;
 mod validation;
 
+use std::sync::Arc;
+
 use kas_apimachinery::Status;
 use kas_apimachinery::schema::{Kind, Message, go_encoded};
 use kas_apimachinery::validation::field::ErrorList;
-use kas_registry::strategy::FieldErrors;
-use kas_registry::{ResourceDescriptor, Scope, Verb};
+use kas_registry::strategy::{Creater, FieldErrors};
+use kas_registry::{ResourceDescriptor, Scope, Strategy, Verb};
 use serde_json::Value;
 
 pub(crate) const GROUP: &str = "authorization.k8s.io";
@@ -71,10 +73,36 @@ pub(crate) fn answer(mut review: Value, status: Value, schema: &'static Message)
     review
 }
 
-/// What every review's strategy validates through the store: nothing (a review's create
-/// never reaches it; its `Creater` validates).
-pub(crate) fn no_errors() -> FieldErrors {
-    FieldErrors::new()
+/// A review's strategy: its creates are answered by `C`, which validates; nothing else of
+/// the store's is reached (the only verb is create).
+pub struct ReviewStrategy<C>(pub C);
+
+impl<C: Creater + 'static> Strategy for ReviewStrategy<C> {
+    fn validate(&self, _: &Value) -> FieldErrors {
+        FieldErrors::new()
+    }
+
+    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
+        FieldErrors::new()
+    }
+
+    fn creater(&self) -> Option<&dyn Creater> {
+        Some(&self.0)
+    }
+}
+
+/// How the role installs a review: its descriptor and its `Creater`. The store's storage
+/// is etcd's, which nothing reaches.
+pub(crate) fn install(
+    descriptor: &'static ResourceDescriptor,
+    creater: impl Creater + 'static,
+) -> crate::resources::Install {
+    crate::resources::Install {
+        descriptor,
+        strategy: Arc::new(ReviewStrategy(creater)),
+        reads: crate::resources::Reads::Etcd,
+        hooks: None,
+    }
 }
 
 #[cfg(test)]

@@ -1,20 +1,18 @@
 //! authorization.k8s.io/v1 `selfsubjectaccessreviews`, after upstream's
 //! `selfsubjectaccessreview.REST`: may the requesting user do what the spec says?
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use kas_apimachinery::Status;
 use kas_auth::authorization::DynAuthorizer;
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::Value;
 
 use super::util::{attributes_for, decide};
 use super::validation::validate_self_subject_access_review;
-use super::{GROUP, answer, descriptor, invalid, no_errors, not_served};
+use super::{GROUP, answer, descriptor, install as review_install, invalid, not_served};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -27,32 +25,16 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(SelfSubjectAccessReviews {
+    review_install(
+        &DESCRIPTOR,
+        SelfSubjectAccessReviews {
             authorizer: opts.reviewers.authorizer.clone(),
-        }),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+        },
+    )
 }
 
 pub struct SelfSubjectAccessReviews {
     pub authorizer: Option<DynAuthorizer>,
-}
-
-impl Strategy for SelfSubjectAccessReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
 }
 
 #[async_trait]
@@ -89,6 +71,7 @@ mod tests {
     use kas_auth::UserInfo;
     use kas_auth::authorization::Decision;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn reviews() -> (SelfSubjectAccessReviews, Arc<FakeAuthorizer>) {
         let fake = Arc::new(FakeAuthorizer::new(Outcome::Decided(

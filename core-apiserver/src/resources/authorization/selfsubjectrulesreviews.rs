@@ -2,18 +2,16 @@
 //! `selfsubjectrulesreview.REST`: what may the requesting user do in `spec.namespace`?
 //! Answered with a new object (no spec), as upstream's.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use kas_apimachinery::Status;
 use kas_auth::authorization::{DynRuleResolver, NonResourceRuleInfo, ResourceRuleInfo};
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::{Value, json};
 
-use super::{GROUP, answer, descriptor, no_errors, not_served};
+use super::{GROUP, answer, descriptor, install as review_install, not_served};
 use crate::podspec::validation::json::str_of;
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
@@ -27,32 +25,16 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(SelfSubjectRulesReviews {
+    review_install(
+        &DESCRIPTOR,
+        SelfSubjectRulesReviews {
             rule_resolver: opts.reviewers.rule_resolver.clone(),
-        }),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+        },
+    )
 }
 
 pub struct SelfSubjectRulesReviews {
     pub rule_resolver: Option<DynRuleResolver>,
-}
-
-impl Strategy for SelfSubjectRulesReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
 }
 
 #[async_trait]
@@ -115,6 +97,7 @@ mod tests {
     use crate::resources::authorization::testing::{FakeResolver, invalid_message};
     use kas_auth::UserInfo;
     use kas_auth::authorization::RulesInfo;
+    use std::sync::Arc;
     use std::sync::Mutex;
 
     fn strings(s: &[&str]) -> Vec<String> {

@@ -1,19 +1,17 @@
 //! authorization.k8s.io/v1 `subjectaccessreviews`, after upstream's
 //! `subjectaccessreview.REST`: may the user the spec names do what it says?
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use kas_auth::authorization::DynAuthorizer;
+use kas_registry::ResourceDescriptor;
 use kas_registry::Scope;
 use kas_registry::rest::options::WriteOptions;
-use kas_registry::strategy::{Creater, FieldErrors};
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::strategy::Creater;
 use serde_json::Value;
 
 use super::util::{attributes_for, decide, user_from_spec};
 use super::validation::validate_subject_access_review;
-use super::{GROUP, answer, descriptor, invalid, no_errors, not_served};
+use super::{GROUP, answer, descriptor, install as review_install, invalid, not_served};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -26,32 +24,16 @@ pub static DESCRIPTOR: ResourceDescriptor = descriptor(
 );
 
 pub fn install(opts: &crate::resources::ResourceOptions) -> crate::resources::Install {
-    crate::resources::Install {
-        descriptor: &DESCRIPTOR,
-        strategy: Arc::new(SubjectAccessReviews {
+    review_install(
+        &DESCRIPTOR,
+        SubjectAccessReviews {
             authorizer: opts.reviewers.authorizer.clone(),
-        }),
-        reads: crate::resources::Reads::Etcd,
-        hooks: None,
-    }
+        },
+    )
 }
 
 pub struct SubjectAccessReviews {
     pub authorizer: Option<DynAuthorizer>,
-}
-
-impl Strategy for SubjectAccessReviews {
-    fn validate(&self, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn validate_update(&self, _: &Value, _: &Value) -> FieldErrors {
-        no_errors()
-    }
-
-    fn creater(&self) -> Option<&dyn Creater> {
-        Some(self)
-    }
 }
 
 #[async_trait]
@@ -84,6 +66,7 @@ mod tests {
     use crate::resources::authorization::testing::{FakeAuthorizer, Outcome, invalid_message};
     use kas_auth::authorization::Decision;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn with_outcome(outcome: Outcome) -> (SubjectAccessReviews, Arc<FakeAuthorizer>) {
         let fake = Arc::new(FakeAuthorizer::new(outcome));

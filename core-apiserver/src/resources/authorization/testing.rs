@@ -156,9 +156,9 @@ async fn a_review_store_answers_without_storing() {
         String::new(),
     )));
     let authorizer: kas_auth::authorization::DynAuthorizer = fake;
-    let strategy = Arc::new(SubjectAccessReviews {
+    let strategy = Arc::new(super::ReviewStrategy(SubjectAccessReviews {
         authorizer: Some(authorizer),
-    });
+    }));
     let store = Store::new(&DESCRIPTOR, strategy, Arc::new(NoStorage));
     let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
         "spec": {"user": "bob", "nonResourceAttributes": {"path": "/", "verb": "get"}}});

@@ -234,7 +234,7 @@ fn go_object_meta(meta: Option<&Map<String, Value>>) -> String {
         crate::resources::apps::common::go_string_map(m.get("labels")),
         crate::resources::apps::common::go_string_map(m.get("annotations")),
         go_owner_references(m.get("ownerReferences")),
-        go_strings(m.get("finalizers")),
+        crate::resources::apps::common::go_strings(m.get("finalizers")),
         go_managed_fields(m.get("managedFields")),
     )
 }
@@ -276,19 +276,6 @@ fn go_time(rfc3339: &str) -> String {
         num(17..19),
         t.nanos
     )
-}
-
-fn go_strings(v: Option<&Value>) -> String {
-    match v.and_then(Value::as_array) {
-        None => "[]string(nil)".to_owned(),
-        Some(items) => {
-            let quoted: Vec<String> = items
-                .iter()
-                .map(|x| quote(x.as_str().unwrap_or("")))
-                .collect();
-            format!("[]string{{{}}}", quoted.join(", "))
-        }
-    }
 }
 
 fn go_owner_references(v: Option<&Value>) -> String {
