@@ -10,9 +10,9 @@ use kas_registry::rest::options::WriteOptions;
 use kas_registry::strategy::Creater;
 use serde_json::Value;
 
-use super::util::{attributes_for, decide};
+use super::util::answer_access;
 use super::validation::validate_self_subject_access_review;
-use super::{GROUP, answer, descriptor, install as review_install, invalid, not_served};
+use super::{GROUP, descriptor, install as review_install, invalid, not_served};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -53,14 +53,13 @@ impl Creater for SelfSubjectAccessReviews {
         let Some(user) = opts.user.clone() else {
             return Err(Status::bad_request("no user present on request").into());
         };
-        let spec = review.get("spec").cloned().unwrap_or_default();
-        let attrs = attributes_for(user, &spec);
-        let status = decide(authorizer, &attrs, &spec).await;
-        Ok(answer(
+        Ok(answer_access(
+            authorizer,
             review,
-            status,
+            Some(user),
             &kas_api::authorization::v1::SELF_SUBJECT_ACCESS_REVIEW,
-        ))
+        )
+        .await)
     }
 }
 

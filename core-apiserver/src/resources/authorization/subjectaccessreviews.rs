@@ -9,9 +9,9 @@ use kas_registry::rest::options::WriteOptions;
 use kas_registry::strategy::Creater;
 use serde_json::Value;
 
-use super::util::{attributes_for, decide, user_from_spec};
+use super::util::answer_access;
 use super::validation::validate_subject_access_review;
-use super::{GROUP, answer, descriptor, install as review_install, invalid, not_served};
+use super::{GROUP, descriptor, install as review_install, invalid, not_served};
 
 pub static DESCRIPTOR: ResourceDescriptor = descriptor(
     GROUP,
@@ -49,14 +49,13 @@ impl Creater for SubjectAccessReviews {
         if !errs.is_empty() {
             return Err(invalid(GROUP, errs));
         }
-        let spec = review.get("spec").cloned().unwrap_or_default();
-        let attrs = attributes_for(user_from_spec(&spec), &spec);
-        let status = decide(authorizer, &attrs, &spec).await;
-        Ok(answer(
+        Ok(answer_access(
+            authorizer,
             review,
-            status,
+            None,
             &kas_api::authorization::v1::SUBJECT_ACCESS_REVIEW,
-        ))
+        )
+        .await)
     }
 }
 

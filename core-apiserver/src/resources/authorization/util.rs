@@ -100,6 +100,20 @@ pub(crate) async fn decide(authorizer: &DynAuthorizer, attrs: &Attributes, spec:
     })
 }
 
+/// The access reviews' answer: the review with the status of asking `authorizer` about
+/// `user` (`None`: the user the spec names) doing what the spec says.
+pub(crate) async fn answer_access(
+    authorizer: &DynAuthorizer,
+    review: Value,
+    user: Option<UserInfo>,
+    schema: &'static kas_apimachinery::schema::Message,
+) -> Value {
+    let spec = review.get("spec").cloned().unwrap_or_default();
+    let user = user.unwrap_or_else(|| user_from_spec(&spec));
+    let status = decide(authorizer, &attributes_for(user, &spec), &spec).await;
+    super::answer(review, status, schema)
+}
+
 /// How a selector fared when upstream turned it into requirements.
 #[derive(Debug, PartialEq, Eq)]
 enum Parsed {
