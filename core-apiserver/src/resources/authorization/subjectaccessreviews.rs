@@ -160,4 +160,38 @@ mod tests {
             .unwrap();
         assert_eq!(invalid_message(err).0, 404);
     }
+
+    /// Through a store, as the create handler calls it: type checks, managed fields, the
+    /// review's `Creater`. A review's store answers without storing (`Written::DryRun`).
+    #[tokio::test]
+    async fn a_review_store_answers_without_storing() {
+        use crate::resources::authorization::testing::NoStorage;
+        use kas_registry::store::{Store, Written};
+
+        let fake = Arc::new(FakeAuthorizer::new(Outcome::Decided(
+            Decision::Allow,
+            String::new(),
+        )));
+        let authorizer: DynAuthorizer = fake;
+        let strategy = Arc::new(crate::resources::authorization::ReviewStrategy(
+            SubjectAccessReviews {
+                authorizer: Some(authorizer),
+            },
+        ));
+        let store = Store::new(&DESCRIPTOR, strategy, Arc::new(NoStorage));
+        let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": "bob", "nonResourceAttributes": {"path": "/", "verb": "get"}}});
+        let opts = kas_registry::rest::options::WriteOptions {
+            manager: "kubectl".into(),
+            ..Default::default()
+        };
+        let Ok(Written::DryRun(got)) = store.create("", review, &opts).await else {
+            panic!("a review is answered, not stored");
+        };
+        assert_eq!(got["status"], json!({"allowed": true}));
+        let meta = got["metadata"].as_object().unwrap();
+        assert_eq!(meta["creationTimestamp"], serde_json::Value::Null);
+        assert_eq!(meta["managedFields"][0]["manager"], "kubectl");
+        assert!(!meta.contains_key("uid") && !meta.contains_key("name"));
+    }
 }

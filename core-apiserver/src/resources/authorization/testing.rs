@@ -140,38 +140,3 @@ impl kas_storage::Storage for NoStorage {
         Err(never())
     }
 }
-
-/// Through a store, as the create handler calls it: type checks, managed fields, the
-/// review's `Creater`. A review's store answers without storing (`Written::DryRun`).
-#[tokio::test]
-async fn a_review_store_answers_without_storing() {
-    use kas_registry::store::{Store, Written};
-    use serde_json::json;
-    use std::sync::Arc;
-
-    use super::subjectaccessreviews::{DESCRIPTOR, SubjectAccessReviews};
-
-    let fake = Arc::new(FakeAuthorizer::new(Outcome::Decided(
-        Decision::Allow,
-        String::new(),
-    )));
-    let authorizer: kas_auth::authorization::DynAuthorizer = fake;
-    let strategy = Arc::new(super::ReviewStrategy(SubjectAccessReviews {
-        authorizer: Some(authorizer),
-    }));
-    let store = Store::new(&DESCRIPTOR, strategy, Arc::new(NoStorage));
-    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-        "spec": {"user": "bob", "nonResourceAttributes": {"path": "/", "verb": "get"}}});
-    let opts = kas_registry::rest::options::WriteOptions {
-        manager: "kubectl".into(),
-        ..Default::default()
-    };
-    let Ok(Written::DryRun(got)) = store.create("", review, &opts).await else {
-        panic!("a review is answered, not stored");
-    };
-    assert_eq!(got["status"], json!({"allowed": true}));
-    let meta = got["metadata"].as_object().unwrap();
-    assert_eq!(meta["creationTimestamp"], serde_json::Value::Null);
-    assert_eq!(meta["managedFields"][0]["manager"], "kubectl");
-    assert!(!meta.contains_key("uid") && !meta.contains_key("name"));
-}
