@@ -56,6 +56,7 @@ impl CoreOptions {
                 client_certificate: self.kubelet_client_certificate.clone(),
                 client_key: self.kubelet_client_key.clone(),
             },
+            reviewers: Default::default(),
         }
     }
 }

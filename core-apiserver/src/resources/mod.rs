@@ -2,6 +2,8 @@
 
 pub mod admissionregistration;
 pub mod apps;
+pub mod authentication;
+pub mod authorization;
 pub mod autoscaling;
 pub mod batch;
 pub mod bindings;
@@ -59,6 +61,33 @@ pub struct ResourceOptions {
     pub admission_plugins: Vec<String>,
     /// The kubelet client flags the connect subresources use.
     pub kubelet: crate::connect::KubeletOptions,
+    /// What the authentication and authorization reviews consult.
+    pub reviewers: Reviewers,
+}
+
+/// What the review APIs consult (upstream's authentication and authorization
+/// `RESTStorageProvider`s): the server's authenticator and `--api-audiences` for
+/// TokenReviews, its authorizer for the access reviews, RBAC's rule resolver for
+/// SelfSubjectRulesReviews. Unset, TokenReviews are answered unreviewed and the
+/// authorization reviews are not served (404), as upstream without them.
+#[derive(Clone, Default)]
+pub struct Reviewers {
+    pub authenticator: Option<kas_auth::authentication::DynAuthenticator>,
+    pub api_audiences: Vec<String>,
+    pub authorizer: Option<kas_auth::authorization::DynAuthorizer>,
+    pub rule_resolver: Option<kas_auth::authorization::DynRuleResolver>,
+}
+
+/// Which of them are set (they are trait objects).
+impl std::fmt::Debug for Reviewers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reviewers")
+            .field("authenticator", &self.authenticator.is_some())
+            .field("api_audiences", &self.api_audiences)
+            .field("authorizer", &self.authorizer.is_some())
+            .field("rule_resolver", &self.rule_resolver.is_some())
+            .finish()
+    }
 }
 
 /// Upstream's `DefaultServiceIPCIDR`, when `--service-cluster-ip-range` is not given.
@@ -75,6 +104,7 @@ impl Default for ResourceOptions {
             service_node_port_range: DEFAULT_SERVICE_NODE_PORT_RANGE.to_owned(),
             admission_plugins: crate::admission::AdmissionOptions::default().enabled(),
             kubelet: Default::default(),
+            reviewers: Reviewers::default(),
         }
     }
 }
@@ -187,6 +217,14 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     // autoscaling
     autoscaling::install,
     autoscaling::v1::install,
+    // authentication.k8s.io
+    authentication::tokenreviews::install,
+    authentication::selfsubjectreviews::install,
+    // authorization.k8s.io
+    authorization::subjectaccessreviews::install,
+    authorization::selfsubjectaccessreviews::install,
+    authorization::localsubjectaccessreviews::install,
+    authorization::selfsubjectrulesreviews::install,
 ];
 
 /// One store per resource, in registration order. `etcd` is the store every resource

@@ -95,7 +95,7 @@ fn give_back(req: &mut Request<Body>, attrs: Attributes) {
 }
 
 /// Upstream's `responsewriters.Forbidden`.
-fn forbidden(attrs: &Attributes, reason: &str) -> Response<Body> {
+pub(crate) fn forbidden(attrs: &Attributes, reason: &str) -> Response<Body> {
     let msg = sanitize(&forbidden_message(attrs));
     let err = if reason.is_empty() {
         msg

@@ -13,6 +13,7 @@
 pub mod authentication;
 pub mod authorization;
 pub mod filter;
+pub mod impersonation;
 pub mod max_inflight;
 pub mod metrics;
 pub mod panic_recovery;
@@ -29,6 +30,7 @@ pub use filter::{
 };
 pub use filter::{Rule, Storage, WithState};
 pub use filter::{from_fn, from_fn_with_state};
+pub use impersonation::with_impersonation;
 pub use max_inflight::{InFlightCounts, MaxInFlight, with_max_in_flight_limit};
 pub use metrics::{RequestLabels, RequestMetrics, with_request_metrics};
 pub use panic_recovery::with_panic_recovery;

@@ -42,6 +42,20 @@ pub type OtherVersion = (
     &'static kas_apimachinery::schema::Message,
 );
 
+/// Upstream's `rest.Creater` of a resource that is never stored (the authentication and
+/// authorization reviews): the answer to a create, given the object as decoded, defaulted
+/// and admitted with its managed fields, the request's namespace and its options (the
+/// requesting user among them).
+#[async_trait::async_trait]
+pub trait Creater: Send + Sync {
+    async fn create(
+        &self,
+        namespace: &str,
+        obj: Value,
+        opts: &crate::rest::options::WriteOptions,
+    ) -> crate::Result<Value>;
+}
+
 pub trait Strategy: Send + Sync {
     /// Set for a resource stored in another shape than it is served in. The store converts
     /// right after `default` and before it hands stored objects out, so every other hook
@@ -97,6 +111,12 @@ pub trait Strategy: Send + Sync {
     fn prepare_for_create_by(&self, _obj: &mut Value, _user: Option<&kas_auth::UserInfo>) {}
 
     fn validate(&self, obj: &Value) -> FieldErrors;
+
+    /// Set for a resource that is not stored: its create is answered by the `Creater`
+    /// (validation, metadata and storage are its own), after admission's mutation.
+    fn creater(&self) -> Option<&dyn Creater> {
+        None
+    }
 
     /// Whether a create is answered with a `Status` of success instead of the object
     /// (upstream's `bindings`, whose REST storage returns one).

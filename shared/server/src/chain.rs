@@ -1,7 +1,7 @@
 //! The filter chain, built in one place, in request order (upstream's
 //! `DefaultBuildHandlerChain`, read from the outside in): panic recovery → tracing →
-//! request info → timeout → authentication → max in-flight → authorization → metrics →
-//! the role's routes. Each filter is one rule from kas-filters; they talk through request
+//! request info → timeout → authentication → impersonation → max in-flight → authorization
+//! → metrics → the role's routes. Each filter is one rule from kas-filters; they talk through request
 //! extensions, so a filter that reads one sits after the filter that sets it. Filters marked
 //! `inline` keep their future in the next outer one's instead of a box of their own.
 
@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use kas_filters::{
     MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
-    with_authorization, with_max_in_flight_limit, with_panic_recovery, with_request_deadline,
-    with_request_info, with_request_metrics, with_tracing,
+    with_authorization, with_impersonation, with_max_in_flight_limit, with_panic_recovery,
+    with_request_deadline, with_request_info, with_request_metrics, with_tracing,
 };
 use tower::ServiceBuilder;
 
@@ -45,6 +45,12 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
         .layer(from_fn_with_state(
             config.authenticator.clone(),
             with_authentication,
+        ))
+        // After authentication, whose user it may replace; before max in-flight and
+        // authorization, which see the impersonated user, as upstream.
+        .layer(from_fn_with_state(
+            config.authorizer.clone(),
+            with_impersonation,
         ))
         // After authentication: system:masters is exempt from the limits, as upstream.
         .layer(from_fn_with_state(

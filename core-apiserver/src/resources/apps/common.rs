@@ -52,7 +52,7 @@ pub(crate) fn go_string_map(v: Option<&Value>) -> String {
 }
 
 /// A `[]string` as Go's `%#v` prints it.
-fn go_strings(v: Option<&Value>) -> String {
+pub(crate) fn go_strings(v: Option<&Value>) -> String {
     match v.and_then(Value::as_array) {
         None => "[]string(nil)".to_owned(),
         Some(items) => {

@@ -72,7 +72,8 @@ pub fn get_attrs(strategy: &Arc<dyn Strategy>) -> AttrsFunc {
     })
 }
 
-/// A write's result: the stored object, or, with `dryRun`, what would have been stored.
+/// A write's result: the stored object, or, with `dryRun`, what would have been stored
+/// (also the answer of a resource that is never stored: `Strategy::creater`).
 pub enum Written {
     Stored(ObjectRef),
     DryRun(Value),
@@ -258,6 +259,12 @@ impl Store {
         self.admission
             .mutate_create(self.descriptor, &mut obj)
             .await?;
+        if let Some(creater) = self.strategy.creater() {
+            return creater
+                .create(namespace, obj, opts)
+                .await
+                .map(Written::DryRun);
+        }
         let finish = match &self.hooks {
             Some(hooks) => Some(hooks.begin_create(&mut obj, opts.dry_run).await?),
             None => None,
