@@ -59,6 +59,10 @@ pub struct ResourceOptions {
     pub admission_plugins: Vec<String>,
     /// The kubelet client flags the connect subresources use.
     pub kubelet: crate::connect::KubeletOptions,
+    /// What `serviceaccounts/token` signs with; none without a signing key.
+    pub service_account_token: Option<Arc<serviceaccounts::token::TokenConfig>>,
+    /// The service-account issuer's OIDC discovery documents, when served.
+    pub openid_metadata: Option<Arc<kas_auth::authentication::serviceaccount::OpenIdMetadata>>,
 }
 
 /// Upstream's `DefaultServiceIPCIDR`, when `--service-cluster-ip-range` is not given.
@@ -75,6 +79,8 @@ impl Default for ResourceOptions {
             service_node_port_range: DEFAULT_SERVICE_NODE_PORT_RANGE.to_owned(),
             admission_plugins: crate::admission::AdmissionOptions::default().enabled(),
             kubelet: Default::default(),
+            service_account_token: None,
+            openid_metadata: None,
         }
     }
 }
