@@ -302,12 +302,7 @@ mod tests {
         assert_eq!(kubelet.client_key, Some("/c.key".into()));
     }
 
-    const EC_KEY: &str = "-----BEGIN EC PRIVATE KEY-----
-MHcCAQEEIDBw0ojQCcw4rz25tsknc7FMFLbpnj7RdbiMz1StmPXooAoGCCqGSM49
-AwEHoUQDQgAEn1VK4Exe5D7Q9sJ+R/CHYd6gJhCKoMRcBJ0MHWmz8bhMfVAvdPyO
-yAr5IZay60qGi281T8Agj7XJ/X6L5o1PXA==
------END EC PRIVATE KEY-----
-";
+    use crate::resources::serviceaccounts::token::tests::EC_KEY;
 
     /// A key file of its own for each test.
     fn key_file(tag: &str) -> std::path::PathBuf {
