@@ -252,9 +252,12 @@ impl TokenRest {
         };
         let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
         let (kind, ref_name, ref_uid) = (field("kind"), field("name"), field("uid"));
-        let (group, version) = match field("apiVersion").split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", field("apiVersion")),
+        // Upstream's `FromAPIVersionAndKind`: an apiVersion that does not parse names no
+        // group and no version.
+        let (group, version) = match field("apiVersion").split('/').collect::<Vec<_>>()[..] {
+            [v] => ("", v),
+            [g, v] => (g, v),
+            _ => ("", ""),
         };
         let (bound, uid) = match (group, kind) {
             ("", "Pod") => {

@@ -304,6 +304,11 @@ async fn bound_objects_and_the_maximum() {
         (400, "cannot bind token to object of type /v1, Kind=ConfigMap".to_owned())
     );
     assert_eq!(
+        err(json!({"spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "apps/v1", "name": "p"}}}))
+            .await,
+        (400, "cannot bind token to object of type apps/v1, Kind=Pod".to_owned())
+    );
+    assert_eq!(
         err(
             json!({"spec": {"boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": "n1"}}})
         )

@@ -4,7 +4,9 @@
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{self, UnparsedPublicKey};
 use base64::Engine as _;
+use base64::alphabet;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
 use super::keys::{KeyMaterial, PrivateKey, PublicKey, verification_ec};
@@ -13,6 +15,16 @@ use super::keys::{KeyMaterial, PrivateKey, PublicKey, verification_ec};
 pub const ERR_CRYPTO_FAILURE: &str = "go-jose/go-jose: error in cryptographic primitive";
 /// go-jose's `ErrUnsupportedAlgorithm`: the header's `alg` does not fit the key.
 pub const ERR_UNSUPPORTED_ALGORITHM: &str = "go-jose/go-jose: unknown/unsupported algorithm";
+
+/// Go's `base64.RawURLEncoding` when decoding: no padding, and (not being strict) any
+/// trailing bits.
+const RAW_URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(true),
+);
 
 /// Signs `payload` (JSON) with `key`; the header names the key's algorithm and `kid`.
 pub fn sign(key: &PrivateKey, kid: &str, payload: &[u8]) -> Result<String, String> {
@@ -72,7 +84,8 @@ pub fn parse(token: &str) -> Option<Jws<'_>> {
     if parts.next().is_some() {
         return None;
     }
-    let decode = |s: &str| URL_SAFE_NO_PAD.decode(s.trim_end_matches('=')).ok();
+    // go-jose trims padding before decoding.
+    let decode = |s: &str| RAW_URL.decode(s.trim_end_matches('=')).ok();
     let header: Value = serde_json::from_slice(&decode(h)?).ok()?;
     let header = header.as_object()?;
     let field = |k: &str| match header.get(k) {
@@ -143,7 +156,7 @@ pub fn unverified_issuer(token: &str) -> Option<String> {
     if parts.len() != 3 {
         return None;
     }
-    let payload = URL_SAFE_NO_PAD.decode(parts[1]).ok()?;
+    let payload = RAW_URL.decode(parts[1]).ok()?;
     let claims: Value = serde_json::from_slice(&payload).ok()?;
     match claims.get("iss") {
         Some(Value::String(s)) => Some(s.clone()),
