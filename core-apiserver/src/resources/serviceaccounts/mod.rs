@@ -2,6 +2,7 @@
 //! `ValidateServiceAccount`, with its `token` subresource (`token`) when a signing key is
 //! configured.
 
+pub mod lookup;
 pub mod token;
 
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;

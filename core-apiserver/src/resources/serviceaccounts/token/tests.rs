@@ -359,3 +359,51 @@ fn body_name_must_be_the_urls() {
     );
     assert!(check_name_and_namespace(&json!({}), "b", "ns").is_ok());
 }
+
+#[tokio::test]
+async fn issued_tokens_authenticate_against_the_stores() {
+    use kas_auth::authentication::serviceaccount::JwtTokenAuthenticator;
+    let rest = rest(0);
+    let lookup = super::super::lookup::StoreLookup {
+        svcaccts: rest.svcaccts.clone(),
+        pods: rest.pods.clone(),
+        secrets: rest.secrets.clone(),
+        nodes: rest.nodes.clone(),
+    };
+    let auth = JwtTokenAuthenticator::new(
+        vec!["https://iss".into()],
+        vec![rest.config.generator.public_key().clone()],
+        vec!["https://iss".into()],
+        Arc::new(lookup),
+    );
+    let mut w = Vec::new();
+    let req = json!({"spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "p"}}});
+    let out = rest.create("ns", "build", req, &mut w).await.unwrap();
+    let token = out["status"]["token"].as_str().unwrap();
+    let user = auth
+        .authenticate_token(token, None)
+        .await
+        .unwrap()
+        .unwrap()
+        .user;
+    assert_eq!(user.name, "system:serviceaccount:ns:build");
+    assert_eq!(user.uid, "sa-uid");
+    assert_eq!(
+        user.extra["authentication.kubernetes.io/pod-name"],
+        vec!["p"]
+    );
+    assert_eq!(
+        user.extra["authentication.kubernetes.io/node-name"],
+        vec!["n1"]
+    );
+    // Bound to a secret, which exists with the claimed UID.
+    let req =
+        json!({"spec": {"boundObjectRef": {"kind": "Secret", "apiVersion": "v1", "name": "s"}}});
+    let out = rest.create("ns", "build", req, &mut w).await.unwrap();
+    assert!(
+        auth.authenticate_token(out["status"]["token"].as_str().unwrap(), None)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
