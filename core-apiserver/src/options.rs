@@ -98,6 +98,37 @@ impl std::str::FromStr for GoDurationFlag {
     }
 }
 
+/// The errors of Go's `url.Parse` that an issuer can hit: control characters, a missing
+/// scheme before the first colon, a port that is not a number.
+fn url_parse_error(raw: &str) -> Option<String> {
+    let failed = |why: String| {
+        Some(format!(
+            "parse {}: {why}",
+            kas_apimachinery::golang::strconv::quote(raw)
+        ))
+    };
+    if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return failed("net/url: invalid control character in URL".to_owned());
+    }
+    if raw.starts_with(':') {
+        return failed("missing protocol scheme".to_owned());
+    }
+    let rest = raw.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = match host.rfind(']') {
+        Some(end) => host[end + 1..].strip_prefix(':'),
+        None => host.rsplit_once(':').map(|(_, p)| p),
+    }?;
+    if port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    failed(format!(
+        "invalid port {} after host",
+        kas_apimachinery::golang::strconv::quote(&format!(":{port}"))
+    ))
+}
+
 /// Upstream's bounds of `--service-account-max-token-expiration`.
 const MAX_EXPIRATION_LOW: std::time::Duration = std::time::Duration::from_secs(3600);
 const MAX_EXPIRATION_HIGH: std::time::Duration = std::time::Duration::from_secs(1 << 32);
@@ -119,6 +150,17 @@ impl ServiceAccountOptions {
         let mut errors = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for issuer in &self.issuers {
+            if let Some(err) = issuer
+                .contains(':')
+                .then(|| url_parse_error(issuer))
+                .flatten()
+            {
+                errors.push(format!(
+                    "service-account-issuer {} contained a ':' but was not a valid URL: {err}",
+                    kas_apimachinery::golang::strconv::quote(issuer)
+                ));
+                continue;
+            }
             if issuer.is_empty() {
                 errors.push("service-account-issuer should not be an empty string".to_owned());
             } else if !seen.insert(issuer) {
@@ -140,7 +182,11 @@ impl ServiceAccountOptions {
                     .to_owned(),
             );
         }
-        if !self.jwks_uri.is_empty() && !self.jwks_uri.starts_with("https:") {
+        if let Some(err) = url_parse_error(&self.jwks_uri) {
+            errors.push(format!(
+                "service-account-jwks-uri must be a valid URL: {err}"
+            ));
+        } else if !self.jwks_uri.is_empty() && !self.jwks_uri.starts_with("https:") {
             errors.push(format!(
                 "service-account-jwks-uri requires https scheme, parsed as: {}",
                 self.jwks_uri
@@ -353,6 +399,21 @@ mod tests {
         );
         let errs = service_account(&[&key]).validate();
         assert_eq!(errs, vec!["service-account-issuer is a required flag"]);
+        let errs = service_account(&[
+            "--service-account-issuer=:x",
+            "--service-account-issuer=https://a:b/c",
+            "--service-account-issuer=https://a:6443/c",
+            "--service-account-issuer=urn:x:y",
+            &key,
+        ])
+        .validate();
+        assert_eq!(
+            errs,
+            vec![
+                "service-account-issuer \":x\" contained a ':' but was not a valid URL: parse \":x\": missing protocol scheme",
+                "service-account-issuer \"https://a:b/c\" contained a ':' but was not a valid URL: parse \"https://a:b/c\": invalid port \":b\" after host",
+            ]
+        );
     }
 
     #[test]
