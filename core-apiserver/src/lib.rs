@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod connect;
 pub mod helper;
+pub mod openidmetadata;
 pub mod options;
 pub mod podspec;
 pub mod probe;
@@ -35,7 +36,7 @@ pub async fn api_service<S>(
     authorization_modes: &[String],
     hooks: &[PostStartHook],
     next: S,
-) -> Result<(ApiService<S>, ModeAuthorizers), String> {
+) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
     let (etcd, compactor) = etcd.storage().await?;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
@@ -90,6 +91,10 @@ pub async fn api_service<S>(
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     let groups = connect::install(groups, &connect_stores, &resource_options.kubelet)?;
+    let groups =
+        resources::serviceaccounts::token::install(groups, &connect_stores, resource_options);
+    // The issuer's discovery documents are non-resource paths: served before the delegate.
+    let next = openidmetadata::OpenIdRoutes::new(resource_options.openid_metadata.clone(), next);
     Ok((ApiService::new(groups, next), provided))
 }
 

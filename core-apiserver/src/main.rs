@@ -48,6 +48,7 @@ fn main() -> ExitCode {
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(true));
     errors.extend(options.core.admission.validate());
+    errors.extend(options.core.service_account.validate());
     let delegation = options.delegation;
     let etcd = options.etcd;
     let resources = options.core.resources();

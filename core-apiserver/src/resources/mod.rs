@@ -63,6 +63,10 @@ pub struct ResourceOptions {
     pub kubelet: crate::connect::KubeletOptions,
     /// What the authentication and authorization reviews consult.
     pub reviewers: Reviewers,
+    /// What `serviceaccounts/token` signs with; none without a signing key.
+    pub service_account_token: Option<Arc<serviceaccounts::token::TokenConfig>>,
+    /// The service-account issuer's OIDC discovery documents, when served.
+    pub openid_metadata: Option<Arc<kas_auth::authentication::serviceaccount::OpenIdMetadata>>,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -105,6 +109,8 @@ impl Default for ResourceOptions {
             admission_plugins: crate::admission::AdmissionOptions::default().enabled(),
             kubelet: Default::default(),
             reviewers: Reviewers::default(),
+            service_account_token: None,
+            openid_metadata: None,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod anonymous;
 pub mod group_adder;
 mod peer;
 pub mod request_header;
+pub mod serviceaccount;
 #[cfg(test)]
 mod testing;
 pub mod token_file;
@@ -23,6 +24,7 @@ pub use anonymous::Anonymous;
 pub use group_adder::AuthenticatedGroupAdder;
 pub use peer::PeerCertificates;
 pub use request_header::{RequestHeaderAuthenticator, RequestHeaderConfig};
+pub use serviceaccount::{JwtTokenAuthenticator, ServiceAccountLookup, TokenGenerator};
 pub use token_file::TokenFileAuthenticator;
 pub use union::Union;
 pub use x509::X509Authenticator;

@@ -1,5 +1,9 @@
 //! core/v1 ServiceAccount, after upstream's `pkg/registry/core/serviceaccount` and
-//! `ValidateServiceAccount`.
+//! `ValidateServiceAccount`, with its `token` subresource (`token`) when a signing key is
+//! configured.
+
+pub mod lookup;
+pub mod token;
 
 use kas_apimachinery::validation::meta::name_is_dns_subdomain;
 use kas_registry::strategy::FieldErrors;
@@ -7,7 +11,15 @@ use kas_registry::validation::{validate_object_meta, validate_object_meta_update
 use kas_registry::{ResourceDescriptor, Scope, TableColumn, Verb};
 use serde_json::{Value, json};
 
-pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
+pub static DESCRIPTOR: ResourceDescriptor = BASE;
+
+/// The descriptor when `--service-account-signing-key-file` is given: with `token`.
+pub static DESCRIPTOR_WITH_TOKEN: ResourceDescriptor = ResourceDescriptor {
+    subresources: &[token::TOKEN],
+    ..BASE
+};
+
+const BASE: ResourceDescriptor = ResourceDescriptor {
     group: "",
     version: "v1",
     kind: "ServiceAccount",
@@ -39,8 +51,12 @@ const SECRETS_DESCRIPTION: &str = "Secrets is a list of the secrets in the same 
 const ENFORCE_MOUNTABLE_SECRETS: &str = "kubernetes.io/enforce-mountable-secrets";
 
 /// How the role installs this resource.
-pub fn install(_: &super::ResourceOptions) -> super::Install {
-    super::Install::cached(&DESCRIPTOR, Strategy)
+pub fn install(options: &super::ResourceOptions) -> super::Install {
+    let descriptor = match options.service_account_token {
+        Some(_) => &DESCRIPTOR_WITH_TOKEN,
+        None => &DESCRIPTOR,
+    };
+    super::Install::cached(descriptor, Strategy)
 }
 
 pub struct Strategy;
