@@ -10,7 +10,12 @@ mod routing;
 
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use clap::Parser;
+use kas_auth::authentication::DynAuthenticator;
+use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
+use kas_auth::authorization::{MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
 use kas_server::healthz::named_check;
 use kas_server::options::CommonOptions;
@@ -33,6 +38,8 @@ struct Options {
     delegation: DelegationOptions,
     #[command(flatten)]
     kubernetes_service: kubernetes_service::KubernetesServiceOptions,
+    #[command(flatten)]
+    service_accounts: kas_server::options::ServiceAccountOptions,
     /// extensions-apiserver's endpoints (as --delegate-endpoints takes them, with its CA
     /// and proxy client certificate): requests for the groups it serves go there straight
     /// instead of through core-apiserver. Empty: everything goes to core.
@@ -61,6 +68,10 @@ fn main() -> ExitCode {
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(false));
     errors.extend(options.kubernetes_service.validate());
+    errors.extend(options.service_accounts.validate());
+    if !options.service_accounts.key_files.is_empty() && options.etcd.etcd_servers.is_empty() {
+        errors.push("--service-account-key-file needs --etcd-servers: tokens' service accounts and bound objects are read from etcd".to_owned());
+    }
     let extensions = kas_delegate::DelegationOptions {
         delegate_endpoints: options.extensions_endpoints.clone(),
         ..options.delegation.clone()
@@ -69,12 +80,18 @@ fn main() -> ExitCode {
     let delegation = options.delegation;
     let etcd = options.etcd;
     let service = options.kubernetes_service;
+    let service_accounts = options.service_accounts;
     kas_server::run::main(role, options.common, errors, move |common| async move {
         let delegate = delegation.build().map_err(|e| e.to_string())?;
         if service.endpoint_reconciler_type != "none" && !etcd.etcd_servers.is_empty() {
             start_kubernetes_service(&service, &etcd, &common, delegate.clone()).await?;
         }
-        let authorizers = mode_authorizers(&common, &etcd).await?;
+        let storage = match etcd.etcd_servers.is_empty() {
+            true => None,
+            false => Some(etcd_storage(&etcd).await?),
+        };
+        let authorizers = mode_authorizers(&common, storage.clone()).await?;
+        let token_authenticators = token_authenticators(&service_accounts, storage)?;
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {
@@ -88,39 +105,61 @@ fn main() -> ExitCode {
         Ok(kas_server::run::Serving {
             handler,
             authorizers,
+            token_authenticators,
         })
     })
+}
+
+async fn etcd_storage(etcd: &EtcdOptions) -> Result<Arc<dyn kas_storage::Storage>, String> {
+    let client = etcd
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to etcd: {e}"))?;
+    Ok(Arc::new(kas_storage_etcd::EtcdStore::new(
+        client,
+        &etcd.etcd_prefix,
+    )))
 }
 
 /// With `--authorization-mode` naming RBAC, the RBAC authorizer over an index of the
 /// roles and bindings in etcd, followed by a watch and synced before serving: every
 /// aggregator replica enforces a change as soon as its watch delivers it, and a decision
-/// does no I/O.
+/// does no I/O. Without etcd, building the RBAC mode fails with its own message.
 async fn mode_authorizers(
     common: &CommonOptions,
-    etcd: &EtcdOptions,
-) -> Result<kas_auth::authorization::ModeAuthorizers, String> {
+    storage: Option<Arc<dyn kas_storage::Storage>>,
+) -> Result<ModeAuthorizers, String> {
     let modes = &common.authorization.authorization_mode;
-    if !modes
-        .iter()
-        .any(|m| m == kas_auth::authorization::MODE_RBAC)
-        || etcd.etcd_servers.is_empty()
-    {
-        // Without etcd, building the RBAC mode fails with its own message.
-        return Ok(Default::default());
-    }
-    let client = etcd
-        .connect()
-        .await
-        .map_err(|e| format!("connecting to etcd: {e}"))?;
-    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
+    let Some(storage) = storage.filter(|_| modes.iter().any(|m| m == MODE_RBAC)) else {
+        return Ok(ModeAuthorizers::default());
+    };
     let index = kas_rbac::follow(kas_rbac::Sources::new(storage));
     if !index.wait_synced(std::time::Duration::from_secs(30)).await {
         return Err("the RBAC index did not sync within 30s".to_owned());
     }
-    Ok(kas_auth::authorization::ModeAuthorizers {
-        rbac: Some(std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(index))),
+    Ok(ModeAuthorizers {
+        rbac: Some(Arc::new(kas_rbac::RbacAuthorizer::new(index))),
+        rbac_rules: None,
     })
+}
+
+/// Service-account tokens, verified with `--service-account-key-file` for the
+/// `--service-account-issuer`s, their service accounts and bound objects read from etcd.
+fn token_authenticators(
+    options: &kas_server::options::ServiceAccountOptions,
+    storage: Option<Arc<dyn kas_storage::Storage>>,
+) -> Result<Vec<DynAuthenticator>, String> {
+    let Some(storage) = storage.filter(|_| !options.key_files.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let jwt = JwtTokenAuthenticator::from_key_files(
+        &options.key_files,
+        options.issuers.clone(),
+        options.api_audiences(),
+        Arc::new(StorageLookup::new(storage)),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(vec![Arc::new(jwt)])
 }
 
 /// The kubernetes Service and its endpoints, kept by this replica (see

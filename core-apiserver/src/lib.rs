@@ -38,6 +38,36 @@ pub async fn api_service<S>(
     next: S,
 ) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
     let (etcd, compactor) = etcd.storage().await?;
+    // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
+    // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
+    // whatever the mode). It syncs on its own list; the bootstrap below reaches it by watch.
+    let rbac_index = kas_rbac::follow(kas_rbac::Sources::new(etcd.clone()));
+    if !rbac_index
+        .wait_synced(std::time::Duration::from_secs(30))
+        .await
+    {
+        return Err("the RBAC index did not sync within 30s".to_owned());
+    }
+    let rbac = std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(rbac_index.clone()));
+    let provided = ModeAuthorizers {
+        rbac: Some(rbac.clone()),
+        rbac_rules: Some(rbac),
+    };
+    // The authorizer of --authorization-mode, for the decisions made inside requests
+    // (admission plugins asking whether the user may approve, sign, bind; the reviews).
+    let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
+        .map_err(|e| e.to_string())?;
+    let mut resource_options = resource_options.clone();
+    resource_options.reviewers = resources::Reviewers {
+        authenticator: token_review_authenticator(&resource_options.service_accounts, &etcd)?,
+        api_audiences: resource_options.service_accounts.api_audiences(),
+        authorizer: Some(authorizer.clone()),
+        rule_resolver: Some(kas_auth::authorization::build_rule_resolver(
+            authorization_modes,
+            &provided,
+        )),
+    };
+    let resource_options = &resource_options;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
     let stores = resources::stores(resource_options, &etcd, &mut |d, get_attrs| {
@@ -55,24 +85,6 @@ pub async fn api_service<S>(
     follow_compactions(compactor, caches);
     bootstrap(&stores, resource_options, hooks).await?;
     let stores = with_disruption_budgets(stores);
-    // RBAC's index of roles and bindings, for the RBAC mode and for the escalation checks
-    // of RBAC writes (upstream's rule resolver reads the RBAC objects whatever the mode).
-    let rbac_index = kas_rbac::follow(kas_rbac::Sources::new(etcd.clone()));
-    if !rbac_index
-        .wait_synced(std::time::Duration::from_secs(30))
-        .await
-    {
-        return Err("the RBAC index did not sync within 30s".to_owned());
-    }
-    let provided = ModeAuthorizers {
-        rbac: Some(std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(
-            rbac_index.clone(),
-        ))),
-    };
-    // The authorizer of --authorization-mode, for the decisions made inside requests
-    // (admission plugins asking whether the user may approve, sign, bind...).
-    let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
-        .map_err(|e| e.to_string())?;
     let chain = admission::chain(&resource_options.admission_plugins, &stores, &authorizer);
     let escalation = std::sync::Arc::new(resources::rbac::escalation::EscalationCheck {
         resolver: kas_rbac::DefaultRuleResolver::new(rbac_index),
@@ -96,6 +108,32 @@ pub async fn api_service<S>(
     // The issuer's discovery documents are non-resource paths: served before the delegate.
     let next = openidmetadata::OpenIdRoutes::new(resource_options.openid_metadata.clone(), next);
     Ok((ApiService::new(groups, next), provided))
+}
+
+/// What TokenReviews authenticate with: service-account tokens, verified with
+/// `--service-account-key-file` and their bound objects read from etcd, behind upstream's
+/// token cache. The static token file is the aggregator's alone.
+fn token_review_authenticator(
+    options: &kas_server::options::ServiceAccountOptions,
+    etcd: &std::sync::Arc<dyn kas_storage::Storage>,
+) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
+    use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
+    if options.key_files.is_empty() {
+        return Ok(None);
+    }
+    let lookup = std::sync::Arc::new(StorageLookup::new(etcd.clone()));
+    let jwt = JwtTokenAuthenticator::from_key_files(
+        &options.key_files,
+        options.issuers.clone(),
+        options.api_audiences(),
+        lookup,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Some(std::sync::Arc::new(
+        kas_auth::authentication::token_cache::CachedTokenAuthenticator::new(std::sync::Arc::new(
+            jwt,
+        )),
+    )))
 }
 
 /// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).

@@ -72,6 +72,8 @@ fn main() -> ExitCode {
             Ok(kas_server::run::Serving {
                 handler: kas_server::Handler::new(api),
                 authorizers,
+                // Only the aggregator's front-proxy requests reach core: no bearer tokens.
+                token_authenticators: Vec::new(),
             })
         },
     )

@@ -37,11 +37,21 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
             }
         };
 
+        // Core lists the post-start hooks whose work it does at start, as upstream's.
+        let hooks: String = match role {
+            Role::Core => core_apiserver_hooks()
+                .iter()
+                .map(|h| format!("[+]poststarthook/{h} ok\n"))
+                .collect(),
+            _ => String::new(),
+        };
         let ready = get(format!("{base}/readyz?verbose")).await;
         assert_eq!(ready.status, 200, "{role}: {}", ready.text());
         assert_eq!(
             ready.text(),
-            "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n",
+            format!(
+                "[+]ping ok\n[+]log ok\n[+]etcd ok\n{hooks}[+]shutdown ok\nreadyz check passed\n"
+            ),
             "{role}"
         );
         let etcd = get(format!("{base}/readyz/etcd")).await;
@@ -50,7 +60,7 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
         let live = get(format!("{base}/livez?verbose")).await;
         assert_eq!(
             live.text(),
-            "[+]ping ok\n[+]log ok\nlivez check passed\n",
+            format!("[+]ping ok\n[+]log ok\n{hooks}livez check passed\n"),
             "{role}"
         );
 
@@ -70,4 +80,15 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
             assert_eq!(a.headers["x-content-type-options"], "nosniff");
         }
     }
+}
+
+/// Upstream's names of the post-start hooks core runs, in its order.
+fn core_apiserver_hooks() -> [&'static str; 5] {
+    [
+        "start-system-namespaces-controller",
+        "rbac/bootstrap-roles",
+        "scheduling/bootstrap-system-priority-classes",
+        "priority-and-fairness-config-producer",
+        "start-kubernetes-service-cidr-controller",
+    ]
 }

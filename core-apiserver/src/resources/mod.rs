@@ -67,6 +67,8 @@ pub struct ResourceOptions {
     pub service_account_token: Option<Arc<serviceaccounts::token::TokenConfig>>,
     /// The service-account issuer's OIDC discovery documents, when served.
     pub openid_metadata: Option<Arc<kas_auth::authentication::serviceaccount::OpenIdMetadata>>,
+    /// The service-account flags (TokenReviews verify tokens with their keys).
+    pub service_accounts: kas_server::options::ServiceAccountOptions,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -111,6 +113,7 @@ impl Default for ResourceOptions {
             reviewers: Reviewers::default(),
             service_account_token: None,
             openid_metadata: None,
+            service_accounts: Default::default(),
         }
     }
 }

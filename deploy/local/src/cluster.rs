@@ -482,6 +482,9 @@ pub(crate) fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<Strin
     .to_vec()
 }
 
+/// The issuer of service-account tokens: kube-apiserver's usual one, in-cluster.
+pub const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+
 /// The flags of one replica, before the spec's `extra_args` (public so benchmarks can start
 /// an extra replica exactly as the launcher does).
 pub fn role_args(
@@ -522,6 +525,8 @@ pub fn role_args(
                 "--anonymous-auth=true",
             ]);
             push(&["--authorization-mode", "RBAC"]);
+            push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
+            push(&["--service-account-key-file", &path(&pki.service_account.cert)]);
         }
         Role::Core | Role::Extensions => {
             // Core keeps RBAC's index too: its chain checks the user the aggregator
@@ -529,6 +534,12 @@ pub fn role_args(
             // Extensions is reached only through them, already authorized.
             if role == Role::Core {
                 push(&["--authorization-mode", "RBAC"]);
+                push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
+                push(&["--service-account-key-file", &path(&pki.service_account.cert)]);
+                push(&[
+                    "--service-account-signing-key-file",
+                    &path(&pki.service_account.key),
+                ]);
             }
             push(&[
                 "--requestheader-client-ca-file",

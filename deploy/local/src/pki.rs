@@ -73,6 +73,10 @@ pub struct Pki {
     pub front_proxy_client: CertPaths,
     /// CN "kas-admin", O "system:masters", clientAuth, signed by the cluster CA.
     pub admin: CertPaths,
+    /// The service-account token key pair: core signs TokenRequests with `key` (PKCS#8,
+    /// ECDSA P-256), and core and the aggregator verify tokens with `cert` (the public key,
+    /// PEM `PUBLIC KEY`).
+    pub service_account: CertPaths,
     /// Upstream's static token file: `token,user,uid,"group"`.
     pub tokens_csv: PathBuf,
     /// The token of user "admin" (group system:masters) in `tokens_csv`.
@@ -98,6 +102,10 @@ impl Pki {
             ca: CertPaths::new(dir, "ca"),
             front_proxy_ca: CertPaths::new(dir, "front-proxy-ca"),
             front_proxy_client: CertPaths::new(dir, "front-proxy-client"),
+            service_account: CertPaths {
+                cert: dir.join("service-account.pub"),
+                key: dir.join("service-account.key"),
+            },
             admin: CertPaths::new(dir, "admin"),
             tokens_csv: dir.join("tokens.csv"),
             admin_token: String::new(),
@@ -140,6 +148,7 @@ impl Pki {
         )?;
         ensure_leaf(&pki.front_proxy_client, fp_client, &fp_ca, fp_fresh)?;
 
+        ensure_key_pair(&pki.service_account)?;
         let admin_token = ensure_token_file(&pki.tokens_csv)?;
         Ok(Pki { admin_token, ..pki })
     }
@@ -166,6 +175,21 @@ impl Pki {
         // Filled for every role in `ensure`, the only constructor.
         &self.serving[&role]
     }
+}
+
+/// The service-account key pair: the private key kept when present, its public key
+/// written beside it.
+fn ensure_key_pair(paths: &CertPaths) -> Result<()> {
+    let name = paths.key.display().to_string();
+    let key = if paths.key.is_file() {
+        let pem = fs::read_to_string(&paths.key).map_err(Error::io("reading", &paths.key))?;
+        KeyPair::from_pem(&pem).map_err(cert_err(&name))?
+    } else {
+        let key = KeyPair::generate().map_err(cert_err(&name))?;
+        write_pem(&paths.key, &key.serialize_pem(), true)?;
+        key
+    };
+    write_pem(&paths.cert, &key.public_key_pem(), false)
 }
 
 /// Returns the CA as an issuer and whether it was created now.

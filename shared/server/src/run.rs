@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::healthz::{DynHealthCheck, PostStartHook};
 use crate::options::CommonOptions;
+use kas_auth::authentication::DynAuthenticator;
 use kas_auth::authorization::ModeAuthorizers;
 
 use crate::{Config, Handler, Result};
@@ -25,6 +26,8 @@ pub struct Role {
 pub struct Serving {
     pub handler: Handler,
     pub authorizers: ModeAuthorizers,
+    /// Bearer-token authenticators the role built (service-account tokens).
+    pub token_authenticators: Vec<DynAuthenticator>,
 }
 
 impl From<Handler> for Serving {
@@ -32,6 +35,7 @@ impl From<Handler> for Serving {
         Serving {
             handler,
             authorizers: ModeAuthorizers::default(),
+            token_authenticators: Vec::new(),
         }
     }
 }
@@ -103,7 +107,7 @@ where
     let tracing_config = options.tracing.load()?;
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);
-    options.apply_to(&mut config, role.anonymous_by_default)?;
+    options.apply_to(&mut config)?;
     for check in role.readyz_checks {
         config.health.add_readyz(check);
     }
@@ -113,6 +117,11 @@ where
     let serving = delegate(options.clone())
         .await
         .map_err(crate::Error::Delegate)?;
+    options.authentication.apply_to(
+        &mut config,
+        role.anonymous_by_default,
+        serving.token_authenticators,
+    )?;
     options
         .authorization
         .apply_to(&mut config, &serving.authorizers)?;

@@ -8,6 +8,7 @@ pub mod request_header;
 pub mod serviceaccount;
 #[cfg(test)]
 mod testing;
+pub mod token_cache;
 pub mod token_file;
 pub mod union;
 pub mod x509;
@@ -66,12 +67,15 @@ pub enum AnonymousConfig {
 }
 
 /// Everything [`build`] needs: the authentication flags of kube-apiserver.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct AuthenticationConfig {
     pub client_ca_file: Option<PathBuf>,
     pub token_auth_file: Option<PathBuf>,
     pub request_header: Option<RequestHeaderConfig>,
     pub anonymous: AnonymousConfig,
+    /// Bearer-token authenticators the role built itself (service-account tokens, whose
+    /// lookups read its storage), tried after the token file.
+    pub token_authenticators: Vec<DynAuthenticator>,
 }
 
 /// Builds the request authenticator as upstream's `authenticator.Config.New` does: front
@@ -89,8 +93,19 @@ pub fn build(cfg: &AuthenticationConfig) -> Result<DynAuthenticator> {
     if let Some(ca) = &cfg.client_ca_file {
         authenticators.push(Arc::new(X509Authenticator::from_ca_file(ca)?));
     }
-    if let Some(tokens) = &cfg.token_auth_file {
-        authenticators.push(Arc::new(TokenFileAuthenticator::from_file(tokens)?));
+    // The token authenticators, behind upstream's 10 s cache of successes.
+    let mut tokens: Vec<DynAuthenticator> = Vec::new();
+    if let Some(file) = &cfg.token_auth_file {
+        tokens.push(Arc::new(TokenFileAuthenticator::from_file(file)?));
+    }
+    tokens.extend(cfg.token_authenticators.iter().cloned());
+    match tokens.len() {
+        0 => {}
+        // The static token file alone gains nothing from a cache.
+        1 if cfg.token_authenticators.is_empty() => authenticators.extend(tokens),
+        _ => authenticators.push(Arc::new(token_cache::CachedTokenAuthenticator::new(
+            Arc::new(Union::new(tokens)),
+        ))),
     }
     let anonymous: Option<DynAuthenticator> = match &cfg.anonymous {
         AnonymousConfig::Disabled => None,

@@ -40,6 +40,7 @@ fn config(f: &Files, anonymous: AnonymousConfig) -> AuthenticationConfig {
         token_auth_file: Some(f.tokens.clone()),
         request_header: Some(rh),
         anonymous,
+        token_authenticators: Vec::new(),
     }
 }
 

@@ -2,8 +2,11 @@
 
 use futures_util::future::BoxFuture;
 
-use super::{Attributes, Authorizer, Decision};
-use crate::Result;
+use super::{
+    Attributes, Authorizer, Decision, NonResourceRuleInfo, ResourceRuleInfo, RuleResolver,
+    RulesInfo,
+};
+use crate::{Result, UserInfo};
 
 /// `--authorization-mode=AlwaysAllow`: allows everything, with no reason.
 #[derive(Clone, Copy, Debug, Default)]
@@ -12,6 +15,26 @@ pub struct AlwaysAllow;
 impl Authorizer for AlwaysAllow {
     fn authorize<'a>(&'a self, _: &'a Attributes) -> BoxFuture<'a, Result<(Decision, String)>> {
         Box::pin(std::future::ready(Ok((Decision::Allow, String::new()))))
+    }
+}
+
+/// Upstream's `alwaysAllowAuthorizer.RulesFor`: everything, on every resource and URL.
+impl RuleResolver for AlwaysAllow {
+    fn rules_for<'a>(&'a self, _: &'a UserInfo, _: &'a str) -> BoxFuture<'a, RulesInfo> {
+        let all = || vec!["*".to_owned()];
+        Box::pin(std::future::ready(RulesInfo {
+            resource_rules: vec![ResourceRuleInfo {
+                verbs: all(),
+                api_groups: all(),
+                resources: all(),
+                resource_names: Vec::new(),
+            }],
+            non_resource_rules: vec![NonResourceRuleInfo {
+                verbs: all(),
+                non_resource_urls: all(),
+            }],
+            ..RulesInfo::default()
+        }))
     }
 }
 
@@ -24,6 +47,13 @@ impl Authorizer for AlwaysDeny {
     fn authorize<'a>(&'a self, _: &'a Attributes) -> BoxFuture<'a, Result<(Decision, String)>> {
         let reason = "Everything is forbidden.".to_owned();
         Box::pin(std::future::ready(Ok((Decision::NoOpinion, reason))))
+    }
+}
+
+/// Upstream's `alwaysDenyAuthorizer.RulesFor`: nothing.
+impl RuleResolver for AlwaysDeny {
+    fn rules_for<'a>(&'a self, _: &'a UserInfo, _: &'a str) -> BoxFuture<'a, RulesInfo> {
+        Box::pin(std::future::ready(RulesInfo::default()))
     }
 }
 

@@ -91,6 +91,26 @@ const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook", MODE_NODE];
 #[derive(Clone, Default)]
 pub struct ModeAuthorizers {
     pub rbac: Option<DynAuthorizer>,
+    /// RBAC's rules, for SelfSubjectRulesReview.
+    pub rbac_rules: Option<DynRuleResolver>,
+}
+
+/// Upstream's union of the modes' rule resolvers (`authorizer.Config.New`'s second
+/// result): each mode's rules in order, concatenated; incomplete when any is, their
+/// evaluation errors joined. A mode without rules here (none yet) adds nothing.
+pub fn build_rule_resolver(modes: &[String], provided: &ModeAuthorizers) -> DynRuleResolver {
+    let resolvers = modes
+        .iter()
+        .filter_map(|mode| -> Option<DynRuleResolver> {
+            match mode.as_str() {
+                MODE_ALWAYS_ALLOW => Some(Arc::new(AlwaysAllow)),
+                MODE_ALWAYS_DENY => Some(Arc::new(AlwaysDeny)),
+                MODE_RBAC => provided.rbac_rules.clone(),
+                _ => None,
+            }
+        })
+        .collect();
+    Arc::new(union::UnionRuleResolver(resolvers))
 }
 
 /// Builds the authorizer for `--authorization-mode`, as upstream's
@@ -187,6 +207,22 @@ mod tests {
         assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);
     }
 
+    #[tokio::test]
+    async fn rule_resolvers_of_the_modes_are_joined_in_order() {
+        let provided = ModeAuthorizers {
+            rbac_rules: Some(Arc::new(AlwaysDeny)),
+            ..ModeAuthorizers::default()
+        };
+        let user = UserInfo::default();
+        let r = build_rule_resolver(&modes(&["RBAC", "AlwaysAllow"]), &provided);
+        let rules = r.rules_for(&user, "ns").await;
+        assert_eq!(rules.resource_rules.len(), 1);
+        assert_eq!(rules.resource_rules[0].verbs, ["*"]);
+        assert_eq!(rules.non_resource_rules[0].non_resource_urls, ["*"]);
+        let r = build_rule_resolver(&modes(&["AlwaysDeny"]), &provided);
+        assert_eq!(r.rules_for(&user, "ns").await, RulesInfo::default());
+    }
+
     #[test]
     fn unsupported_unknown_and_empty_modes_are_config_errors() {
         for bad in [&["RBAC"][..], &["AlwaysAllow", "Node"], &["Bogus"], &[]] {
@@ -203,6 +239,7 @@ mod tests {
     async fn a_provided_rbac_authorizer_takes_its_place_in_the_order() {
         let provided = ModeAuthorizers {
             rbac: Some(Arc::new(AlwaysAllow)),
+            ..ModeAuthorizers::default()
         };
         let a = build(&modes(&["AlwaysDeny", "RBAC"]), &provided).unwrap();
         assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);

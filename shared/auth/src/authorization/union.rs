@@ -2,8 +2,10 @@
 
 use futures_util::future::BoxFuture;
 
-use super::{Attributes, Authorizer, Decision, DynAuthorizer};
-use crate::{Error, Result};
+use super::{
+    Attributes, Authorizer, Decision, DynAuthorizer, DynRuleResolver, RuleResolver, RulesInfo,
+};
+use crate::{Error, Result, UserInfo};
 
 /// The first Allow or Deny wins, with its own reason. When everyone has no opinion, the
 /// reasons are joined with newlines; errors are then returned, aggregated (an error from
@@ -41,6 +43,33 @@ impl Authorizer for Union {
                 Some(err) => Err(err),
                 None => Ok((Decision::NoOpinion, reasons.join("\n"))),
             }
+        })
+    }
+}
+
+/// Upstream's `unionAuthzRulesHandler`.
+pub struct UnionRuleResolver(pub Vec<DynRuleResolver>);
+
+impl RuleResolver for UnionRuleResolver {
+    fn rules_for<'a>(&'a self, user: &'a UserInfo, namespace: &'a str) -> BoxFuture<'a, RulesInfo> {
+        Box::pin(async move {
+            let mut all = RulesInfo::default();
+            let mut errors = Vec::new();
+            for resolver in &self.0 {
+                let rules = resolver.rules_for(user, namespace).await;
+                all.resource_rules.extend(rules.resource_rules);
+                all.non_resource_rules.extend(rules.non_resource_rules);
+                all.incomplete |= rules.incomplete;
+                if !rules.evaluation_error.is_empty() {
+                    errors.push(rules.evaluation_error);
+                }
+            }
+            // Upstream's utilerrors aggregate: one error bare, several in brackets.
+            all.evaluation_error = match errors.len() {
+                0 | 1 => errors.pop().unwrap_or_default(),
+                _ => format!("[{}]", errors.join(", ")),
+            };
+            all
         })
     }
 }

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use kas_auth::authentication::{AnonymousConfig, AuthenticationConfig, RequestHeaderConfig};
+use kas_auth::authentication::{
+    AnonymousConfig, AuthenticationConfig, DynAuthenticator, RequestHeaderConfig,
+};
 
 use crate::Result;
 use crate::config::Config;
@@ -76,7 +78,11 @@ impl AuthenticationOptions {
             .collect()
     }
 
-    pub fn to_config(&self, anonymous_by_default: bool) -> AuthenticationConfig {
+    pub fn to_config(
+        &self,
+        anonymous_by_default: bool,
+        token_authenticators: Vec<DynAuthenticator>,
+    ) -> AuthenticationConfig {
         let anonymous = match self.anonymous_auth {
             Some(true) => AnonymousConfig::Enabled,
             Some(false) => AnonymousConfig::Disabled,
@@ -97,12 +103,19 @@ impl AuthenticationOptions {
                 }
             }),
             anonymous,
+            token_authenticators,
         }
     }
 
-    pub fn apply_to(&self, config: &mut Config, anonymous_by_default: bool) -> Result<()> {
+    /// Builds the authenticator, with the role's own bearer-token authenticators.
+    pub fn apply_to(
+        &self,
+        config: &mut Config,
+        anonymous_by_default: bool,
+        token_authenticators: Vec<DynAuthenticator>,
+    ) -> Result<()> {
         config.authenticator = Some(kas_auth::authentication::build(
-            &self.to_config(anonymous_by_default),
+            &self.to_config(anonymous_by_default, token_authenticators),
         )?);
         config.request_header = self
             .requestheader_client_ca_file

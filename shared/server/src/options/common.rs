@@ -43,12 +43,11 @@ impl CommonOptions {
     /// `anonymous_by_default`: whether the role accepts anonymous requests when
     /// `--anonymous-auth` is not given (the client-facing aggregator does; core and
     /// extensions accept only their peers, and anonymous health probes).
-    /// Applies every option but `--authorization-mode`, which waits for the role's
-    /// authorizers (see `run::Serving`).
-    pub fn apply_to(&self, config: &mut Config, anonymous_by_default: bool) -> Result<()> {
+    /// Applies every option but authentication and `--authorization-mode`, which wait for
+    /// what the role builds itself (see `run::Serving`).
+    pub fn apply_to(&self, config: &mut Config) -> Result<()> {
         self.secure_serving
             .apply_to(config, &self.authentication.client_ca_files())?;
-        self.authentication.apply_to(config, anonymous_by_default)?;
         self.server_run.apply_to(config);
         Ok(())
     }

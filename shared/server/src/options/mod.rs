@@ -8,6 +8,7 @@ mod common;
 mod duration;
 mod logging;
 mod server_run;
+mod service_account;
 mod serving;
 
 pub use authentication::AuthenticationOptions;
@@ -16,4 +17,5 @@ pub use common::CommonOptions;
 pub use duration::GoDuration;
 pub use logging::{LoggingFormat, LoggingOptions, TracingConfiguration, TracingOptions};
 pub use server_run::ServerRunOptions;
+pub use service_account::{GoDurationFlag, ServiceAccountOptions};
 pub use serving::SecureServingOptions;

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod legacy;
 pub mod lookup;
 pub mod openidmetadata;
+pub mod storage_lookup;
 #[cfg(test)]
 mod tests;
 
@@ -29,6 +30,7 @@ pub use keys::{PrivateKey, PublicKey, private_key_from_file, public_keys_from_fi
 pub use legacy::LEGACY_ISSUER;
 pub use lookup::{LookupObject, LookupResult, ServiceAccountLookup};
 pub use openidmetadata::OpenIdMetadata;
+pub use storage_lookup::StorageLookup;
 
 pub const SERVICE_ACCOUNT_USERNAME_PREFIX: &str = "system:serviceaccount:";
 pub const SERVICE_ACCOUNT_USERNAME_SEPARATOR: &str = ":";

@@ -1,0 +1,160 @@
+//! Upstream's cached token authenticator (`pkg/authentication/token/cache`) as
+//! kube-apiserver configures it for its token authenticators: a bearer token that
+//! authenticated is remembered for 10 s (`TokenSuccessCacheTTL`), failures are not
+//! (`TokenFailureCacheTTL` 0). A service-account token whose bound object is deleted
+//! therefore stops working within 10 s, as upstream's. Tokens are keyed by their SHA-256,
+//! never kept in memory.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use http::header::AUTHORIZATION;
+
+use super::{AuthRequest, Authenticator, DynAuthenticator, Response};
+use crate::Result;
+
+/// Upstream's `TokenSuccessCacheTTL`.
+pub const SUCCESS_TTL: Duration = Duration::from_secs(10);
+
+/// Entries kept at most; when full, expired entries are dropped, then everything.
+const CAPACITY: usize = 4096;
+
+type Key = [u8; 32];
+
+pub struct CachedTokenAuthenticator {
+    inner: DynAuthenticator,
+    ttl: Duration,
+    entries: Mutex<HashMap<Key, (Instant, Response)>>,
+}
+
+impl CachedTokenAuthenticator {
+    pub fn new(inner: DynAuthenticator) -> Self {
+        Self::with_ttl(inner, SUCCESS_TTL)
+    }
+
+    pub fn with_ttl(inner: DynAuthenticator, ttl: Duration) -> Self {
+        CachedTokenAuthenticator {
+            inner,
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lookup(&self, key: &Key) -> Option<Response> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, response) = entries.get(key)?;
+        (at.elapsed() < self.ttl).then(|| response.clone())
+    }
+
+    fn remember(&self, key: Key, response: &Response) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= CAPACITY {
+            let ttl = self.ttl;
+            entries.retain(|_, (at, _)| at.elapsed() < ttl);
+            if entries.len() >= CAPACITY {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (Instant::now(), response.clone()));
+    }
+}
+
+/// The SHA-256 of a bearer token, when the request carries one.
+fn token_key(req: &AuthRequest<'_>) -> Option<Key> {
+    let value = req.headers.get(AUTHORIZATION)?.as_bytes();
+    let token = value
+        .strip_prefix(b"Bearer ")
+        .or_else(|| value.strip_prefix(b"bearer "))?;
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token);
+    digest.as_ref().try_into().ok()
+}
+
+impl Authenticator for CachedTokenAuthenticator {
+    fn authenticate<'a>(
+        &'a self,
+        req: &'a AuthRequest<'a>,
+    ) -> BoxFuture<'a, Result<Option<Response>>> {
+        Box::pin(async move {
+            let Some(key) = token_key(req) else {
+                return self.inner.authenticate(req).await;
+            };
+            if let Some(response) = self.lookup(&key) {
+                return Ok(Some(response));
+            }
+            let answer = self.inner.authenticate(req).await?;
+            if let Some(response) = &answer {
+                self.remember(key, response);
+            }
+            Ok(answer)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use http::HeaderMap;
+
+    use super::*;
+    use crate::UserInfo;
+
+    /// Authenticates token "good" as alice while `valid`, counting its calls.
+    struct Counting {
+        calls: AtomicUsize,
+        valid: std::sync::atomic::AtomicBool,
+    }
+
+    impl Authenticator for Counting {
+        fn authenticate<'a>(
+            &'a self,
+            req: &'a AuthRequest<'a>,
+        ) -> BoxFuture<'a, Result<Option<Response>>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let good = req.headers.get(AUTHORIZATION).is_some_and(|v| v == "Bearer good")
+                && self.valid.load(Ordering::SeqCst);
+            Box::pin(async move {
+                Ok(good.then(|| Response {
+                    user: UserInfo {
+                        name: "alice".into(),
+                        ..UserInfo::default()
+                    },
+                    consumed_headers: vec![AUTHORIZATION],
+                }))
+            })
+        }
+    }
+
+    async fn auth(a: &CachedTokenAuthenticator, token: &str) -> Option<String> {
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        let req = AuthRequest {
+            path: "/",
+            headers: &headers,
+            peer_certificates: None,
+        };
+        a.authenticate(&req).await.unwrap().map(|r| r.user.name)
+    }
+
+    #[tokio::test]
+    async fn successes_are_remembered_for_the_ttl_and_failures_not_at_all() {
+        let inner = Arc::new(Counting {
+            calls: AtomicUsize::new(0),
+            valid: true.into(),
+        });
+        let cache = CachedTokenAuthenticator::with_ttl(inner.clone(), Duration::from_millis(200));
+        assert_eq!(auth(&cache, "good").await.as_deref(), Some("alice"));
+        inner.valid.store(false, Ordering::SeqCst);
+        assert_eq!(auth(&cache, "good").await.as_deref(), Some("alice"));
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(auth(&cache, "bad").await, None);
+        assert_eq!(auth(&cache, "bad").await, None);
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 3);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(auth(&cache, "good").await, None, "expired: asked again");
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 4);
+    }
+}
