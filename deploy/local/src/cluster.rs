@@ -526,7 +526,10 @@ pub fn role_args(
             ]);
             push(&["--authorization-mode", "RBAC"]);
             push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
-            push(&["--service-account-key-file", &path(&pki.service_account.cert)]);
+            push(&[
+                "--service-account-key-file",
+                &path(&pki.service_account.cert),
+            ]);
         }
         Role::Core | Role::Extensions => {
             // Core keeps RBAC's index too: its chain checks the user the aggregator
@@ -535,7 +538,10 @@ pub fn role_args(
             if role == Role::Core {
                 push(&["--authorization-mode", "RBAC"]);
                 push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
-                push(&["--service-account-key-file", &path(&pki.service_account.cert)]);
+                push(&[
+                    "--service-account-key-file",
+                    &path(&pki.service_account.cert),
+                ]);
                 push(&[
                     "--service-account-signing-key-file",
                     &path(&pki.service_account.key),

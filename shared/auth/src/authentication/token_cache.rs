@@ -114,7 +114,10 @@ mod tests {
             req: &'a AuthRequest<'a>,
         ) -> BoxFuture<'a, Result<Option<Response>>> {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            let good = req.headers.get(AUTHORIZATION).is_some_and(|v| v == "Bearer good")
+            let good = req
+                .headers
+                .get(AUTHORIZATION)
+                .is_some_and(|v| v == "Bearer good")
                 && self.valid.load(Ordering::SeqCst);
             Box::pin(async move {
                 Ok(good.then(|| Response {
