@@ -556,6 +556,7 @@ pub fn role_args(
                 FRONT_PROXY_CLIENT_COMMON_NAME,
             ]);
             push(&["--requestheader-username-headers", "X-Remote-User"]);
+            push(&["--requestheader-uid-headers", "X-Remote-Uid"]);
             push(&["--requestheader-group-headers", "X-Remote-Group"]);
             push(&["--requestheader-extra-headers-prefix", "X-Remote-Extra-"]);
         }
