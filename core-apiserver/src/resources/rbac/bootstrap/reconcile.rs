@@ -1,8 +1,9 @@
 //! The pure decisions of upstream's `pkg/registry/rbac/reconciliation` in its union mode
 //! (what the `rbac/bootstrap-roles` hook uses: extra permissions and subjects are kept):
-//! `computeReconciledRole`, `computeReconciledRoleBinding`, and the rule coverage of
-//! `pkg/registry/rbac/validation` (`Covers`, `BreakdownRule`) they rely on.
+//! `computeReconciledRole`, `computeReconciledRoleBinding`, over kas-rbac's rule coverage
+//! (`Covers`, `BreakdownRule`).
 
+use kas_rbac::PolicyRule;
 use serde_json::{Map, Value};
 
 use super::builder::AUTO_UPDATE_ANNOTATION;
@@ -38,109 +39,28 @@ pub struct BindingResult {
     pub protected: bool,
 }
 
-fn strings<'a>(v: &'a Value, key: &str) -> Vec<&'a str> {
-    super::super::items(v, key)
+/// Upstream `BreakdownRule` (kas-rbac's) over a rule's JSON.
+pub fn breakdown_rule(rule: &Value) -> Vec<Value> {
+    PolicyRule::from_value(rule)
+        .map(|r| kas_rbac::escalation::breakdown_rule(&r))
+        .unwrap_or_default()
         .iter()
-        .map(|s| s.as_str().unwrap_or(""))
+        .map(PolicyRule::to_value)
         .collect()
 }
 
-fn has(set: &[&str], item: &str) -> bool {
-    set.contains(&item)
-}
-
-fn has_all(set: &[&str], items: &[&str]) -> bool {
-    items.iter().all(|i| has(set, i))
-}
-
-/// Upstream `resourceCoversAll`: `*`, an exact match, or `*/<subresource>`.
-fn resource_covers_all(set: &[&str], covers: &[&str]) -> bool {
-    if has(set, "*") || has_all(set, covers) {
-        return true;
-    }
-    covers.iter().all(|path| {
-        has(set, path)
-            || path
-                .split_once('/')
-                .is_some_and(|(_, sub)| has(set, &format!("*/{sub}")))
-    })
-}
-
-/// Upstream `nonResourceURLCovers`: exact, or a `*`-suffixed prefix.
-fn url_covers(owner: &str, sub: &str) -> bool {
-    owner == sub
-        || owner
-            .strip_suffix('*')
-            .is_some_and(|_| sub.starts_with(owner.trim_end_matches('*')))
-}
-
-/// Upstream `ruleCovers`: whether `owner` allows everything the atomic `sub` rule does.
-fn rule_covers(owner: &Value, sub: &Value) -> bool {
-    let (owner_verbs, sub_verbs) = (strings(owner, "verbs"), strings(sub, "verbs"));
-    let (owner_groups, sub_groups) = (strings(owner, "apiGroups"), strings(sub, "apiGroups"));
-    let owner_urls = strings(owner, "nonResourceURLs");
-    let owner_names = strings(owner, "resourceNames");
-    let sub_names = strings(sub, "resourceNames");
-    let verbs = has(&owner_verbs, "*") || has_all(&owner_verbs, &sub_verbs);
-    let groups = has(&owner_groups, "*") || has_all(&owner_groups, &sub_groups);
-    let resources = resource_covers_all(&strings(owner, "resources"), &strings(sub, "resources"));
-    let urls = strings(sub, "nonResourceURLs")
-        .iter()
-        .all(|path| owner_urls.iter().any(|o| url_covers(o, path)));
-    let names =
-        owner_names.is_empty() || (!sub_names.is_empty() && has_all(&owner_names, &sub_names));
-    verbs && groups && resources && urls && names
-}
-
-fn one(key: &str, value: &str, out: &mut Map<String, Value>) {
-    out.insert(key.to_owned(), Value::Array(vec![Value::from(value)]));
-}
-
-/// Upstream `BreakdownRule`: one rule per group, resource, verb (and resource name), then
-/// one per non-resource URL and verb.
-pub fn breakdown_rule(rule: &Value) -> Vec<Value> {
-    let verbs = strings(rule, "verbs");
-    let names = strings(rule, "resourceNames");
-    let mut out = Vec::new();
-    for group in strings(rule, "apiGroups") {
-        for resource in strings(rule, "resources") {
-            for verb in &verbs {
-                let mut base = Map::new();
-                one("apiGroups", group, &mut base);
-                one("resources", resource, &mut base);
-                one("verbs", verb, &mut base);
-                if names.is_empty() {
-                    out.push(Value::Object(base));
-                    continue;
-                }
-                for name in &names {
-                    let mut sub = base.clone();
-                    one("resourceNames", name, &mut sub);
-                    out.push(Value::Object(sub));
-                }
-            }
-        }
-    }
-    for url in strings(rule, "nonResourceURLs") {
-        for verb in &verbs {
-            let mut sub = Map::new();
-            one("nonResourceURLs", url, &mut sub);
-            one("verbs", verb, &mut sub);
-            out.push(Value::Object(sub));
-        }
-    }
-    out
-}
-
-/// Upstream `Covers`: whether `owner` covers every rule of `servant`, and the atomic rules
-/// it does not cover.
+/// Upstream `Covers` (kas-rbac's) over rules' JSON: whether `owner` covers every rule of
+/// `servant`, and the atomic rules it does not cover. A rule that is not a PolicyRule
+/// (validation refused it) covers nothing and asks for nothing.
 pub fn covers(owner: &[Value], servant: &[Value]) -> (bool, Vec<Value>) {
-    let uncovered: Vec<Value> = servant
-        .iter()
-        .flat_map(breakdown_rule)
-        .filter(|sub| !owner.iter().any(|o| rule_covers(o, sub)))
-        .collect();
-    (uncovered.is_empty(), uncovered)
+    let rules = |rules: &[Value]| -> Vec<PolicyRule> {
+        rules
+            .iter()
+            .filter_map(|r| PolicyRule::from_value(r).ok())
+            .collect()
+    };
+    let (covered, missing) = kas_rbac::escalation::covers(&rules(owner), &rules(servant));
+    (covered, missing.iter().map(PolicyRule::to_value).collect())
 }
 
 fn meta_map<'a>(obj: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
