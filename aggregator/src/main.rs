@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use kas_auth::authentication::DynAuthenticator;
+use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
 use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
 use kas_auth::authorization::{MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
@@ -91,7 +92,9 @@ fn main() -> ExitCode {
             false => Some(etcd_storage(&etcd).await?),
         };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
-        let token_authenticators = token_authenticators(&service_accounts, storage)?;
+        let bootstrap_tokens = common.authentication.enable_bootstrap_token_auth;
+        let token_authenticators =
+            token_authenticators(&service_accounts, bootstrap_tokens, storage)?;
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {
@@ -143,23 +146,33 @@ async fn mode_authorizers(
     })
 }
 
-/// Service-account tokens, verified with `--service-account-key-file` for the
-/// `--service-account-issuer`s, their service accounts and bound objects read from etcd.
+/// The bearer tokens whose objects live in etcd: service-account tokens, verified with
+/// `--service-account-key-file` for the `--service-account-issuer`s, their service accounts
+/// and bound objects read from etcd; with `--enable-bootstrap-token-auth`, bootstrap
+/// tokens, read from their Secrets in kube-system.
 fn token_authenticators(
     options: &kas_server::options::ServiceAccountOptions,
+    bootstrap_tokens: bool,
     storage: Option<Arc<dyn kas_storage::Storage>>,
 ) -> Result<Vec<DynAuthenticator>, String> {
-    let Some(storage) = storage.filter(|_| !options.key_files.is_empty()) else {
+    let Some(storage) = storage else {
         return Ok(Vec::new());
     };
-    let jwt = JwtTokenAuthenticator::from_key_files(
-        &options.key_files,
-        options.issuers.clone(),
-        options.api_audiences(),
-        Arc::new(StorageLookup::new(storage)),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(vec![Arc::new(jwt)])
+    let mut authenticators: Vec<DynAuthenticator> = Vec::new();
+    if !options.key_files.is_empty() {
+        let jwt = JwtTokenAuthenticator::from_key_files(
+            &options.key_files,
+            options.issuers.clone(),
+            options.api_audiences(),
+            Arc::new(StorageLookup::new(storage.clone())),
+        )
+        .map_err(|e| e.to_string())?;
+        authenticators.push(Arc::new(jwt));
+    }
+    if bootstrap_tokens {
+        authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
+    }
+    Ok(authenticators)
 }
 
 /// The kubernetes Service and its endpoints, kept by this replica (see

@@ -59,7 +59,11 @@ pub async fn api_service<S>(
         .map_err(|e| e.to_string())?;
     let mut resource_options = resource_options.clone();
     resource_options.reviewers = resources::Reviewers {
-        authenticator: token_review_authenticator(&resource_options.service_accounts, &etcd)?,
+        authenticator: token_review_authenticator(
+            &resource_options.service_accounts,
+            resource_options.bootstrap_tokens,
+            &etcd,
+        )?,
         api_audiences: resource_options.service_accounts.api_audiences(),
         authorizer: Some(authorizer.clone()),
         rule_resolver: Some(kas_auth::authorization::build_rule_resolver(
@@ -111,29 +115,39 @@ pub async fn api_service<S>(
 }
 
 /// What TokenReviews authenticate with: service-account tokens, verified with
-/// `--service-account-key-file` and their bound objects read from etcd, behind upstream's
-/// token cache. The static token file is the aggregator's alone.
+/// `--service-account-key-file` and their bound objects read from etcd, and bootstrap
+/// tokens with `--enable-bootstrap-token-auth`, behind upstream's token cache. The static
+/// token file is the aggregator's alone.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
+    bootstrap_tokens: bool,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
+    use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
     use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
-    if options.key_files.is_empty() {
+    use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
+    use kas_auth::authentication::{DynAuthenticator, Union};
+    use std::sync::Arc;
+    let mut tokens: Vec<DynAuthenticator> = Vec::new();
+    if !options.key_files.is_empty() {
+        let lookup = Arc::new(StorageLookup::new(etcd.clone()));
+        let jwt = JwtTokenAuthenticator::from_key_files(
+            &options.key_files,
+            options.issuers.clone(),
+            options.api_audiences(),
+            lookup,
+        )
+        .map_err(|e| e.to_string())?;
+        tokens.push(Arc::new(jwt));
+    }
+    if bootstrap_tokens {
+        tokens.push(Arc::new(BootstrapTokenAuthenticator::new(etcd.clone())));
+    }
+    if tokens.is_empty() {
         return Ok(None);
     }
-    let lookup = std::sync::Arc::new(StorageLookup::new(etcd.clone()));
-    let jwt = JwtTokenAuthenticator::from_key_files(
-        &options.key_files,
-        options.issuers.clone(),
-        options.api_audiences(),
-        lookup,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(Some(std::sync::Arc::new(
-        kas_auth::authentication::token_cache::CachedTokenAuthenticator::new(std::sync::Arc::new(
-            jwt,
-        )),
-    )))
+    let union: DynAuthenticator = Arc::new(Union::new(tokens));
+    Ok(Some(Arc::new(CachedTokenAuthenticator::new(union))))
 }
 
 /// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).

@@ -51,7 +51,8 @@ fn main() -> ExitCode {
     errors.extend(options.core.service_account.validate());
     let delegation = options.delegation;
     let etcd = options.etcd;
-    let resources = options.core.resources();
+    let mut resources = options.core.resources();
+    resources.bootstrap_tokens = options.common.authentication.enable_bootstrap_token_auth;
     let hooks: Vec<PostStartHook> = core_apiserver::POST_START_HOOKS
         .iter()
         .map(|name| PostStartHook::new(name))

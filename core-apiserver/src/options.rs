@@ -65,6 +65,8 @@ impl CoreOptions {
             service_account_token: token_config(&self.service_account),
             openid_metadata: self.service_account.openid_metadata(),
             service_accounts: self.service_account.clone(),
+            // Set from the common authentication flags by main.
+            bootstrap_tokens: false,
         }
     }
 }

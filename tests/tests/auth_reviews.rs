@@ -296,3 +296,39 @@ fn service_account_tokens_follow_bindings_and_their_bound_pod() {
             .success()
     );
 }
+
+#[test]
+fn bootstrap_tokens_authenticate_from_their_secrets() {
+    use base64::Engine as _;
+    let c = start_cluster(|_| {});
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "bootstrap-token-abcdef", "namespace": "kube-system"},
+        "type": "bootstrap.kubernetes.io/token",
+        "data": {
+            "token-id": b64("abcdef"),
+            "token-secret": b64("0123456789abcdef"),
+            "usage-bootstrap-authentication": b64("true"),
+            "auth-extra-groups": b64("system:bootstrappers:kubeadm:default-node-token"),
+        },
+    });
+    let out = c.kubectl_stdin(&["create"], &secret.to_string());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let node = token_user(&c, "bootstrap", "abcdef.0123456789abcdef");
+    let me = whoami(&node);
+    assert_eq!(
+        me["status"]["userInfo"],
+        json!({
+            "username": "system:bootstrap:abcdef",
+            "groups": ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", "system:authenticated"],
+        })
+    );
+    // A wrong secret half is a 401.
+    let wrong = token_user(&c, "wrong", "abcdef.0123456789abcdee");
+    let out = kubectl_with(&wrong, &["auth", "whoami"]);
+    assert_eq!(
+        stderr(&out),
+        "error: You must be logged in to the server (Unauthorized)"
+    );
+}

@@ -530,6 +530,7 @@ pub fn role_args(
                 "--service-account-key-file",
                 &path(&pki.service_account.cert),
             ]);
+            push(&["--enable-bootstrap-token-auth=true"]);
         }
         Role::Core | Role::Extensions => {
             // Core keeps RBAC's index too: its chain checks the user the aggregator
@@ -546,6 +547,8 @@ pub fn role_args(
                     "--service-account-signing-key-file",
                     &path(&pki.service_account.key),
                 ]);
+                // TokenReviews accept what the aggregator does (but static tokens).
+                push(&["--enable-bootstrap-token-auth=true"]);
             }
             push(&[
                 "--requestheader-client-ca-file",

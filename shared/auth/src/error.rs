@@ -20,6 +20,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// What an authenticator had to read could not be read (storage).
+    #[error("{0}")]
+    Storage(String),
     /// Several authenticators or authorizers failed; upstream's `utilerrors.Aggregate`.
     /// From an authenticator this still means 401, from an authorizer 500.
     #[error("{}", aggregate_message(.0))]

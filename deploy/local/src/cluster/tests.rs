@@ -49,7 +49,15 @@ fn each_role_gets_its_flags() {
         Some(p(&pki.tokens_csv).as_str())
     );
     assert!(agg.contains(&"--anonymous-auth=true".to_string()));
-    assert_eq!(flag(&agg, "--authorization-mode"), Some("AlwaysAllow"));
+    assert_eq!(flag(&agg, "--authorization-mode"), Some("RBAC"));
+    let issuer = Some(SERVICE_ACCOUNT_ISSUER);
+    assert_eq!(flag(&agg, "--service-account-issuer"), issuer);
+    let public_key = p(&pki.service_account.cert);
+    assert_eq!(
+        flag(&agg, "--service-account-key-file"),
+        Some(public_key.as_str())
+    );
+    assert!(agg.contains(&"--enable-bootstrap-token-auth=true".to_string()));
     assert_eq!(
         flag(&agg, "--proxy-client-cert-file"),
         Some(p(&pki.front_proxy_client.cert).as_str())
@@ -103,6 +111,15 @@ fn each_role_gets_its_flags() {
     );
     assert_eq!(flag(&core, "--client-ca-file"), None);
     assert_eq!(flag(&core, "--token-auth-file"), None);
+    assert_eq!(
+        flag(&core, "--requestheader-uid-headers"),
+        Some("X-Remote-Uid")
+    );
+    assert_eq!(flag(&core, "--authorization-mode"), Some("RBAC"));
+    assert_eq!(
+        flag(&core, "--service-account-signing-key-file"),
+        Some(p(&pki.service_account.key).as_str())
+    );
 
     let ext = role_args(Role::Extensions, 2, &pki, "http://e", &[]);
     assert_eq!(
@@ -110,6 +127,8 @@ fn each_role_gets_its_flags() {
         Some("front-proxy-client")
     );
     assert_eq!(flag(&ext, "--delegate-endpoints"), None);
+    // Extensions is reached only through the roles that authorized the request.
+    assert_eq!(flag(&ext, "--authorization-mode"), None);
     assert_eq!(flag(&ext, "--proxy-client-cert-file"), None);
     assert_eq!(
         flag(&ext, "--tls-private-key-file"),

@@ -2,6 +2,7 @@
 //! opinion (`Ok(None)`), or with an error (credentials presented but invalid).
 
 pub mod anonymous;
+pub mod bootstrap_token;
 pub mod group_adder;
 mod peer;
 pub mod request_header;

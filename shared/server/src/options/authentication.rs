@@ -27,6 +27,10 @@ pub struct AuthenticationOptions {
     /// token authentication.
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
+    /// Enable to allow secrets of type 'bootstrap.kubernetes.io/token' in the 'kube-system'
+    /// namespace to be used for TLS bootstrapping authentication.
+    #[arg(long, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
+    pub enable_bootstrap_token_auth: bool,
     /// Enables anonymous requests to the secure port of the API server. Requests that are
     /// not rejected by another authentication method are treated as anonymous requests.
     /// Defaults to true on the aggregator; core and extensions refuse anonymous requests
