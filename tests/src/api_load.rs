@@ -32,6 +32,8 @@ pub enum Resource {
     /// Realistic pods of about 3 KiB (two containers with ports, env, resources, probes
     /// and mounts; volumes, tolerations, affinity); `--object-size` bytes more of annotation.
     Pods,
+    /// Deployments whose template is the realistic pod of `pods`.
+    Deployments,
     /// Custom resources (`widgets.bench.kas.dev`, created first when missing) with
     /// `--object-size` bytes of `spec.payload`, the configmaps' shape as a custom resource.
     Widgets,
@@ -42,6 +44,7 @@ impl Resource {
         match self {
             Resource::Configmaps => "configmaps",
             Resource::Pods => "pods",
+            Resource::Deployments => "deployments",
             Resource::Widgets => "widgets",
         }
     }
@@ -50,6 +53,7 @@ impl Resource {
     fn group_version(self) -> &'static str {
         match self {
             Resource::Widgets => "/apis/bench.kas.dev/v1",
+            Resource::Deployments => "/apis/apps/v1",
             _ => "/api/v1",
         }
     }
@@ -59,6 +63,7 @@ impl Resource {
         match self {
             Resource::Configmaps => config_map(name, size, labels),
             Resource::Pods => pod(name, size, labels),
+            Resource::Deployments => deployment(name, size, labels),
             Resource::Widgets => widget(name, size, labels),
         }
     }
@@ -66,7 +71,9 @@ impl Resource {
     fn mark(self, body: &mut Value, seq: u64) {
         match self {
             Resource::Configmaps => body["data"]["seq"] = json!(seq.to_string()),
-            Resource::Pods => body["metadata"]["labels"]["seq"] = json!(seq.to_string()),
+            Resource::Pods | Resource::Deployments => {
+                body["metadata"]["labels"]["seq"] = json!(seq.to_string())
+            }
             Resource::Widgets => body["spec"]["seq"] = json!(seq.to_string()),
         }
     }
@@ -232,6 +239,26 @@ pub fn pod(name: Option<&str>, size: usize, labels: Value) -> Value {
             "weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
                 "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "web"}}}}]}},
         "terminationGracePeriodSeconds": 30,
+    }})
+}
+
+/// A Deployment of 3 replicas whose template is [`pod`]'s.
+pub fn deployment(name: Option<&str>, size: usize, labels: Value) -> Value {
+    let pod = pod(None, size, json!({}));
+    let mut meta = json!({"labels": labels});
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => meta["generateName"] = json!("bench-"),
+    }
+    let mut template_meta = pod["metadata"].clone();
+    if let Some(m) = template_meta.as_object_mut() {
+        m.remove("generateName");
+    }
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app.kubernetes.io/name": "web"}},
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+        "template": {"metadata": template_meta, "spec": pod["spec"]},
     }})
 }
 
