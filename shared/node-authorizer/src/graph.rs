@@ -63,6 +63,46 @@ struct Edge {
     destination: u32,
 }
 
+/// The out-degree from which a vertex indexes its out-edges (a secret or service account
+/// shared by many pods), so that adding, removing and walking stay O(1) per edge; upstream
+/// indexes destinations from 200 edges too.
+const BIG: usize = 200;
+
+/// The index of a vertex with many out-edges: where each target's edge is, and how many
+/// edges lead to each destination (`ANY` included).
+#[derive(Debug, Default)]
+struct Big {
+    position: HashMap<u32, u32>,
+    destinations: HashMap<u32, u32>,
+}
+
+impl Big {
+    fn new(out: &[Edge]) -> Box<Big> {
+        let mut big = Box::<Big>::default();
+        for (i, e) in out.iter().enumerate() {
+            big.position.insert(e.to, i as u32);
+            big.count(e.destination, true);
+        }
+        big
+    }
+
+    fn count(&mut self, destination: u32, add: bool) {
+        let n = self.destinations.entry(destination).or_default();
+        if add {
+            *n += 1;
+        } else {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.destinations.remove(&destination);
+            }
+        }
+    }
+
+    fn leads_to(&self, destination: u32) -> bool {
+        self.destinations.contains_key(&destination)
+    }
+}
+
 #[derive(Debug)]
 struct Vertex {
     ty: VertexType,
@@ -70,11 +110,61 @@ struct Vertex {
     name: Box<str>,
     out: Vec<Edge>,
     into: Vec<u32>,
+    big: Option<Box<Big>>,
 }
 
 impl Vertex {
     fn degree(&self) -> usize {
         self.out.len() + self.into.len()
+    }
+
+    fn find_out(&self, to: u32) -> Option<usize> {
+        match &self.big {
+            Some(big) => big.position.get(&to).map(|&i| i as usize),
+            None => self.out.iter().position(|e| e.to == to),
+        }
+    }
+
+    /// Sets the edge to `to`; whether it is new.
+    fn set_out(&mut self, to: u32, destination: u32) -> bool {
+        if let Some(i) = self.find_out(to) {
+            let Some(e) = self.out.get_mut(i) else {
+                return false;
+            };
+            let old = std::mem::replace(&mut e.destination, destination);
+            if let Some(big) = &mut self.big {
+                big.count(old, false);
+                big.count(destination, true);
+            }
+            return false;
+        }
+        self.out.push(Edge { to, destination });
+        match &mut self.big {
+            Some(big) => {
+                big.position.insert(to, (self.out.len() - 1) as u32);
+                big.count(destination, true);
+            }
+            None if self.out.len() >= BIG => self.big = Some(Big::new(&self.out)),
+            None => {}
+        }
+        true
+    }
+
+    fn remove_out(&mut self, to: u32) {
+        let Some(i) = self.find_out(to) else {
+            return;
+        };
+        let e = self.out.swap_remove(i);
+        if let Some(big) = &mut self.big {
+            big.position.remove(&to);
+            if let Some(moved) = self.out.get(i) {
+                big.position.insert(moved.to, i as u32);
+            }
+            big.count(e.destination, false);
+            if self.out.len() < BIG / 2 {
+                self.big = None;
+            }
+        }
     }
 }
 
@@ -119,6 +209,7 @@ impl Inner {
             name: name.into(),
             out: Vec::new(),
             into: Vec::new(),
+            big: None,
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -145,11 +236,9 @@ impl Inner {
         let Some(f) = self.vertex_mut(from) else {
             return;
         };
-        if let Some(e) = f.out.iter_mut().find(|e| e.to == to) {
-            e.destination = destination;
+        if !f.set_out(to, destination) {
             return;
         }
-        f.out.push(Edge { to, destination });
         if let Some(t) = self.vertex_mut(to) {
             t.into.push(from);
         }
@@ -168,7 +257,7 @@ impl Inner {
         }
         for &f in &v.into {
             if let Some(from) = self.vertex_mut(f) {
-                from.out.retain(|e| e.to != id);
+                from.remove_out(id);
             }
         }
         self.edges -= v.out.len() + v.into.len();
@@ -216,6 +305,14 @@ impl Inner {
             let Some(v) = self.vertex(id) else {
                 continue;
             };
+            if let Some(big) = &v.big {
+                if big.leads_to(node) {
+                    return true;
+                }
+                if !big.leads_to(ANY) {
+                    continue;
+                }
+            }
             for e in &v.out {
                 if e.destination == node {
                     return true;

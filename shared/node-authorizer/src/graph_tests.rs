@@ -250,3 +250,62 @@ fn null_fields_decode_as_absent() {
     assert!(reaches(&g, "n1", VertexType::ConfigMap, "ns", "c"));
     assert!(Pod::from_json(b"\"pod\"").is_err());
 }
+
+#[test]
+fn a_secret_shared_by_many_pods_indexes_its_edges() {
+    let g = Graph::new();
+    let n = BIG as u32 + 50;
+    for i in 0..n {
+        g.add_pod(&pod(json!({
+            "metadata": {"namespace": "ns", "name": format!("p{i}")},
+            "spec": {"nodeName": format!("n{}", i % 3), "imagePullSecrets": [{"name": "shared"}, {"name": "shared"}]}
+        })));
+    }
+    let big = |g: &Graph| {
+        let inner = g.read();
+        let id = inner.get(VertexType::Secret, "ns", "shared").unwrap();
+        inner
+            .vertex(id)
+            .unwrap()
+            .big
+            .as_ref()
+            .map(|b| (b.position.len(), b.destinations.clone()))
+    };
+    let (positions, destinations) = big(&g).unwrap();
+    assert_eq!(positions, n as usize);
+    assert_eq!(destinations.values().sum::<u32>(), n);
+    assert_eq!(destinations.len(), 3);
+    // A PV using the secret adds an edge to any node.
+    g.add_pv(&pv(json!({
+        "metadata": {"name": "vol"},
+        "spec": {"claimRef": {"namespace": "ns", "name": "c"}, "rbd": {"secretRef": {"name": "shared"}}}
+    })));
+    assert!(reaches(&g, "n0", VertexType::Secret, "ns", "shared"));
+    assert!(!reaches(&g, "n7", VertexType::Secret, "ns", "shared"));
+    // Deleting the pods of n0 removes only n0's reach; the index follows each swap.
+    for i in (0..n).filter(|i| i % 3 == 0) {
+        g.delete_pod(&format!("p{i}"), "ns");
+    }
+    assert!(!reaches(&g, "n0", VertexType::Secret, "ns", "shared"));
+    assert!(reaches(&g, "n1", VertexType::Secret, "ns", "shared"));
+    let (positions, destinations) = big(&g).unwrap();
+    assert_eq!(positions, (n - n.div_ceil(3)) as usize + 1);
+    assert_eq!(destinations.get(&ANY), Some(&1));
+    {
+        let inner = g.read();
+        let id = inner.get(VertexType::Secret, "ns", "shared").unwrap();
+        let v = inner.vertex(id).unwrap();
+        let b = v.big.as_ref().unwrap();
+        for (i, e) in v.out.iter().enumerate() {
+            assert_eq!(b.position.get(&e.to), Some(&(i as u32)));
+        }
+    }
+    // Below half the threshold the index goes.
+    for i in (0..n).filter(|i| i % 3 != 0) {
+        g.delete_pod(&format!("p{i}"), "ns");
+    }
+    assert_eq!(big(&g), None);
+    assert!(g.contains(VertexType::Secret, "ns", "shared"));
+    g.delete_pv("vol");
+    assert_eq!(g.len(), (0, 0));
+}
