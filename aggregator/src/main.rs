@@ -16,7 +16,7 @@ use clap::Parser;
 use kas_auth::authentication::DynAuthenticator;
 use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
 use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
-use kas_auth::authorization::{MODE_RBAC, ModeAuthorizers};
+use kas_auth::authorization::{MODE_NODE, MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
 use kas_server::healthz::named_check;
 use kas_server::options::CommonOptions;
@@ -124,26 +124,27 @@ async fn etcd_storage(etcd: &EtcdOptions) -> Result<Arc<dyn kas_storage::Storage
     )))
 }
 
-/// With `--authorization-mode` naming RBAC, the RBAC authorizer over an index of the
-/// roles and bindings in etcd, followed by a watch and synced before serving: every
-/// aggregator replica enforces a change as soon as its watch delivers it, and a decision
-/// does no I/O. Without etcd, building the RBAC mode fails with its own message.
+/// The authorizers of `--authorization-mode` that follow etcd: RBAC's index of roles and
+/// bindings, the Node authorizer's graph of pods and what they use. Each is synced before
+/// serving; every aggregator replica enforces a change as soon as its watch delivers it,
+/// and a decision does no I/O. Without etcd, building those modes fails with their message.
 async fn mode_authorizers(
     common: &CommonOptions,
     storage: Option<Arc<dyn kas_storage::Storage>>,
 ) -> Result<ModeAuthorizers, String> {
     let modes = &common.authorization.authorization_mode;
-    let Some(storage) = storage.filter(|_| modes.iter().any(|m| m == MODE_RBAC)) else {
-        return Ok(ModeAuthorizers::default());
+    let mut provided = ModeAuthorizers::default();
+    let Some(storage) = storage else {
+        return Ok(provided);
     };
-    let index = kas_rbac::follow(kas_rbac::Sources::new(storage));
-    if !index.wait_synced(std::time::Duration::from_secs(30)).await {
-        return Err("the RBAC index did not sync within 30s".to_owned());
+    if modes.iter().any(|m| m == MODE_RBAC) {
+        let index = kas_rbac::start(storage.clone()).await?;
+        provided.rbac = Some(Arc::new(kas_rbac::RbacAuthorizer::new(index)));
     }
-    Ok(ModeAuthorizers {
-        rbac: Some(Arc::new(kas_rbac::RbacAuthorizer::new(index))),
-        rbac_rules: None,
-    })
+    if modes.iter().any(|m| m == MODE_NODE) {
+        provided.node = Some(Arc::new(kas_node_authorizer::start(storage).await?));
+    }
+    Ok(provided)
 }
 
 /// The bearer tokens whose objects live in etcd: service-account tokens, verified with

@@ -41,18 +41,23 @@ pub async fn api_service<S>(
     // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
     // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
     // whatever the mode). It syncs on its own list; the bootstrap below reaches it by watch.
-    let rbac_index = kas_rbac::follow(kas_rbac::Sources::new(etcd.clone()));
-    if !rbac_index
-        .wait_synced(std::time::Duration::from_secs(30))
-        .await
-    {
-        return Err("the RBAC index did not sync within 30s".to_owned());
-    }
+    let rbac_index = kas_rbac::start(etcd.clone()).await?;
     let rbac = std::sync::Arc::new(kas_rbac::RbacAuthorizer::new(rbac_index.clone()));
-    let provided = ModeAuthorizers {
+    let mut provided = ModeAuthorizers {
         rbac: Some(rbac.clone()),
         rbac_rules: Some(rbac),
+        ..ModeAuthorizers::default()
     };
+    // The Node authorizer's graph, when the mode is on: core checks the aggregator's
+    // decisions with the same modes.
+    if authorization_modes
+        .iter()
+        .any(|m| m == kas_auth::authorization::MODE_NODE)
+    {
+        let node = std::sync::Arc::new(kas_node_authorizer::start(etcd.clone()).await?);
+        provided.node = Some(node.clone());
+        provided.node_rules = Some(node);
+    }
     // The authorizer of --authorization-mode, for the decisions made inside requests
     // (admission plugins asking whether the user may approve, sign, bind; the reviews).
     let authorizer = kas_auth::authorization::build(authorization_modes, &provided)

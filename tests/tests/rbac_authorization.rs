@@ -298,3 +298,59 @@ fn rbac_writes_that_would_escalate_are_refused() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+#[tokio::test]
+async fn a_kubelet_reads_only_what_its_pods_use() {
+    let c = start_cluster(|_| {});
+    for manifest in [
+        r#"{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mine"}, "data": {}}"#,
+        r#"{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "other"}, "data": {}}"#,
+        r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "n1",
+            "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "s", "secret": {"secretName": "mine"}}]}}"#,
+    ] {
+        let out = c.kubectl_stdin(&["create"], manifest);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let cert = c
+        .pki()
+        .issue_user("system:node:n1", Some("system:nodes"))
+        .unwrap();
+    let tls = Tls::new(&c.pki().ca.cert, Some((&cert.cert, &cert.key)), Proto::H2).unwrap();
+    let start = Instant::now();
+    while get(&c, 0, "/api/v1/namespaces/default/secrets/mine", &tls, &[])
+        .await
+        .0
+        != 200
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the graph never linked the pod"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, body) = get(&c, 0, "/api/v1/namespaces/default/secrets/other", &tls, &[]).await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body["message"],
+        r#"secrets "other" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object"#
+    );
+    // The static node rules: its node may be read, and services listed.
+    assert_eq!(get(&c, 0, "/api/v1/services", &tls, &[]).await.0, 200);
+    // Another node's kubelet cannot read the first one's secret.
+    let cert = c
+        .pki()
+        .issue_user("system:node:n2", Some("system:nodes"))
+        .unwrap();
+    let n2 = Tls::new(&c.pki().ca.cert, Some((&cert.cert, &cert.key)), Proto::H2).unwrap();
+    assert_eq!(
+        get(&c, 0, "/api/v1/namespaces/default/secrets/mine", &n2, &[])
+            .await
+            .0,
+        403
+    );
+}

@@ -524,7 +524,7 @@ pub fn role_args(
                 &path(&pki.tokens_csv),
                 "--anonymous-auth=true",
             ]);
-            push(&["--authorization-mode", "RBAC"]);
+            push(&["--authorization-mode", "Node,RBAC"]);
             push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
             push(&[
                 "--service-account-key-file",
@@ -537,7 +537,7 @@ pub fn role_args(
             // vouches for, and its admission and review APIs ask the same authorizer.
             // Extensions is reached only through them, already authorized.
             if role == Role::Core {
-                push(&["--authorization-mode", "RBAC"]);
+                push(&["--authorization-mode", "Node,RBAC"]);
                 push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
                 push(&[
                     "--service-account-key-file",

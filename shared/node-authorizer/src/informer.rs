@@ -295,3 +295,23 @@ fn identity(kind: Kind, o: &ObjectRef) -> Result<(String, String)> {
 #[cfg(test)]
 #[path = "informer_tests.rs"]
 mod tests;
+
+/// The Node authorizer over a graph that follows `storage` under the core role's keys,
+/// synced (up to 30 s) before a role serves, with upstream's `NodeRules` as its static
+/// rules. Field selectors are not passed to authorizers here, so the 1.32+ checks of a
+/// kubelet's pod and node lists by selector are off and those fall to the static rules,
+/// as before `AuthorizeNodeWithSelectors`.
+pub async fn start(
+    storage: Arc<dyn Storage>,
+) -> std::result::Result<crate::NodeAuthorizer, String> {
+    let graph = follow(Sources::new(storage));
+    if !graph.wait_synced(Duration::from_secs(30)).await {
+        return Err("the Node authorizer's graph did not sync within 30s".to_owned());
+    }
+    let rules = kas_rbac::bootstrap::node_rules()
+        .iter()
+        .map(kas_rbac::PolicyRule::from_value)
+        .collect::<kas_rbac::Result<Vec<_>>>()
+        .map_err(|e| e.to_string())?;
+    Ok(crate::NodeAuthorizer::new(graph, rules).with_selectors(false))
+}

@@ -15,5 +15,5 @@ pub mod populator;
 pub use authorizer::{NodeAuthorizer, node_identity};
 pub use error::{Error, Result};
 pub use graph::{Graph, PathError, VertexType};
-pub use informer::{Sources, follow};
+pub use informer::{Sources, follow, start};
 pub use populator::{NodeBound, PersistentVolume, Pod};

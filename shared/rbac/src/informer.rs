@@ -151,3 +151,13 @@ async fn list_and_watch(
 #[cfg(test)]
 #[path = "informer_tests.rs"]
 mod tests;
+
+/// Follows `storage` under the core role's keys and waits (up to 30 s) for the first list
+/// of every kind, as a role does before it serves.
+pub async fn start(storage: Arc<dyn Storage>) -> std::result::Result<Arc<Index>, String> {
+    let index = follow(Sources::new(storage));
+    if !index.wait_synced(Duration::from_secs(30)).await {
+        return Err("the RBAC index did not sync within 30s".to_owned());
+    }
+    Ok(index)
+}

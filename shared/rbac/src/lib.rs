@@ -8,6 +8,7 @@
 //! on etcd, HTTP or the registry: callers map its messages to a `Status`.
 
 pub mod authorizer;
+pub mod bootstrap;
 mod error;
 pub mod escalation;
 pub mod index;
@@ -20,6 +21,6 @@ mod testutil;
 pub use authorizer::RbacAuthorizer;
 pub use error::{Error, Result};
 pub use index::{Doc, Index, Kind, RoleRef};
-pub use informer::{Sources, follow};
+pub use informer::{Sources, follow, start};
 pub use resolver::{DefaultRuleResolver, RuleSource, Visit};
 pub use rules::PolicyRule;

@@ -49,7 +49,7 @@ fn each_role_gets_its_flags() {
         Some(p(&pki.tokens_csv).as_str())
     );
     assert!(agg.contains(&"--anonymous-auth=true".to_string()));
-    assert_eq!(flag(&agg, "--authorization-mode"), Some("RBAC"));
+    assert_eq!(flag(&agg, "--authorization-mode"), Some("Node,RBAC"));
     let issuer = Some(SERVICE_ACCOUNT_ISSUER);
     assert_eq!(flag(&agg, "--service-account-issuer"), issuer);
     let public_key = p(&pki.service_account.cert);
@@ -115,7 +115,7 @@ fn each_role_gets_its_flags() {
         flag(&core, "--requestheader-uid-headers"),
         Some("X-Remote-Uid")
     );
-    assert_eq!(flag(&core, "--authorization-mode"), Some("RBAC"));
+    assert_eq!(flag(&core, "--authorization-mode"), Some("Node,RBAC"));
     assert_eq!(
         flag(&core, "--service-account-signing-key-file"),
         Some(p(&pki.service_account.key).as_str())

@@ -84,7 +84,7 @@ pub const MODE_ALWAYS_DENY: &str = "AlwaysDeny";
 pub const MODE_RBAC: &str = "RBAC";
 pub const MODE_NODE: &str = "Node";
 /// Modes kube-apiserver has that this server does not implement yet.
-const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook", MODE_NODE];
+const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook"];
 
 /// The authorizers of modes whose state a role keeps itself (RBAC's index of roles and
 /// bindings, fed by a watch): the role builds them and [`build`] places them in order.
@@ -93,6 +93,9 @@ pub struct ModeAuthorizers {
     pub rbac: Option<DynAuthorizer>,
     /// RBAC's rules, for SelfSubjectRulesReview.
     pub rbac_rules: Option<DynRuleResolver>,
+    /// The Node authorizer (over its graph of pods and what they use) and its rules.
+    pub node: Option<DynAuthorizer>,
+    pub node_rules: Option<DynRuleResolver>,
 }
 
 /// Upstream's union of the modes' rule resolvers (`authorizer.Config.New`'s second
@@ -106,6 +109,7 @@ pub fn build_rule_resolver(modes: &[String], provided: &ModeAuthorizers) -> DynR
                 MODE_ALWAYS_ALLOW => Some(Arc::new(AlwaysAllow)),
                 MODE_ALWAYS_DENY => Some(Arc::new(AlwaysDeny)),
                 MODE_RBAC => provided.rbac_rules.clone(),
+                MODE_NODE => provided.node_rules.clone(),
                 _ => None,
             }
         })
@@ -139,6 +143,14 @@ pub fn build(modes: &[String], provided: &ModeAuthorizers) -> Result<DynAuthoriz
                 None => {
                     return Err(config_err(
                         "authorization mode \"RBAC\" needs etcd (--etcd-servers) to watch roles and bindings".to_owned(),
+                    ));
+                }
+            },
+            MODE_NODE => match &provided.node {
+                Some(node) => node.clone(),
+                None => {
+                    return Err(config_err(
+                        "authorization mode \"Node\" needs etcd (--etcd-servers) to follow pods and what they use".to_owned(),
                     ));
                 }
             },
@@ -225,7 +237,13 @@ mod tests {
 
     #[test]
     fn unsupported_unknown_and_empty_modes_are_config_errors() {
-        for bad in [&["RBAC"][..], &["AlwaysAllow", "Node"], &["Bogus"], &[]] {
+        for bad in [
+            &["RBAC"][..],
+            &["AlwaysAllow", "Node"],
+            &["Bogus"],
+            &[],
+            &["ABAC"],
+        ] {
             let err = build_with(&modes(bad)).err().unwrap();
             assert!(matches!(err, Error::Config { .. }), "{err}");
         }

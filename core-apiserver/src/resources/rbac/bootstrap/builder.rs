@@ -4,110 +4,15 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::{GROUP_KIND, GROUP_NAME, SERVICE_ACCOUNT_KIND, USER_KIND};
+pub use kas_rbac::bootstrap::{READ, READ_UPDATE, READ_WRITE, Rule, WRITE, groups, rule};
 
-/// The API groups the policy names (upstream's `legacyGroup`, `appsGroup`...).
-pub mod groups {
-    pub const LEGACY: &str = "";
-    pub const ADMISSION_REGISTRATION: &str = "admissionregistration.k8s.io";
-    pub const APPS: &str = "apps";
-    pub const AUTHENTICATION: &str = "authentication.k8s.io";
-    pub const AUTHORIZATION: &str = "authorization.k8s.io";
-    pub const AUTOSCALING: &str = "autoscaling";
-    pub const BATCH: &str = "batch";
-    pub const CERTIFICATES: &str = "certificates.k8s.io";
-    pub const COORDINATION: &str = "coordination.k8s.io";
-    pub const DISCOVERY: &str = "discovery.k8s.io";
-    pub const EVENTS: &str = "events.k8s.io";
-    pub const EXTENSIONS: &str = "extensions";
-    pub const NETWORKING: &str = "networking.k8s.io";
-    pub const POLICY: &str = "policy";
-    pub const RBAC: &str = "rbac.authorization.k8s.io";
-    pub const STORAGE: &str = "storage.k8s.io";
-}
+use super::super::{GROUP_KIND, GROUP_NAME, SERVICE_ACCOUNT_KIND, USER_KIND};
 
 /// Upstream `rbacv1.AutoUpdateAnnotationKey`.
 pub const AUTO_UPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
 
 /// Upstream `bootstrappolicy.Label`'s key and value.
 pub const BOOTSTRAPPING_LABEL: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
-
-/// The verb sets of upstream's `bootstrappolicy` (`Read`, `Write`, `ReadWrite`,
-/// `ReadUpdate`).
-pub const READ: &[&str] = &["get", "list", "watch"];
-pub const WRITE: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
-pub const READ_WRITE: &[&str] = &[
-    "get",
-    "list",
-    "watch",
-    "create",
-    "update",
-    "patch",
-    "delete",
-    "deletecollection",
-];
-pub const READ_UPDATE: &[&str] = &["get", "list", "watch", "update", "patch"];
-
-/// A PolicyRule under construction, after upstream's `PolicyRuleBuilder`; [`Rule::build`]
-/// sorts every list as its `Rule()` does.
-#[derive(Clone, Debug, Default)]
-pub struct Rule {
-    verbs: Vec<&'static str>,
-    groups: Vec<&'static str>,
-    resources: Vec<&'static str>,
-    names: Vec<&'static str>,
-    urls: Vec<&'static str>,
-}
-
-/// Upstream `NewRule(verbs...)`.
-pub fn rule(verbs: &[&'static str]) -> Rule {
-    Rule {
-        verbs: verbs.to_vec(),
-        ..Rule::default()
-    }
-}
-
-impl Rule {
-    pub fn groups(mut self, groups: &[&'static str]) -> Self {
-        self.groups.extend_from_slice(groups);
-        self
-    }
-
-    pub fn resources(mut self, resources: &[&'static str]) -> Self {
-        self.resources.extend_from_slice(resources);
-        self
-    }
-
-    pub fn names(mut self, names: &[&'static str]) -> Self {
-        self.names.extend_from_slice(names);
-        self
-    }
-
-    pub fn urls(mut self, urls: &[&'static str]) -> Self {
-        self.urls.extend_from_slice(urls);
-        self
-    }
-
-    /// The rule as the API writes it: each list sorted, empty lists omitted.
-    pub fn build(self) -> Value {
-        let mut out = Map::new();
-        let fields = [
-            ("apiGroups", self.groups),
-            ("nonResourceURLs", self.urls),
-            ("resourceNames", self.names),
-            ("resources", self.resources),
-            ("verbs", self.verbs),
-        ];
-        for (key, mut items) in fields {
-            if items.is_empty() {
-                continue;
-            }
-            items.sort_unstable();
-            out.insert(key.to_owned(), json!(items));
-        }
-        Value::Object(out)
-    }
-}
 
 /// Upstream's `eventsRule`: events written in the core and events.k8s.io groups.
 pub fn events_rule() -> Value {
