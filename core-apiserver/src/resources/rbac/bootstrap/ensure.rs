@@ -23,7 +23,7 @@ use crate::resources::rbac::GROUP_NAME;
 /// How often one object is reconciled again after losing a race.
 const ATTEMPTS: usize = 5;
 /// How many objects are reconciled at once.
-const CONCURRENCY: usize = 8;
+const CONCURRENCY: usize = 32;
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 const POLL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -180,8 +180,16 @@ fn describe(kind: &str, obj: &Value, failure: &Failure) -> String {
     )
 }
 
-async fn get(store: &Store, namespace: &str, name: &str) -> Result<Option<Value>, Failure> {
-    match store.get(namespace, name, None).await {
+/// The stored object: from the watch cache on a first attempt (`fresh` false), which the
+/// start waited to be ready, else from etcd, after a write lost a race to a newer state.
+async fn get(
+    store: &Store,
+    namespace: &str,
+    name: &str,
+    fresh: bool,
+) -> Result<Option<Value>, Failure> {
+    let resource_version = (!fresh).then(|| "0".to_owned());
+    match store.get(namespace, name, resource_version).await {
         Ok(o) => Ok(Some(o.value().map_err(kas_registry::Error::from)?)),
         Err(e) if e.to_status().code == 404 => Ok(None),
         Err(e) => Err(e.into()),
@@ -194,15 +202,16 @@ fn lost_race(failure: &Failure) -> bool {
     matches!(failure.code, 404 | 409)
 }
 
-/// Runs `attempt` again (it reads afresh) while it loses races, a few times at most.
+/// Runs `attempt` again (reading afresh: its argument is whether to) while it loses
+/// races, a few times at most.
 async fn retry_lost_races<F, Fut>(mut attempt: F) -> Result<(), Failure>
 where
-    F: FnMut() -> Fut,
+    F: FnMut(bool) -> Fut,
     Fut: std::future::Future<Output = Result<(), Failure>>,
 {
     let mut last = None;
-    for _ in 0..ATTEMPTS {
-        match attempt().await {
+    for i in 0..ATTEMPTS {
+        match attempt(i > 0).await {
             Err(f) if lost_race(&f) => last = Some(f),
             done => return done,
         }
@@ -215,15 +224,15 @@ where
 
 /// Upstream `ReconcileRoleOptions.Run` for one ClusterRole or Role.
 async fn reconcile_role(store: &Store, expected: &Value) -> Result<(), Failure> {
-    retry_lost_races(|| reconcile_role_once(store, expected)).await
+    retry_lost_races(|fresh| reconcile_role_once(store, expected, fresh)).await
 }
 
-async fn reconcile_role_once(store: &Store, expected: &Value) -> Result<(), Failure> {
+async fn reconcile_role_once(store: &Store, expected: &Value, fresh: bool) -> Result<(), Failure> {
     let (ns, name) = (
         kas_registry::meta::namespace(expected),
         kas_registry::meta::name(expected),
     );
-    let result = match get(store, ns, name).await? {
+    let result = match get(store, ns, name, fresh).await? {
         None => reconcile::role_to_create(expected),
         Some(existing) => reconcile::compute_reconciled_role(&existing, expected),
     };
@@ -251,15 +260,19 @@ async fn reconcile_role_once(store: &Store, expected: &Value) -> Result<(), Fail
 
 /// Upstream `ReconcileRoleBindingOptions.Run` for one ClusterRoleBinding or RoleBinding.
 async fn reconcile_binding(store: &Store, expected: &Value) -> Result<(), Failure> {
-    retry_lost_races(|| reconcile_binding_once(store, expected)).await
+    retry_lost_races(|fresh| reconcile_binding_once(store, expected, fresh)).await
 }
 
-async fn reconcile_binding_once(store: &Store, expected: &Value) -> Result<(), Failure> {
+async fn reconcile_binding_once(
+    store: &Store,
+    expected: &Value,
+    fresh: bool,
+) -> Result<(), Failure> {
     let (ns, name) = (
         kas_registry::meta::namespace(expected),
         kas_registry::meta::name(expected),
     );
-    let existing = get(store, ns, name).await?;
+    let existing = get(store, ns, name, fresh).await?;
     let result = match &existing {
         None => reconcile::binding_to_create(expected),
         Some(existing) => reconcile::compute_reconciled_binding(existing, expected),
@@ -315,10 +328,10 @@ async fn recreate(store: &Store, existing: &Value, expected: Value) -> Result<()
 /// unless that exists.
 async fn prime_aggregated_cluster_roles(store: &Store, policy: &PolicyData) -> Result<(), Failure> {
     for (old, new) in policy.cluster_roles_to_aggregate {
-        if get(store, "", new).await?.is_some() {
+        if get(store, "", new, true).await?.is_some() {
             continue;
         }
-        let Some(mut existing) = get(store, "", old).await? else {
+        let Some(mut existing) = get(store, "", old, true).await? else {
             continue;
         };
         if existing
@@ -351,11 +364,11 @@ async fn prime_aggregated_cluster_roles(store: &Store, policy: &PolicyData) -> R
 /// exist yet, it is created with the older one's subjects, labels and annotations.
 async fn prime_split_bindings(store: &Store, policy: &PolicyData) -> Result<(), Failure> {
     for (source, template) in &policy.cluster_role_bindings_to_split {
-        let Some(existing) = get(store, "", source).await? else {
+        let Some(existing) = get(store, "", source, true).await? else {
             continue;
         };
         let target = kas_registry::meta::name(template);
-        if get(store, "", target).await?.is_some() {
+        if get(store, "", target, true).await?.is_some() {
             continue;
         }
         tracing::info!(from = %source, to = %target, "copying subjects, labels, and annotations");
