@@ -96,6 +96,27 @@ impl TestCluster {
         format!("Bearer {}", self.pki().admin_token)
     }
 
+    /// A kubeconfig for aggregator replica `replica` whose user `name` presents
+    /// `credential` (a client certificate of the cluster's CA, or a bearer token).
+    pub fn kubeconfig_for(
+        &self,
+        replica: usize,
+        name: &str,
+        credential: kas_local::kubeconfig::Credential<'_>,
+    ) -> PathBuf {
+        let kind = match credential {
+            kas_local::kubeconfig::Credential::Token(_) => "token",
+            kas_local::kubeconfig::Credential::Certificate(_) => "cert",
+        };
+        let path = self
+            .state_dir()
+            .join(format!("kubeconfig-{kind}-{name}-{replica}"));
+        let server = self.url(Role::Aggregator, replica);
+        kas_local::kubeconfig::write_for(&path, &server, &self.pki().ca.cert, name, credential)
+            .expect("kubeconfig");
+        path
+    }
+
     /// Runs kubectl against the aggregator with the cluster's kubeconfig.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new("kubectl")

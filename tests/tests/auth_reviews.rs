@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kas_e2e::{Role, TestCluster, start_cluster};
+use kas_e2e::{TestCluster, start_cluster};
+use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
 
 fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
@@ -30,20 +31,12 @@ fn stderr(out: &std::process::Output) -> String {
 /// A kubeconfig for `name` with a client certificate of the cluster's CA.
 fn cert_user(c: &TestCluster, name: &str) -> PathBuf {
     let cert = c.pki().issue_user(name, None).unwrap();
-    let path = c.state_dir().join(format!("kubeconfig-{name}"));
-    let credential = kas_local::kubeconfig::Credential::Certificate(&cert);
-    let server = c.url(Role::Aggregator, 0);
-    kas_local::kubeconfig::write_for(&path, &server, &c.pki().ca.cert, name, credential).unwrap();
-    path
+    c.kubeconfig_for(0, name, Credential::Certificate(&cert))
 }
 
 /// A kubeconfig that presents `token`.
 fn token_user(c: &TestCluster, name: &str, token: &str) -> PathBuf {
-    let path = c.state_dir().join(format!("kubeconfig-token-{name}"));
-    let credential = kas_local::kubeconfig::Credential::Token(token);
-    let server = c.url(Role::Aggregator, 0);
-    kas_local::kubeconfig::write_for(&path, &server, &c.pki().ca.cert, name, credential).unwrap();
-    path
+    c.kubeconfig_for(0, name, Credential::Token(token))
 }
 
 fn whoami(kubeconfig: &Path) -> Value {

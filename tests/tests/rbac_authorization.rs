@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use http::Method;
 use kas_e2e::client::{Proto, Tls, request};
 use kas_e2e::{Role, TestCluster, start_cluster};
+use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
 
 /// A user whose client certificate the cluster's CA signed, with a kubeconfig per
@@ -23,19 +24,7 @@ struct User {
 fn user(c: &TestCluster, name: &str) -> User {
     let cert = c.pki().issue_user(name, None).expect("user certificate");
     let kubeconfigs = (0..c.replicas(Role::Aggregator))
-        .map(|i| {
-            let path = c.state_dir().join(format!("kubeconfig-{name}-{i}"));
-            let credential = kas_local::kubeconfig::Credential::Certificate(&cert);
-            kas_local::kubeconfig::write_for(
-                &path,
-                &c.url(Role::Aggregator, i),
-                &c.pki().ca.cert,
-                name,
-                credential,
-            )
-            .expect("kubeconfig");
-            path
-        })
+        .map(|i| c.kubeconfig_for(i, name, Credential::Certificate(&cert)))
         .collect();
     let tls = Tls::new(&c.pki().ca.cert, Some((&cert.cert, &cert.key)), Proto::H2).unwrap();
     User {
