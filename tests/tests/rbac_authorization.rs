@@ -328,8 +328,17 @@ async fn a_kubelet_reads_only_what_its_pods_use() {
         body["message"],
         r#"secrets "other" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object"#
     );
-    // The static node rules: its node may be read, and services listed.
+    // The static node rules: services may be listed.
     assert_eq!(get(&c, 0, "/api/v1/services", &tls, &[]).await.0, 200);
+    // 1.33's selector checks: a kubelet lists its own pods only.
+    let own = "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1";
+    assert_eq!(get(&c, 0, own, &tls, &[]).await.0, 200);
+    let (status, body) = get(&c, 0, "/api/v1/pods", &tls, &[]).await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body["message"],
+        r#"pods is forbidden: User "system:node:n1" cannot list resource "pods" in API group "" at the cluster scope: can only list/watch pods with spec.nodeName field selector"#
+    );
     // Another node's kubelet cannot read the first one's secret.
     let cert = c
         .pki()

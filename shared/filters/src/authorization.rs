@@ -70,7 +70,14 @@ fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
         resource: take(&mut info.resource),
         subresource: take(&mut info.subresource),
         name: take(&mut info.name),
+        field_selector: String::new(),
     };
+    if attrs.is_resource_request
+        && let Some(query) = req.uri().query().filter(|q| q.contains("fieldSelector="))
+    {
+        let query = kas_endpoints::url::Query::parse(query);
+        attrs.field_selector = query.first("fieldSelector").unwrap_or_default().to_owned();
+    }
     if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
         attrs.user = std::mem::take(user);
     }
@@ -280,6 +287,7 @@ mod tests {
                 resource: "deployments".into(),
                 subresource: "status".into(),
                 name: "d1".into(),
+                field_selector: String::new(),
             }
         );
     }

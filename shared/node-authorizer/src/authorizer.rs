@@ -376,7 +376,15 @@ impl Authorizer for NodeAuthorizer {
         &'a self,
         attrs: &'a Attributes,
     ) -> BoxFuture<'a, kas_auth::Result<(Decision, String)>> {
-        futures_util::future::ready(Ok(self.decide(attrs))).boxed()
+        // Upstream's `AuthorizeWithSelectors`: the request's field selector's requirements;
+        // one that does not parse has none.
+        let fields = match attrs.field_selector.as_str() {
+            "" => Vec::new(),
+            raw => kas_apimachinery::fields::parse_selector(raw)
+                .map(|s| s.requirements())
+                .unwrap_or_default(),
+        };
+        futures_util::future::ready(Ok(self.decide_with_fields(attrs, &fields))).boxed()
     }
 }
 

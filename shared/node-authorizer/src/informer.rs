@@ -298,9 +298,8 @@ mod tests;
 
 /// The Node authorizer over a graph that follows `storage` under the core role's keys,
 /// synced (up to 30 s) before a role serves, with upstream's `NodeRules` as its static
-/// rules. Field selectors are not passed to authorizers here, so the 1.32+ checks of a
-/// kubelet's pod and node lists by selector are off and those fall to the static rules,
-/// as before `AuthorizeNodeWithSelectors`.
+/// rules and 1.33's `AuthorizeNodeWithSelectors` (a kubelet lists and watches only its own
+/// pods, by field selector).
 pub async fn start(
     storage: Arc<dyn Storage>,
 ) -> std::result::Result<crate::NodeAuthorizer, String> {
@@ -313,5 +312,5 @@ pub async fn start(
         .map(kas_rbac::PolicyRule::from_value)
         .collect::<kas_rbac::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
-    Ok(crate::NodeAuthorizer::new(graph, rules).with_selectors(false))
+    Ok(crate::NodeAuthorizer::new(graph, rules))
 }

@@ -28,6 +28,13 @@ pub(crate) fn resource_attributes_from(user: UserInfo, ra: &Value) -> Attributes
         resource: str_of(ra, "resource").to_owned(),
         subresource: str_of(ra, "subresource").to_owned(),
         name: str_of(ra, "name").to_owned(),
+        // The raw form reaches the authorizers that look (structured requirements are
+        // validated, not passed on).
+        field_selector: ra
+            .pointer("/fieldSelector/rawSelector")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     }
 }
 
@@ -235,6 +242,7 @@ mod tests {
                 resource: "deployments".into(),
                 subresource: "scale".into(),
                 name: "mydeployment".into(),
+                field_selector: String::new(),
             }
         );
         let spec = json!({"user": "u", "uid": "1", "groups": ["g"], "extra": {"k": ["v"]},

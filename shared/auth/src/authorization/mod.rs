@@ -28,6 +28,10 @@ pub struct Attributes {
     pub resource: String,
     pub subresource: String,
     pub name: String,
+    /// The request's `fieldSelector`, as sent (decoded from the query); empty without one.
+    /// Upstream's `AuthorizeWithSelectors` (beta, on in 1.33) parses it for the authorizers
+    /// that look (the Node authorizer, for kubelets' lists of their pods).
+    pub field_selector: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -544,6 +544,7 @@ async fn attributes_as_upstream_builds_them() {
             resource: res.into(),
             subresource: sub.into(),
             name: name.into(),
+            field_selector: String::new(),
         };
     let auth = AUTHENTICATION_GROUP;
     assert_eq!(
