@@ -1,136 +1,9 @@
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use async_trait::async_trait;
-use kas_storage::{
-    GetOptions, ListResult, Object, ObjectRef, Preconditions, UpdateFn, ValidateDeletionFn,
-    WatchStream,
-};
-use serde_json::Value;
-use tokio::sync::mpsc;
-
 use super::*;
 use crate::RbacAuthorizer;
 use crate::testutil::*;
 use kas_auth::authorization::Decision;
 
-/// A storage that serves lists from a map and watches from channels the test feeds.
-#[derive(Default)]
-struct Fake {
-    items: Mutex<HashMap<String, Vec<ObjectRef>>>,
-    revision: Mutex<u64>,
-    lists: Mutex<HashMap<String, usize>>,
-    watches: Mutex<Vec<Watch>>,
-}
-
-/// An open watch: its key, its resourceVersion and where its events go.
-type Watch = (String, Option<String>, mpsc::UnboundedSender<WatchEvent>);
-
-fn unsupported<T>() -> kas_storage::Result<T> {
-    Err(StorageError::internal("not in the fake"))
-}
-
-#[async_trait]
-impl Storage for Fake {
-    async fn create(&self, _: &str, _: Value, _: Option<i64>) -> kas_storage::Result<ObjectRef> {
-        unsupported()
-    }
-    async fn get(&self, _: &str, _: &GetOptions) -> kas_storage::Result<Option<ObjectRef>> {
-        unsupported()
-    }
-    async fn list(&self, key: &str, opts: &ListOptions) -> kas_storage::Result<ListResult> {
-        assert!(opts.recursive);
-        *self
-            .lists
-            .lock()
-            .unwrap()
-            .entry(key.to_owned())
-            .or_default() += 1;
-        Ok(ListResult {
-            items: self
-                .items
-                .lock()
-                .unwrap()
-                .get(key)
-                .cloned()
-                .unwrap_or_default(),
-            resource_version: *self.revision.lock().unwrap(),
-            ..ListResult::default()
-        })
-    }
-    async fn guaranteed_update(
-        &self,
-        _: &str,
-        _: &Preconditions,
-        _: bool,
-        _: &UpdateFn<'_>,
-        _: Option<ObjectRef>,
-        _: Option<i64>,
-    ) -> kas_storage::Result<ObjectRef> {
-        unsupported()
-    }
-    async fn delete(
-        &self,
-        _: &str,
-        _: &Preconditions,
-        _: &ValidateDeletionFn<'_>,
-        _: Option<ObjectRef>,
-    ) -> kas_storage::Result<ObjectRef> {
-        unsupported()
-    }
-    async fn watch(&self, key: &str, opts: &WatchOptions) -> kas_storage::Result<WatchStream> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.watches
-            .lock()
-            .unwrap()
-            .push((key.to_owned(), opts.resource_version.clone(), tx));
-        Ok(Box::pin(futures_util::stream::unfold(
-            rx,
-            |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
-        )))
-    }
-    async fn count(&self, _: &str) -> kas_storage::Result<i64> {
-        unsupported()
-    }
-    async fn current_revision(&self) -> kas_storage::Result<u64> {
-        Ok(*self.revision.lock().unwrap())
-    }
-}
-
-impl Fake {
-    fn object(&self, key: &str, value: &Value) -> ObjectRef {
-        let mut rv = self.revision.lock().unwrap();
-        *rv += 1;
-        Arc::new(Object::new(key, *rv, value.clone()).unwrap())
-    }
-
-    fn set_list(&self, key: &str, values: &[Value]) {
-        let objects = values.iter().map(|v| self.object(key, v)).collect();
-        self.items.lock().unwrap().insert(key.to_owned(), objects);
-    }
-
-    /// Sends `event` to the open watches of `key`; how many got it.
-    fn send(&self, key: &str, event: impl Fn() -> WatchEvent) -> usize {
-        let watches = self.watches.lock().unwrap();
-        watches
-            .iter()
-            .filter(|(k, _, tx)| k == key && tx.send(event()).is_ok())
-            .count()
-    }
-
-    fn open_watches(&self, key: &str) -> Vec<Option<String>> {
-        let watches = self.watches.lock().unwrap();
-        watches
-            .iter()
-            .filter(|(k, _, tx)| k == key && !tx.is_closed())
-            .map(|(_, rv, _)| rv.clone())
-            .collect()
-    }
-
-    fn list_calls(&self, key: &str) -> usize {
-        self.lists.lock().unwrap().get(key).copied().unwrap_or(0)
-    }
-}
+use kas_storage::fake::ListWatchFake as Fake;
 
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     for _ in 0..500 {
@@ -171,7 +44,7 @@ async fn lists_watches_relists_and_stops() {
             .all(|k| fake.open_watches(Sources::new(fake.clone()).key(*k)).len() == 1)
     })
     .await;
-    let listed_at = fake.revision.lock().unwrap().to_string();
+    let listed_at = fake.revision().to_string();
     assert_eq!(fake.open_watches("/roles"), [Some(listed_at)]);
 
     // Events apply.
@@ -234,10 +107,7 @@ async fn a_watch_that_ends_resumes_from_the_last_revision() {
     fake.send("/roles", || WatchEvent::Bookmark(40));
     eventually("the role", || index.len(Kind::Role) == 1).await;
     // End the watch: drop our senders.
-    fake.watches
-        .lock()
-        .unwrap()
-        .retain(|(k, _, _)| k != "/roles");
+    fake.end_watches("/roles");
     eventually("the new watch", || {
         fake.open_watches("/roles") == [Some("40".to_owned())]
     })

@@ -11,6 +11,8 @@
 pub mod attrs;
 mod continue_token;
 mod error;
+#[cfg(feature = "testing")]
+pub mod fake;
 mod interface;
 mod object;
 mod options;
