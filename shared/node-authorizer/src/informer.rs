@@ -1,23 +1,17 @@
 //! Keeps a [`Graph`] in step with storage, as upstream's graph populator follows its
-//! shared informers: per kind, a list, then a watch from the list's resourceVersion; a
-//! watch that ends is resumed from the last revision seen, and one that fails (410 Gone
-//! after a compaction, or any other error) is followed by a fresh list.
+//! shared informers: per kind, kas-storage's reflector (a list, then a watch from the
+//! list's resourceVersion, listed again when it fails).
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError, Weak};
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use kas_storage::{
-    Error as StorageError, ListOptions, ObjectRef, Storage, WatchEvent, WatchOptions,
-};
+use kas_storage::reflector::Reflect;
+use kas_storage::{ObjectRef, Storage, WatchEvent};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::{Graph, SYNC_ATTACHMENTS, SYNC_PODS, SYNC_PVS, SYNC_SLICES, VertexType};
 use crate::populator::{NodeBound, PersistentVolume, Pod};
-
-/// How long to wait before listing again after a failure.
-const RETRY: Duration = Duration::from_secs(1);
 
 /// Where the objects the graph is built from are stored (the core role's stores key them
 /// as `/<resource>/<namespace>/<name>` under its etcd prefix).
@@ -114,80 +108,19 @@ pub fn follow(sources: Sources) -> Arc<Graph> {
 }
 
 async fn run(graph: Weak<Graph>, storage: Arc<dyn Storage>, key: String, kind: Kind) {
-    while graph.strong_count() > 0 {
-        match list_and_watch(&graph, &*storage, &key, kind).await {
-            Ok(()) => {}
-            Err(Error::Storage(StorageError::Expired { .. })) => {
-                tracing::debug!(
-                    kind = kind.as_str(),
-                    "node graph watch expired; listing again"
-                );
-            }
-            Err(e) => {
-                tracing::warn!(kind = kind.as_str(), error = %e, "following objects for the node graph");
-                tokio::time::sleep(RETRY).await;
-            }
-        }
-    }
-}
-
-/// Lists `key` into the graph, then applies its watch until the graph is dropped or the
-/// watch fails.
-async fn list_and_watch(
-    graph: &Weak<Graph>,
-    storage: &dyn Storage,
-    key: &str,
-    kind: Kind,
-) -> Result<()> {
-    let opts = ListOptions {
-        recursive: true,
-        ..ListOptions::default()
+    let replace = move |graph: &Graph, items: &[ObjectRef]| {
+        replace(graph, kind, items);
+        graph.mark_synced(kind.bit());
     };
-    let list = storage.list(key, &opts).await?;
-    let Some(strong) = graph.upgrade() else {
-        return Ok(());
+    let apply = move |graph: &Graph, event: &WatchEvent| {
+        apply(graph, kind, event).map_err(|e| e.to_string())
     };
-    replace(&strong, kind, &list.items);
-    strong.mark_synced(kind.bit());
-    drop(strong);
-    let mut revision = list.resource_version;
-    loop {
-        let opts = WatchOptions {
-            resource_version: Some(revision.to_string()),
-            recursive: true,
-            progress_notify: true,
-            ..WatchOptions::default()
-        };
-        let mut events = storage.watch(key, &opts).await?;
-        let mut seen = false;
-        while let Some(event) = events.next().await {
-            let Some(strong) = graph.upgrade() else {
-                return Ok(());
-            };
-            let at = match &event {
-                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
-                    o.resource_version
-                }
-                WatchEvent::Bookmark(rv) | WatchEvent::InitialEventsEnd(rv) => *rv,
-                WatchEvent::Error(_) => 0,
-            };
-            if let WatchEvent::Error(e) = event {
-                return Err(e.into());
-            }
-            revision = revision.max(at);
-            seen = true;
-            if let Err(e) = apply(&strong, kind, &event) {
-                tracing::warn!(error = %e, "skipping object for the node graph");
-            }
-        }
-        if graph.strong_count() == 0 {
-            return Ok(());
-        }
-        if !seen {
-            // A watch that ends at once must not turn into a busy loop.
-            tokio::time::sleep(RETRY).await;
-        }
-    }
+    let reflect = Reflect {
+        what: "objects for the node graph",
+        replace: &replace,
+        apply: &apply,
+    };
+    kas_storage::reflector::run(graph, &*storage, &key, reflect).await;
 }
 
 /// Applies one watch event, as upstream's populator handlers do. An update re-adds the

@@ -92,7 +92,7 @@ async fn lists_watches_relists_and_stops() {
     // A 410 Gone lists again, which drops what the list no longer has.
     fake.set_list("/volumeattachments", &[]);
     fake.send("/volumeattachments", || {
-        WatchEvent::Error(StorageError::watch_expired(Some(1), Some(5)))
+        WatchEvent::Error(kas_storage::Error::watch_expired(Some(1), Some(5)))
     });
     eventually("the relist", || fake.list_calls("/volumeattachments") == 2).await;
     eventually("the dropped attachment", || {

@@ -1,19 +1,14 @@
 //! Keeps an [`Index`] in step with storage, as upstream's shared informers keep their
-//! listers: per kind, a list, then a watch from the list's resourceVersion; a watch that
-//! ends is resumed from the last revision seen, and one that fails (410 Gone after a
-//! compaction, or any other error) is followed by a fresh list.
+//! listers: per kind, kas-storage's reflector (a list, then a watch from the list's
+//! resourceVersion, listed again when it fails).
 
 use std::sync::{Arc, PoisonError, Weak};
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use kas_storage::{Error as StorageError, ListOptions, Storage, WatchEvent, WatchOptions};
+use kas_storage::Storage;
+use kas_storage::reflector::Reflect;
 
-use crate::error::{Error, Result};
 use crate::index::{Index, Kind};
-
-/// How long to wait before listing again after a failure.
-const RETRY: Duration = Duration::from_secs(1);
 
 /// Where the RBAC objects are stored: one storage and the key prefix of each kind (the
 /// core role's stores key them as `/<resource>/<namespace>/<name>` under its etcd prefix).
@@ -71,86 +66,20 @@ pub fn follow(sources: Sources) -> Arc<Index> {
 }
 
 async fn run(index: Weak<Index>, storage: Arc<dyn Storage>, key: String, kind: Kind) {
-    while index.strong_count() > 0 {
-        match list_and_watch(&index, &*storage, &key, kind).await {
-            Ok(()) => {}
-            Err(Error::Storage(StorageError::Expired { .. })) => {
-                tracing::debug!(kind = kind.as_str(), "RBAC watch expired; listing again");
-            }
-            Err(e) => {
-                tracing::warn!(kind = kind.as_str(), error = %e, "following RBAC objects");
-                tokio::time::sleep(RETRY).await;
-            }
-        }
-    }
-}
-
-/// Lists `key` into the index, then applies its watch until the index is dropped or the
-/// watch fails.
-async fn list_and_watch(
-    index: &Weak<Index>,
-    storage: &dyn Storage,
-    key: &str,
-    kind: Kind,
-) -> Result<()> {
-    let list = storage
-        .list(
-            key,
-            &ListOptions {
-                recursive: true,
-                ..ListOptions::default()
-            },
-        )
-        .await?;
-    let Some(strong) = index.upgrade() else {
-        return Ok(());
+    let replace = move |index: &Index, items: &[kas_storage::ObjectRef]| {
+        index.replace(kind, items);
+        index.mark_synced(kind);
     };
-    strong.replace(kind, &list.items);
-    strong.mark_synced(kind);
-    drop(strong);
-    let mut revision = list.resource_version;
-    loop {
-        let opts = WatchOptions {
-            resource_version: Some(revision.to_string()),
-            recursive: true,
-            progress_notify: true,
-            ..WatchOptions::default()
-        };
-        let mut events = storage.watch(key, &opts).await?;
-        let mut seen = false;
-        while let Some(event) = events.next().await {
-            let Some(strong) = index.upgrade() else {
-                return Ok(());
-            };
-            let at = match &event {
-                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
-                    o.resource_version
-                }
-                WatchEvent::Bookmark(rv) | WatchEvent::InitialEventsEnd(rv) => *rv,
-                WatchEvent::Error(_) => 0,
-            };
-            if let WatchEvent::Error(e) = event {
-                return Err(e.into());
-            }
-            revision = revision.max(at);
-            seen = true;
-            if let Err(e) = strong.apply(kind, &event) {
-                tracing::warn!(error = %e, "skipping RBAC object");
-            }
-        }
-        if index.strong_count() == 0 {
-            return Ok(());
-        }
-        if !seen {
-            // A watch that ends at once must not turn into a busy loop.
-            tokio::time::sleep(RETRY).await;
-        }
-    }
+    let apply = move |index: &Index, event: &kas_storage::WatchEvent| {
+        index.apply(kind, event).map_err(|e| e.to_string())
+    };
+    let reflect = Reflect {
+        what: "RBAC objects",
+        replace: &replace,
+        apply: &apply,
+    };
+    kas_storage::reflector::run(index, &*storage, &key, reflect).await;
 }
-
-#[cfg(test)]
-#[path = "informer_tests.rs"]
-mod tests;
 
 /// Follows `storage` under the core role's keys and waits (up to 30 s) for the first list
 /// of every kind, as a role does before it serves.
@@ -161,3 +90,7 @@ pub async fn start(storage: Arc<dyn Storage>) -> std::result::Result<Arc<Index>,
     }
     Ok(index)
 }
+
+#[cfg(test)]
+#[path = "informer_tests.rs"]
+mod tests;

@@ -2,6 +2,7 @@ use super::*;
 use crate::RbacAuthorizer;
 use crate::testutil::*;
 use kas_auth::authorization::Decision;
+use kas_storage::WatchEvent;
 
 use kas_storage::fake::ListWatchFake as Fake;
 
@@ -69,7 +70,7 @@ async fn lists_watches_relists_and_stops() {
     // A 410 Gone lists again, which drops what the list no longer has.
     fake.set_list("/clusterroles", &[]);
     fake.send("/clusterroles", || {
-        WatchEvent::Error(StorageError::watch_expired(Some(1), Some(5)))
+        WatchEvent::Error(kas_storage::Error::watch_expired(Some(1), Some(5)))
     });
     eventually("the relist", || fake.list_calls("/clusterroles") == 2).await;
     eventually("the emptied roles", || index.len(Kind::ClusterRole) == 0).await;

@@ -17,6 +17,7 @@ mod interface;
 mod object;
 mod options;
 mod progress;
+pub mod reflector;
 #[cfg(feature = "testing")]
 pub mod testing;
 
