@@ -13,9 +13,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use kas_auth::authentication::DynAuthenticator;
-use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
-use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
 use kas_auth::authorization::{MODE_NODE, MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
 use kas_server::healthz::named_check;
@@ -93,8 +90,10 @@ fn main() -> ExitCode {
         };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
         let bootstrap_tokens = common.authentication.enable_bootstrap_token_auth;
-        let token_authenticators =
-            token_authenticators(&service_accounts, bootstrap_tokens, storage)?;
+        let token_authenticators = match storage {
+            Some(storage) => service_accounts.token_authenticators(bootstrap_tokens, storage)?,
+            None => Vec::new(),
+        };
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {
@@ -145,35 +144,6 @@ async fn mode_authorizers(
         provided.node = Some(Arc::new(kas_node_authorizer::start(storage).await?));
     }
     Ok(provided)
-}
-
-/// The bearer tokens whose objects live in etcd: service-account tokens, verified with
-/// `--service-account-key-file` for the `--service-account-issuer`s, their service accounts
-/// and bound objects read from etcd; with `--enable-bootstrap-token-auth`, bootstrap
-/// tokens, read from their Secrets in kube-system.
-fn token_authenticators(
-    options: &kas_server::options::ServiceAccountOptions,
-    bootstrap_tokens: bool,
-    storage: Option<Arc<dyn kas_storage::Storage>>,
-) -> Result<Vec<DynAuthenticator>, String> {
-    let Some(storage) = storage else {
-        return Ok(Vec::new());
-    };
-    let mut authenticators: Vec<DynAuthenticator> = Vec::new();
-    if !options.key_files.is_empty() {
-        let jwt = JwtTokenAuthenticator::from_key_files(
-            &options.key_files,
-            options.issuers.clone(),
-            options.api_audiences(),
-            Arc::new(StorageLookup::new(storage.clone())),
-        )
-        .map_err(|e| e.to_string())?;
-        authenticators.push(Arc::new(jwt));
-    }
-    if bootstrap_tokens {
-        authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
-    }
-    Ok(authenticators)
 }
 
 /// The kubernetes Service and its endpoints, kept by this replica (see

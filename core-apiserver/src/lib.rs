@@ -119,35 +119,17 @@ pub async fn api_service<S>(
     Ok((ApiService::new(groups, next), provided))
 }
 
-/// What TokenReviews authenticate with: service-account tokens, verified with
-/// `--service-account-key-file` and their bound objects read from etcd, and bootstrap
-/// tokens with `--enable-bootstrap-token-auth`, behind upstream's token cache. The static
-/// token file is the aggregator's alone.
+/// What TokenReviews authenticate with: what the aggregator authenticates bearer tokens
+/// with but the static token file (the aggregator's alone), behind upstream's token cache.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
     bootstrap_tokens: bool,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
-    use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
-    use kas_auth::authentication::serviceaccount::{JwtTokenAuthenticator, StorageLookup};
     use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
     use kas_auth::authentication::{DynAuthenticator, Union};
     use std::sync::Arc;
-    let mut tokens: Vec<DynAuthenticator> = Vec::new();
-    if !options.key_files.is_empty() {
-        let lookup = Arc::new(StorageLookup::new(etcd.clone()));
-        let jwt = JwtTokenAuthenticator::from_key_files(
-            &options.key_files,
-            options.issuers.clone(),
-            options.api_audiences(),
-            lookup,
-        )
-        .map_err(|e| e.to_string())?;
-        tokens.push(Arc::new(jwt));
-    }
-    if bootstrap_tokens {
-        tokens.push(Arc::new(BootstrapTokenAuthenticator::new(etcd.clone())));
-    }
+    let tokens = options.token_authenticators(bootstrap_tokens, etcd.clone())?;
     if tokens.is_empty() {
         return Ok(None);
     }

@@ -94,18 +94,16 @@ pub fn build(cfg: &AuthenticationConfig) -> Result<DynAuthenticator> {
     if let Some(ca) = &cfg.client_ca_file {
         authenticators.push(Arc::new(X509Authenticator::from_ca_file(ca)?));
     }
-    // The token authenticators, behind upstream's 10 s cache of successes.
-    let mut tokens: Vec<DynAuthenticator> = Vec::new();
+    // The static token file is a map lookup: it stays out of the cache, which would only
+    // add a hash and a lock to every admin request. The token authenticators that read
+    // storage go behind upstream's 10 s cache of successes.
     if let Some(file) = &cfg.token_auth_file {
-        tokens.push(Arc::new(TokenFileAuthenticator::from_file(file)?));
+        authenticators.push(Arc::new(TokenFileAuthenticator::from_file(file)?));
     }
-    tokens.extend(cfg.token_authenticators.iter().cloned());
-    match tokens.len() {
-        0 => {}
-        // The static token file alone gains nothing from a cache.
-        1 if cfg.token_authenticators.is_empty() => authenticators.extend(tokens),
-        _ => authenticators.push(Arc::new(token_cache::CachedTokenAuthenticator::new(
-            Arc::new(Union::new(tokens)),
+    match cfg.token_authenticators.as_slice() {
+        [] => {}
+        tokens => authenticators.push(Arc::new(token_cache::CachedTokenAuthenticator::new(
+            Arc::new(Union::new(tokens.to_vec())),
         ))),
     }
     let anonymous: Option<DynAuthenticator> = match &cfg.anonymous {

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use kas_auth::authentication::serviceaccount::{OpenIdMetadata, TokenGenerator};
+use kas_auth::authentication::DynAuthenticator;
+use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
+use kas_auth::authentication::serviceaccount::{
+    JwtTokenAuthenticator, OpenIdMetadata, StorageLookup, TokenGenerator,
+};
 
 use super::GoDuration;
 
@@ -186,6 +190,33 @@ impl ServiceAccountOptions {
             );
         }
         Ok(Some(generator))
+    }
+
+    /// The bearer-token authenticators whose objects live in `storage`: service-account
+    /// tokens (with `--service-account-key-file`), verified for the issuers and API
+    /// audiences, their service accounts and bound objects read from storage; bootstrap
+    /// tokens with `bootstrap_tokens` (`--enable-bootstrap-token-auth`), from their
+    /// Secrets in kube-system.
+    pub fn token_authenticators(
+        &self,
+        bootstrap_tokens: bool,
+        storage: Arc<dyn kas_storage::Storage>,
+    ) -> Result<Vec<DynAuthenticator>, String> {
+        let mut authenticators: Vec<DynAuthenticator> = Vec::new();
+        if !self.key_files.is_empty() {
+            let jwt = JwtTokenAuthenticator::from_key_files(
+                &self.key_files,
+                self.issuers.clone(),
+                self.api_audiences(),
+                Arc::new(StorageLookup::new(storage.clone())),
+            )
+            .map_err(|e| e.to_string())?;
+            authenticators.push(Arc::new(jwt));
+        }
+        if bootstrap_tokens {
+            authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
+        }
+        Ok(authenticators)
     }
 
     /// `--api-audiences`, defaulting to the issuers.
