@@ -11,9 +11,7 @@ use std::sync::Arc;
 use http::{Request, Response};
 use hyper_util::rt::TokioIo;
 use kas_endpoints::Body;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::ServerName;
 
 /// Where a request goes: scheme (`http` or `https`), `host[:port]`, path and raw query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +81,7 @@ impl Transport {
         if ca.is_none() {
             config
                 .dangerous()
-                .set_certificate_verifier(Arc::new(NoVerify(kas_tls::provider())));
+                .set_certificate_verifier(kas_tls::InsecureVerifier::new());
         }
         Ok(Transport {
             tls: Arc::new(config),
@@ -117,7 +115,7 @@ impl Transport {
         let addr = location.dial_address();
         let tcp = tokio::net::TcpStream::connect(&addr)
             .await
-            .map_err(|e| format!("dial tcp {addr}: connect: {}", go_errno(&e)))?;
+            .map_err(|e| kas_apimachinery::golang::net::dial_error(&addr, &e))?;
         let _ = tcp.set_nodelay(true);
         if location.scheme == "https" {
             let name =
@@ -149,76 +147,9 @@ where
     Ok(resp.map(Body::new))
 }
 
-/// An OS error as Go's `syscall.Errno` prints it: lowercase, without Rust's
-/// `(os error N)`.
-fn go_errno(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let text = match text.find(" (os error") {
-        Some(i) => &text[..i],
-        None => &text,
-    };
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// Go's `url.Error` text for a client's request: `Get "<url>": <err>`.
 pub fn url_error(method: &http::Method, location: &Location, err: &str) -> String {
-    let m = method.as_str();
-    let op = format!("{}{}", &m[..1], m[1..].to_lowercase());
-    format!("{op} \"{}\": {err}", location.url())
-}
-
-/// Accepts any server certificate (Go's `InsecureSkipVerify`), still checking the
-/// handshake's signatures.
-#[derive(Debug)]
-struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+    kas_apimachinery::golang::net::url_error(method.as_str(), &location.url(), err)
 }
 
 #[cfg(test)]
@@ -227,8 +158,6 @@ mod tests {
 
     #[test]
     fn errors_read_as_go_writes_them() {
-        let e = std::io::Error::from_raw_os_error(111);
-        assert_eq!(go_errno(&e), "connection refused");
         let loc = Location {
             scheme: "https".into(),
             host: "127.0.0.1:10250".into(),

@@ -4,6 +4,8 @@
 //!
 //! No sockets here: only certificates, keys and configs.
 
+mod insecure;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,6 +15,8 @@ use rustls::server::WebPkiClientVerifier;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
+pub use insecure::InsecureVerifier;
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +24,12 @@ pub enum Error {
     #[error("reading {path}")]
     Read {
         path: PathBuf,
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("{what}: {source}")]
+    Pem {
+        what: &'static str,
         #[source]
         source: rustls_pki_types::pem::Error,
     },
@@ -69,6 +79,26 @@ pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
         path: path.to_owned(),
         source,
     })
+}
+
+/// Every certificate in PEM data (a kubeconfig's `certificate-authority-data`, a
+/// webhook's `caBundle`), in order; `what` names the data in errors.
+pub fn certs_from_pem(data: &[u8], what: &'static str) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(data)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| Error::Pem { what, source })?;
+    if certs.is_empty() {
+        return Err(Error::Pem {
+            what,
+            source: rustls_pki_types::pem::Error::NoItemsFound,
+        });
+    }
+    Ok(certs)
+}
+
+/// The first private key in PEM data.
+pub fn key_from_pem(data: &[u8], what: &'static str) -> Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_slice(data).map_err(|source| Error::Pem { what, source })
 }
 
 /// A root store holding every certificate of the given PEM bundles.

@@ -5,7 +5,7 @@
 //! of its `cannot unmarshal` errors ([`json`]); `encoding/base64` with its
 //! `illegal base64 data at input byte N` offsets ([`base64`]); `time.Time` in RFC 3339 and
 //! `time.ParseDuration` with its errors ([`time`]); and `fmt`'s `%v`, `%s` and `%T` of a
-//! decoded JSON value ([`fmt`]).
+//! decoded JSON value ([`fmt`]); `net`'s dial and `net/url`'s request errors ([`net`]).
 //!
 //! These are behaviours, not ports: each function names the Go function whose output it
 //! matches, and its tests pin Go's exact output.
@@ -13,5 +13,6 @@
 pub mod base64;
 pub mod fmt;
 pub mod json;
+pub mod net;
 pub mod strconv;
 pub mod time;
