@@ -70,14 +70,10 @@ fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
         resource: take(&mut info.resource),
         subresource: take(&mut info.subresource),
         name: take(&mut info.name),
-        field_selector: String::new(),
+        // RequestInfo holds them for list, watch and deletecollection only, as upstream.
+        field_selector: take(&mut info.field_selector),
+        label_selector: take(&mut info.label_selector),
     };
-    if attrs.is_resource_request
-        && let Some(query) = req.uri().query().filter(|q| q.contains("fieldSelector="))
-    {
-        let query = kas_endpoints::url::Query::parse(query);
-        attrs.field_selector = query.first("fieldSelector").unwrap_or_default().to_owned();
-    }
     if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
         attrs.user = std::mem::take(user);
     }
@@ -98,6 +94,8 @@ fn give_back(req: &mut Request<Body>, attrs: Attributes) {
         info.resource = attrs.resource;
         info.subresource = attrs.subresource;
         info.name = attrs.name;
+        info.field_selector = attrs.field_selector;
+        info.label_selector = attrs.label_selector;
     }
 }
 
@@ -288,6 +286,7 @@ mod tests {
                 subresource: "status".into(),
                 name: "d1".into(),
                 field_selector: String::new(),
+                label_selector: String::new(),
             }
         );
     }

@@ -1,7 +1,9 @@
 //! Upstream's `pkg/registry/authorization/util`: the authorizer's attributes from a review's
 //! spec, and the status from its decision. Selectors (`AuthorizeWithSelectors`, beta and on
-//! in 1.33) are parsed as upstream parses them; kas-auth's `Attributes` carry none yet, so
-//! only their parse errors show, in `status.evaluationError` as upstream reports them.
+//! in 1.33) are parsed as upstream parses them: what upstream keeps reaches the authorizers
+//! (kas-auth's `Attributes` carry selectors in their raw form; kept structured requirements
+//! are written back in that form, which parses to the same requirements), and the parse
+//! errors show in `status.evaluationError` as upstream reports them.
 
 use std::collections::BTreeMap;
 
@@ -28,13 +30,12 @@ pub(crate) fn resource_attributes_from(user: UserInfo, ra: &Value) -> Attributes
         resource: str_of(ra, "resource").to_owned(),
         subresource: str_of(ra, "subresource").to_owned(),
         name: str_of(ra, "name").to_owned(),
-        // The raw form reaches the authorizers that look (structured requirements are
-        // validated, not passed on).
-        field_selector: ra
-            .pointer("/fieldSelector/rawSelector")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
+        field_selector: obj(ra, "fieldSelector")
+            .map(|sel| field_selector(sel).1)
+            .unwrap_or_default(),
+        label_selector: obj(ra, "labelSelector")
+            .map(|sel| label_selector(sel).1)
+            .unwrap_or_default(),
     }
 }
 
@@ -144,51 +145,67 @@ fn selector_errors(ra: &Value) -> Vec<String> {
         )),
     };
     if let Some(sel) = obj(ra, "fieldSelector") {
-        note("fieldSelector", field_selector(sel));
+        note("fieldSelector", field_selector(sel).0);
     }
     if let Some(sel) = obj(ra, "labelSelector") {
-        note("labelSelector", label_selector(sel));
+        note("labelSelector", label_selector(sel).0);
     }
     out
 }
 
 /// Upstream's field selector handling in `ResourceAttributesFrom`: the raw selector parsed,
-/// else the requirements (`fieldSelectorAsSelector`).
-fn field_selector(sel: &Value) -> Parsed {
+/// else the requirements (`fieldSelectorAsSelector`: `In` and `NotIn` of one value, as `=`
+/// and `!=`); how that went, and what was kept in the raw form.
+fn field_selector(sel: &Value) -> (Parsed, String) {
     let raw = str_of(sel, "rawSelector");
-    let mut parsed = Parsed::Fine;
-    if !raw.is_empty() && fields::parse_selector(raw).is_err() {
-        parsed = Parsed::Ignored;
+    let mut parsed = (Parsed::Fine, String::new());
+    if !raw.is_empty() {
+        parsed = match fields::parse_selector(raw) {
+            Ok(_) => (Parsed::Fine, raw.to_owned()),
+            Err(_) => (Parsed::Ignored, String::new()),
+        };
     }
     let reqs = arr(sel, "requirements");
     if !reqs.is_empty() {
-        let ok = reqs
+        let kept: Vec<String> = reqs
             .iter()
-            .filter(|r| {
-                let values = arr(r, "values");
-                values.len() == 1 && matches!(str_of(r, "operator"), "In" | "NotIn")
+            .filter_map(|r| {
+                let [value] = arr(r, "values") else {
+                    return None;
+                };
+                let op = match str_of(r, "operator") {
+                    "In" => "=",
+                    "NotIn" => "!=",
+                    _ => return None,
+                };
+                let value = fields::escape_value(value.as_str().unwrap_or_default());
+                Some(format!("{}{op}{value}", str_of(r, "key")))
             })
-            .count();
-        parsed = outcome(ok, reqs.len());
+            .collect();
+        parsed = (outcome(kept.len(), reqs.len()), kept.join(","));
     }
     parsed
 }
 
 /// Upstream's label selector handling: `labels.Parse` of the raw selector, else
-/// `labelSelectorAsSelector` of the requirements.
-fn label_selector(sel: &Value) -> Parsed {
+/// `labelSelectorAsSelector` of the requirements; how that went, and what was kept in the
+/// raw form.
+fn label_selector(sel: &Value) -> (Parsed, String) {
     let raw = str_of(sel, "rawSelector");
-    let mut parsed = Parsed::Fine;
-    if !raw.is_empty() && labels::parse(raw).is_err() {
-        parsed = Parsed::Ignored;
+    let mut parsed = (Parsed::Fine, String::new());
+    if !raw.is_empty() {
+        parsed = match labels::parse(raw) {
+            Ok(_) => (Parsed::Fine, raw.to_owned()),
+            Err(_) => (Parsed::Ignored, String::new()),
+        };
     }
     let reqs = arr(sel, "requirements");
     if !reqs.is_empty() {
-        let ok = reqs
+        let kept: Vec<String> = reqs
             .iter()
-            .filter(|r| label_requirement(r).is_some())
-            .count();
-        parsed = outcome(ok, reqs.len());
+            .filter_map(|r| label_requirement(r).map(|r| r.to_string()))
+            .collect();
+        parsed = (outcome(kept.len(), reqs.len()), kept.join(","));
     }
     parsed
 }
@@ -243,6 +260,7 @@ mod tests {
                 subresource: "scale".into(),
                 name: "mydeployment".into(),
                 field_selector: String::new(),
+                label_selector: String::new(),
             }
         );
         let spec = json!({"user": "u", "uid": "1", "groups": ["g"], "extra": {"k": ["v"]},
@@ -255,6 +273,42 @@ mod tests {
         );
         assert_eq!(attrs.user.extra["k"], vec!["v".to_owned()]);
         assert_eq!((attrs.user.uid.as_str(), attrs.user.groups.len()), ("1", 1));
+    }
+
+    #[test]
+    fn kept_selectors_reach_the_authorizers_in_their_raw_form() {
+        let attrs = |ra: Value| resource_attributes_from(UserInfo::default(), &ra);
+        let raw = attrs(json!({
+            "fieldSelector": {"rawSelector": "spec.nodeName=n1"},
+            "labelSelector": {"rawSelector": "app in (a,b),!tier"}
+        }));
+        assert_eq!(
+            (raw.field_selector.as_str(), raw.label_selector.as_str()),
+            ("spec.nodeName=n1", "app in (a,b),!tier")
+        );
+        // Requirements win over the raw form; the ones upstream drops are dropped.
+        let structured = attrs(json!({
+            "fieldSelector": {"rawSelector": "a=b", "requirements": [
+                {"key": "spec.nodeName", "operator": "In", "values": ["n,1"]},
+                {"key": "metadata.name", "operator": "NotIn", "values": ["x"]},
+                {"key": "x", "operator": "Exists"},
+                {"key": "y", "operator": "In", "values": ["1", "2"]}
+            ]},
+            "labelSelector": {"requirements": [
+                {"key": "app", "operator": "In", "values": ["b", "a"]},
+                {"key": "tier", "operator": "DoesNotExist"},
+                {"key": "bad key", "operator": "Exists"}
+            ]}
+        }));
+        assert_eq!(
+            structured.field_selector,
+            "spec.nodeName=n\\,1,metadata.name!=x"
+        );
+        assert_eq!(structured.label_selector, "app in (a,b),!tier");
+        let parsed = fields::parse_selector(&structured.field_selector).unwrap();
+        assert_eq!(parsed.requires_exact_match("spec.nodeName"), Some("n,1"));
+        let bad = attrs(json!({"fieldSelector": {"rawSelector": "a in (b)"}}));
+        assert_eq!(bad.field_selector, "");
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct Attributes {
     /// Upstream's `AuthorizeWithSelectors` (beta, on in 1.33) parses it for the authorizers
     /// that look (the Node authorizer, for kubelets' lists of their pods).
     pub field_selector: String,
+    /// The request's `labelSelector`, as sent; empty without one (the webhook authorizer
+    /// passes it on, as upstream's `AuthorizeWithSelectors`).
+    pub label_selector: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

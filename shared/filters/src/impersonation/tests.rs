@@ -545,6 +545,7 @@ async fn attributes_as_upstream_builds_them() {
             subresource: sub.into(),
             name: name.into(),
             field_selector: String::new(),
+            label_selector: String::new(),
         };
     let auth = AUTHENTICATION_GROUP;
     assert_eq!(
