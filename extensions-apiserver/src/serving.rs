@@ -15,6 +15,7 @@ use kas_endpoints::installer::ApiGroups;
 use kas_registry::admission::{Admit, Attributes, Chain, Operation};
 use kas_registry::store::Store;
 use kas_storage::Storage;
+use kas_storage::transform::ReadTransform;
 use kas_storage_cache::{Cacher, CacherConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -32,6 +33,8 @@ struct Served {
     storage_store: Store,
     terminating: Arc<AtomicBool>,
     cache: Arc<Cacher>,
+    /// The storage version's schema the cache's objects were read with.
+    read_schema: Value,
 }
 
 /// The storage-version store of each served CRD, by CRD name (the finalizer's view).
@@ -151,7 +154,7 @@ fn version_parts(
     version: &str,
 ) -> Option<(
     &'static kas_registry::ResourceDescriptor,
-    Arc<dyn kas_registry::Strategy>,
+    Arc<customresource::strategy::Strategy>,
 )> {
     let spec = customresource::version(crd, version)?;
     let descriptor = customresource::descriptor(crd, version);
@@ -161,7 +164,11 @@ fn version_parts(
 }
 
 /// The stores of `crd`'s served versions, over the previous watch cache when the storage
-/// is the same (its key prefix); a new cache joins `caches`.
+/// (its key prefix) and the storage version's schema are the same; a new cache joins
+/// `caches`. The cache reads etcd through the storage version's schema (upstream's
+/// storage decoder: [`customresource::schema::VersionSchema::on_read`]); upstream also
+/// builds a new storage for a CRD whose spec changed. Stored objects carry no
+/// `apiVersion`, so every object is read with the storage version's schema.
 async fn build(
     crd: &Value,
     (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
@@ -171,12 +178,27 @@ async fn build(
     let storage_version = crate::crd::storage_version(crd)?;
     let (storage_descriptor, storage_strategy) = version_parts(crd, storage_version)?;
     let prefix = format!("/{}", storage_descriptor.storage_resource);
+    let read_schema = customresource::version(crd, storage_version)?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
+        .unwrap_or_default();
     let cache = match previous {
-        Some(p) if p.cache_prefix() == prefix => p.cache,
+        Some(p) if p.cache_prefix() == prefix && p.read_schema == read_schema => p.cache,
         _ => {
             let mut config = CacherConfig::new(prefix);
-            config.get_attrs = kas_registry::store::get_attrs(&storage_strategy);
-            let cache = Arc::new(Cacher::new(etcd.clone(), config));
+            let strategy: Arc<dyn kas_registry::Strategy> = storage_strategy.clone();
+            config.get_attrs = kas_registry::store::get_attrs(&strategy);
+            let source: Arc<dyn Storage> = match storage_strategy.schema() {
+                Some(schema) => {
+                    let schema = schema.clone();
+                    Arc::new(ReadTransform::new(
+                        etcd.clone(),
+                        Arc::new(move |obj: &mut Value| schema.on_read(obj)),
+                    ))
+                }
+                None => etcd.clone(),
+            };
+            let cache = Arc::new(Cacher::new(source, config));
             if !cache.wait_ready(Duration::from_secs(10)).await {
                 return None;
             }
@@ -197,7 +219,7 @@ async fn build(
         lifecycle.clone(),
     ]);
     let storage: Arc<dyn Storage> = cache.clone();
-    let store = |(descriptor, strategy)| {
+    let store = |(descriptor, strategy): (_, Arc<customresource::strategy::Strategy>)| {
         Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone())
     };
     let mut stores = Vec::new();
@@ -215,6 +237,7 @@ async fn build(
         storage_store,
         terminating,
         cache,
+        read_schema,
     })
 }
 

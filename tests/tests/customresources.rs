@@ -465,6 +465,46 @@ fn the_schema_prunes_defaults_and_validates() {
 }
 
 #[test]
+fn a_changed_schema_defaults_and_prunes_objects_stored_before_it() {
+    let c = start_cluster(|_| {});
+    ok(c.kubectl_stdin(&["apply"], CRD));
+    create_within(&c, WIDGET, Instant::now(), Duration::from_secs(5));
+    let w = c.kubectl_json(&["get", "widget", "w1"]);
+    assert_eq!(
+        w["spec"],
+        serde_json::json!({"replicas": 2, "color": "blue", "size": "small"})
+    );
+    // The schema gains a defaulted field and loses `color`: reads show the stored object
+    // as upstream's storage decoder does, defaulted and pruned, without a write.
+    let changed = CRD
+        .replace(
+            "size: {type: string, default: small}",
+            "size: {type: string, default: small}\n              shape: {type: string, default: round}",
+        )
+        .replace("              color: {type: string}\n", "")
+        .replace("!has(oldSelf.color) || has(self.color)", "true")
+        .replace("jsonPath: .spec.color", "jsonPath: .spec.size");
+    ok(c.kubectl_stdin(&["apply"], &changed));
+    let expected = serde_json::json!({"replicas": 2, "size": "small", "shape": "round"});
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let w = c.kubectl_json(&["get", "widget", "w1"]);
+        if w["spec"] == expected {
+            let rv = w["metadata"]["resourceVersion"].clone();
+            let listed = c.kubectl_json(&["get", "widgets"]);
+            assert_eq!(listed["items"][0]["spec"], expected);
+            assert_eq!(listed["items"][0]["metadata"]["resourceVersion"], rv);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not read with the new schema: {w}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn two_extensions_replicas_agree_and_a_dead_one_degrades_only_custom_groups() {
     use kas_e2e::Role;
     let mut c = start_cluster(|spec| spec.extensions_replicas = 2);

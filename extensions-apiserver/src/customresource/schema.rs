@@ -63,6 +63,21 @@ impl VersionSchema {
         unknown
     }
 
+    /// What upstream's storage decoder does to a stored object before anything reads it
+    /// (`schemaCoercingDecoder` with `dropInvalidMetadata` and `repairGeneration`, then
+    /// the defaulter): unknown fields pruned, malformed metadata dropped, a missing
+    /// generation made 1, the schema's defaults applied. A default added to the schema
+    /// thus shows on objects stored before it, and a field it no longer declares does not.
+    pub fn on_read(&self, obj: &mut Value) {
+        self.prune(obj);
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+            && meta.get("generation").and_then(Value::as_i64).unwrap_or(0) == 0
+        {
+            meta.insert("generation".to_owned(), Value::from(1));
+        }
+        self.default(obj);
+    }
+
     /// Applies the schema's defaults.
     pub fn default(&self, obj: &mut Value) {
         default(obj, &self.defaulting);

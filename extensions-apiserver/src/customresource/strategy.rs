@@ -69,6 +69,11 @@ impl Strategy {
         }
     }
 
+    /// The version's schema, `None` when it has none.
+    pub fn schema(&self) -> Option<&Arc<VersionSchema>> {
+        self.schema.as_ref()
+    }
+
     fn validate_schema(&self, new: &Value, old: Option<&Value>) -> FieldErrors {
         match &self.schema {
             Some(schema) => kas_registry::strategy::causes(schema.validate(new, old)),

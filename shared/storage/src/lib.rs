@@ -2,7 +2,7 @@
 //!
 //! It holds the [`Storage`] trait, its option and result types, the one [`Error`] enum,
 //! the versioner rules (resourceVersion lives in etcd's mod revision, never in the stored
-//! bytes), upstream's continue-token format, and (feature `testing`) the conformance suite
+//! bytes), upstream's continue-token format, the [`transform::ReadTransform`] decorator, and (feature `testing`) the conformance suite
 //! that every implementation runs against a real etcd.
 //!
 //! It must not depend on etcd, hyper or any HTTP type: the etcd store and the watch cache
@@ -20,6 +20,7 @@ mod progress;
 pub mod reflector;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod transform;
 
 pub use attrs::{Attrs, AttrsFunc};
 pub use continue_token::{decode_continue, encode_continue};

@@ -1,0 +1,127 @@
+//! [`ReadTransform`]: a decorator that rewrites every object read from the storage it wraps
+//! (gets, lists and watch events), as upstream's storage codec does on decode. Custom
+//! resources use it: their CRD's schema prunes, coerces and defaults what etcd holds, so a
+//! default added to a schema shows on objects stored before it. Put under a watch cache,
+//! the cache holds the rewritten objects and the rewrite costs once per change, not per
+//! read.
+//!
+//! Writes pass through untouched: what a write returns was just built by the resource's
+//! strategy (already in the schema's form).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::interface::{Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchStream};
+use crate::object::{Object, ObjectRef};
+use crate::options::{GetOptions, ListOptions, ListResult, Preconditions, WatchOptions};
+
+/// What is done to each document read.
+pub type ReadFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
+pub struct ReadTransform {
+    inner: Arc<dyn Storage>,
+    read: ReadFn,
+}
+
+impl ReadTransform {
+    pub fn new(inner: Arc<dyn Storage>, read: ReadFn) -> ReadTransform {
+        ReadTransform { inner, read }
+    }
+}
+
+/// `obj` rewritten by `read`; the object as it was when it does not decode (the reader
+/// then meets it as it would have without the transform) or comes out the same.
+fn rewrite(read: &ReadFn, obj: ObjectRef) -> ObjectRef {
+    let Ok(mut value) = obj.value() else {
+        return obj;
+    };
+    read(&mut value);
+    match Object::new(obj.key.clone(), obj.resource_version, value) {
+        Ok(new) if new.json != obj.json => Arc::new(new),
+        _ => obj,
+    }
+}
+
+#[async_trait]
+impl Storage for ReadTransform {
+    async fn create(&self, key: &str, value: Value, ttl_seconds: Option<i64>) -> Result<ObjectRef> {
+        self.inner.create(key, value, ttl_seconds).await
+    }
+
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<ObjectRef>> {
+        let found = self.inner.get(key, opts).await?;
+        Ok(found.map(|obj| rewrite(&self.read, obj)))
+    }
+
+    async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
+        let mut list = self.inner.list(key, opts).await?;
+        list.items = std::mem::take(&mut list.items)
+            .into_iter()
+            .map(|obj| rewrite(&self.read, obj))
+            .collect();
+        Ok(list)
+    }
+
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
+    ) -> Result<ObjectRef> {
+        self.inner
+            .guaranteed_update(
+                key,
+                preconditions,
+                ignore_not_found,
+                try_update,
+                cached_existing,
+                ttl_seconds,
+            )
+            .await
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        validate_deletion: &ValidateDeletionFn<'_>,
+        cached_existing: Option<ObjectRef>,
+    ) -> Result<ObjectRef> {
+        self.inner
+            .delete(key, preconditions, validate_deletion, cached_existing)
+            .await
+    }
+
+    async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
+        let read = self.read.clone();
+        let events = self.inner.watch(key, opts).await?;
+        Ok(Box::pin(events.map(move |event| match event {
+            WatchEvent::Added(obj) => WatchEvent::Added(rewrite(&read, obj)),
+            WatchEvent::Modified(obj) => WatchEvent::Modified(rewrite(&read, obj)),
+            WatchEvent::Deleted(obj) => WatchEvent::Deleted(rewrite(&read, obj)),
+            other => other,
+        })))
+    }
+
+    async fn count(&self, key: &str) -> Result<i64> {
+        self.inner.count(key).await
+    }
+
+    async fn current_revision(&self) -> Result<u64> {
+        self.inner.current_revision().await
+    }
+
+    async fn request_watch_progress_supported(&self) -> bool {
+        self.inner.request_watch_progress_supported().await
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests;
