@@ -33,8 +33,8 @@ struct Served {
     storage_store: Store,
     terminating: Arc<AtomicBool>,
     cache: Arc<Cacher>,
-    /// The storage version's schema the cache's objects were read with.
-    read_schema: Value,
+    /// What the cache's objects were read and indexed with ([`read_with`]).
+    read_with: Value,
 }
 
 /// The storage-version store of each served CRD, by CRD name (the finalizer's view).
@@ -177,17 +177,21 @@ async fn build(
 ) -> Option<Served> {
     let storage_version = crate::crd::storage_version(crd)?;
     let (storage_descriptor, storage_strategy) = version_parts(crd, storage_version)?;
+    let mut versions = Vec::new();
+    for version in customresource::served_versions(crd) {
+        if version == storage_version {
+            versions.push((storage_descriptor, storage_strategy.clone()));
+        } else {
+            versions.push(version_parts(crd, version)?);
+        }
+    }
     let prefix = format!("/{}", storage_descriptor.storage_resource);
-    let read_schema = customresource::version(crd, storage_version)?
-        .pointer("/schema/openAPIV3Schema")
-        .cloned()
-        .unwrap_or_default();
+    let read_with = read_with(crd, storage_version);
     let cache = match previous {
-        Some(p) if p.cache_prefix() == prefix && p.read_schema == read_schema => p.cache,
+        Some(p) if p.cache_prefix() == prefix && p.read_with == read_with => p.cache,
         _ => {
             let mut config = CacherConfig::new(prefix);
-            let strategy: Arc<dyn kas_registry::Strategy> = storage_strategy.clone();
-            config.get_attrs = kas_registry::store::get_attrs(&strategy);
+            config.get_attrs = selectable_in_any_version(&versions);
             let source: Arc<dyn Storage> = match storage_strategy.schema() {
                 Some(schema) => {
                     let schema = schema.clone();
@@ -222,14 +226,7 @@ async fn build(
     let store = |(descriptor, strategy): (_, Arc<customresource::strategy::Strategy>)| {
         Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone())
     };
-    let mut stores = Vec::new();
-    for version in customresource::served_versions(crd) {
-        if version == storage_version {
-            stores.push(store((storage_descriptor, storage_strategy.clone())));
-        } else {
-            stores.push(store(version_parts(crd, version)?));
-        }
-    }
+    let stores = versions.into_iter().map(store).collect();
     let storage_store = store((storage_descriptor, storage_strategy));
     Some(Served {
         built_from: built_from(crd),
@@ -237,7 +234,51 @@ async fn build(
         storage_store,
         terminating,
         cache,
-        read_schema,
+        read_with,
+    })
+}
+
+/// What a CRD's cache depends on beyond its key prefix: the storage version's schema
+/// (objects are read through it) and every served version's `selectableFields` (the
+/// cache indexes them all).
+fn read_with(crd: &Value, storage_version: &str) -> Value {
+    let selectable: Vec<&Value> = customresource::served_versions(crd)
+        .into_iter()
+        .filter_map(|v| customresource::version(crd, v)?.get("selectableFields"))
+        .collect();
+    json!({
+        "schema": customresource::version(crd, storage_version)
+            .and_then(|v| v.pointer("/schema/openAPIV3Schema")),
+        "selectableFields": selectable,
+    })
+}
+
+/// The cache's attributes: the fields any served version may select on. With one stored
+/// form for every version (conversion `None`), a field selectable in `v2` only is still
+/// indexed for the `v2` requests that name it; each version's strategy refuses the labels
+/// it does not offer before a request reaches the cache.
+fn selectable_in_any_version(
+    versions: &[(
+        &'static kas_registry::ResourceDescriptor,
+        Arc<customresource::strategy::Strategy>,
+    )],
+) -> kas_storage::AttrsFunc {
+    let strategies: Vec<Arc<dyn kas_registry::Strategy>> = versions
+        .iter()
+        .map(|(_, s)| -> Arc<dyn kas_registry::Strategy> { s.clone() })
+        .collect();
+    if strategies.len() == 1 {
+        return kas_registry::store::get_attrs(&strategies[0]);
+    }
+    Arc::new(move |obj: &Value| {
+        let mut fields = BTreeMap::new();
+        for strategy in &strategies {
+            fields.extend(strategy.field_set(obj));
+        }
+        kas_storage::Attrs {
+            labels: kas_storage::attrs::object_labels(obj),
+            fields: fields.into(),
+        }
     })
 }
 

@@ -570,7 +570,11 @@ fn every_served_version_serves_the_stored_objects() {
     let c = start_cluster(|_| {});
     let two_versions = CRD.replace(
         "  versions:\n  - name: v1\n    served: true\n    storage: true\n",
-        "  versions:\n  - name: v1beta1\n    served: true\n    storage: false\n    deprecated: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n  - name: v1\n    served: true\n    storage: true\n",
+        "  versions:\n  - name: v1beta1\n    served: true\n    storage: false\n    deprecated: true\n    \
+         selectableFields:\n    - jsonPath: .spec.color\n    schema:\n      openAPIV3Schema:\n        \
+         type: object\n        x-kubernetes-preserve-unknown-fields: true\n        properties:\n          \
+         spec:\n            type: object\n            x-kubernetes-preserve-unknown-fields: true\n            \
+         properties:\n              color: {type: string}\n  - name: v1\n    served: true\n    storage: true\n",
     );
     ok(c.kubectl_stdin(&["apply"], &two_versions));
     create_within(&c, WIDGET, Instant::now(), Duration::from_secs(2));
@@ -596,6 +600,54 @@ fn every_served_version_serves_the_stored_objects() {
     );
     let crd = c.kubectl_json(&["get", "crd", "widgets.example.com"]);
     assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
+
+    // A field selectable in v1beta1 only selects there and is refused in v1.
+    let by_color = |resource: &str| {
+        c.kubectl(&[
+            "get",
+            resource,
+            "--field-selector",
+            "spec.color=blue",
+            "-o",
+            "name",
+        ])
+    };
+    let out = by_color("widgets.v1beta1.example.com");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "widget.example.com/w1\n"
+    );
+    let refused = String::from_utf8_lossy(&by_color("widgets.v1.example.com").stderr).into_owned();
+    assert!(
+        refused.contains("field label not supported: spec.color"),
+        "{refused}"
+    );
+    // A selectable field added to v1 later selects at once (the cache indexes it).
+    let more = two_versions.replace(
+        "    subresources:\n      status: {}\n",
+        "    selectableFields:\n    - jsonPath: .spec.size\n    subresources:\n      status: {}\n",
+    );
+    ok(c.kubectl_stdin(&["apply"], &more));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let out = c.kubectl(&[
+            "get",
+            "widgets",
+            "--field-selector",
+            "spec.size=small",
+            "-o",
+            "name",
+        ]);
+        if String::from_utf8_lossy(&out.stdout) == "widget.example.com/w1\n" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
