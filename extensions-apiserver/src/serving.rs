@@ -16,6 +16,9 @@ use kas_registry::admission::{Admit, Attributes, Chain, Operation};
 use kas_registry::store::Store;
 use kas_storage::Storage;
 use kas_storage::transform::ReadTransform;
+
+use crate::customresource::conversion::storage::ConvertingStorage;
+use crate::customresource::conversion::{self, WebhookConverter};
 use kas_storage_cache::{Cacher, CacherConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -176,6 +179,15 @@ async fn build(
     caches: &Caches,
 ) -> Option<Served> {
     let storage_version = crate::crd::storage_version(crd)?;
+    let webhook = match WebhookConverter::for_crd(crd) {
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => {
+            let name = crd.pointer("/metadata/name").and_then(Value::as_str);
+            tracing::warn!(crd = name.unwrap_or_default(), error = %e, "conversion webhook");
+            return None;
+        }
+        None => None,
+    };
     let (storage_descriptor, storage_strategy) = version_parts(crd, storage_version)?;
     let mut versions = Vec::new();
     for version in customresource::served_versions(crd) {
@@ -192,16 +204,13 @@ async fn build(
         _ => {
             let mut config = CacherConfig::new(prefix);
             config.get_attrs = selectable_in_any_version(&versions);
-            let source: Arc<dyn Storage> = match storage_strategy.schema() {
-                Some(schema) => {
-                    let schema = schema.clone();
-                    Arc::new(ReadTransform::new(
-                        etcd.clone(),
-                        Arc::new(move |obj: &mut Value| schema.on_read(obj)),
-                    ))
-                }
-                None => etcd.clone(),
-            };
+            let stored = storage_descriptor.api_version();
+            let source = codec(
+                etcd,
+                &storage_strategy,
+                webhook.clone(),
+                (stored, storage_descriptor.kind),
+            );
             let cache = Arc::new(Cacher::new(source, config));
             if !cache.wait_ready(Duration::from_secs(10)).await {
                 return None;
@@ -223,8 +232,25 @@ async fn build(
         lifecycle.clone(),
     ]);
     let storage: Arc<dyn Storage> = cache.clone();
-    let store = |(descriptor, strategy): (_, Arc<customresource::strategy::Strategy>)| {
-        Store::new(descriptor, strategy, storage.clone()).with_admission(admission.clone())
+    let store = |(descriptor, strategy): (
+        &'static kas_registry::ResourceDescriptor,
+        Arc<customresource::strategy::Strategy>,
+    )| {
+        // With a conversion webhook, a version other than the storage version reads and
+        // writes through it (upstream's storage codec of that version).
+        let storage = match &webhook {
+            Some(converter) if descriptor.version != storage_descriptor.version => {
+                Arc::new(ConvertingStorage {
+                    inner: storage.clone(),
+                    converter: converter.clone(),
+                    served: descriptor.api_version(),
+                    stored: storage_descriptor.api_version(),
+                    kind: descriptor.kind,
+                })
+            }
+            _ => storage.clone(),
+        };
+        Store::new(descriptor, strategy, storage).with_admission(admission.clone())
     };
     let stores = versions.into_iter().map(store).collect();
     let storage_store = store((storage_descriptor, storage_strategy));
@@ -236,6 +262,59 @@ async fn build(
         cache,
         read_with,
     })
+}
+
+/// The storage of a CRD's objects as upstream's storage codec reads and writes them:
+/// through the storage version's schema ([`customresource::schema::VersionSchema::on_read`])
+/// and, with a conversion webhook, recording each object's version (`apiVersion` and
+/// `kind` in etcd, as upstream stores every custom resource) so that objects stored in
+/// an earlier storage version are converted to the current one when read. Without a
+/// webhook every version's objects are the same but for `apiVersion`, which is not
+/// stored.
+fn codec(
+    etcd: &Arc<dyn Storage>,
+    storage_strategy: &customresource::strategy::Strategy,
+    webhook: Option<Arc<WebhookConverter>>,
+    (stored, kind): (String, &'static str),
+) -> Arc<dyn Storage> {
+    let schema = storage_strategy.schema().cloned();
+    let on_read = move |obj: &mut Value| {
+        if let Some(schema) = &schema {
+            schema.on_read(obj);
+        }
+    };
+    let Some(webhook) = webhook else {
+        if storage_strategy.schema().is_none() {
+            return etcd.clone();
+        }
+        return Arc::new(ReadTransform::new(etcd.clone(), Arc::new(on_read)));
+    };
+    let (read_as, write_as) = (stored.clone(), stored);
+    let read = move |obj: &mut Value| {
+        let version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(version) = version.filter(|v| *v != read_as) {
+            let typed = conversion::with_type(obj.clone(), &version, kind);
+            match webhook.convert(vec![typed], &read_as, false) {
+                Ok(mut converted) => *obj = converted.pop().unwrap_or_default(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading a custom resource stored in {version}")
+                }
+            }
+        }
+        *obj = conversion::without_type(std::mem::take(obj));
+        on_read(obj);
+    };
+    let write = move |obj: &mut Value| {
+        *obj = conversion::with_type(std::mem::take(obj), &write_as, kind);
+    };
+    Arc::new(ReadTransform::with_writes(
+        etcd.clone(),
+        Arc::new(read),
+        Arc::new(write),
+    ))
 }
 
 /// What a CRD's cache depends on beyond its key prefix: the storage version's schema
@@ -250,6 +329,7 @@ fn read_with(crd: &Value, storage_version: &str) -> Value {
         "schema": customresource::version(crd, storage_version)
             .and_then(|v| v.pointer("/schema/openAPIV3Schema")),
         "selectableFields": selectable,
+        "conversion": crd.pointer("/spec/conversion"),
     })
 }
 

@@ -9,6 +9,7 @@ pub mod client;
 pub mod load;
 pub mod pki;
 pub mod rbac_load;
+pub mod tls_server;
 
 use std::path::PathBuf;
 

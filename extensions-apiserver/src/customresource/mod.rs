@@ -9,6 +9,7 @@
 //! a few hundred bytes per such change, strings interned, so a CRD that is rewritten with
 //! the same names costs nothing more.
 
+pub mod conversion;
 pub mod fields;
 pub mod jsonpath;
 pub mod schema;

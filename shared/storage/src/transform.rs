@@ -5,8 +5,11 @@
 //! the cache holds the rewritten objects and the rewrite costs once per change, not per
 //! read.
 //!
-//! Writes pass through untouched: what a write returns was just built by the resource's
-//! strategy (already in the schema's form).
+//! Without a write transform, writes pass through untouched: what a write returns was just
+//! built by the resource's strategy (already in the schema's form). With one (a custom
+//! resource with a conversion webhook records the version each object is stored in),
+//! what is written goes through it, and what a write returns or an update starts from
+//! goes through the read transform.
 
 use std::sync::Arc;
 
@@ -22,14 +25,39 @@ use crate::options::{GetOptions, ListOptions, ListResult, Preconditions, WatchOp
 /// What is done to each document read.
 pub type ReadFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
 
+/// What is done to each document written.
+pub type WriteFn = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
 pub struct ReadTransform {
     inner: Arc<dyn Storage>,
     read: ReadFn,
+    write: Option<WriteFn>,
 }
 
 impl ReadTransform {
     pub fn new(inner: Arc<dyn Storage>, read: ReadFn) -> ReadTransform {
-        ReadTransform { inner, read }
+        ReadTransform {
+            inner,
+            read,
+            write: None,
+        }
+    }
+
+    /// Also rewrites what is written with `write`.
+    pub fn with_writes(inner: Arc<dyn Storage>, read: ReadFn, write: WriteFn) -> ReadTransform {
+        ReadTransform {
+            inner,
+            read,
+            write: Some(write),
+        }
+    }
+
+    /// A write's result, read back when writes are rewritten.
+    fn written(&self, obj: ObjectRef) -> ObjectRef {
+        match self.write {
+            Some(_) => rewrite(&self.read, obj),
+            None => obj,
+        }
     }
 }
 
@@ -48,8 +76,17 @@ fn rewrite(read: &ReadFn, obj: ObjectRef) -> ObjectRef {
 
 #[async_trait]
 impl Storage for ReadTransform {
-    async fn create(&self, key: &str, value: Value, ttl_seconds: Option<i64>) -> Result<ObjectRef> {
-        self.inner.create(key, value, ttl_seconds).await
+    async fn create(
+        &self,
+        key: &str,
+        mut value: Value,
+        ttl_seconds: Option<i64>,
+    ) -> Result<ObjectRef> {
+        if let Some(write) = &self.write {
+            write(&mut value);
+        }
+        let created = self.inner.create(key, value, ttl_seconds).await?;
+        Ok(self.written(created))
     }
 
     async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<ObjectRef>> {
@@ -75,16 +112,44 @@ impl Storage for ReadTransform {
         cached_existing: Option<ObjectRef>,
         ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef> {
-        self.inner
+        let Some(write) = &self.write else {
+            return self
+                .inner
+                .guaranteed_update(
+                    key,
+                    preconditions,
+                    ignore_not_found,
+                    try_update,
+                    cached_existing,
+                    ttl_seconds,
+                )
+                .await;
+        };
+        let read = &self.read;
+        let rewritten = |current: Option<&Value>| -> Result<Option<Value>> {
+            let current = current.map(|c| {
+                let mut c = c.clone();
+                read(&mut c);
+                c
+            });
+            let new = try_update(current.as_ref())?;
+            Ok(new.map(|mut v| {
+                write(&mut v);
+                v
+            }))
+        };
+        let updated = self
+            .inner
             .guaranteed_update(
                 key,
                 preconditions,
                 ignore_not_found,
-                try_update,
+                &rewritten,
                 cached_existing,
                 ttl_seconds,
             )
-            .await
+            .await?;
+        Ok(self.written(updated))
     }
 
     async fn delete(
@@ -94,9 +159,19 @@ impl Storage for ReadTransform {
         validate_deletion: &ValidateDeletionFn<'_>,
         cached_existing: Option<ObjectRef>,
     ) -> Result<ObjectRef> {
-        self.inner
-            .delete(key, preconditions, validate_deletion, cached_existing)
-            .await
+        if self.write.is_none() {
+            return self
+                .inner
+                .delete(key, preconditions, validate_deletion, cached_existing)
+                .await;
+        }
+        let read = &self.read;
+        let validate = |current: &ObjectRef| validate_deletion(&rewrite(read, current.clone()));
+        let deleted = self
+            .inner
+            .delete(key, preconditions, &validate, cached_existing)
+            .await?;
+        Ok(self.written(deleted))
     }
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {

@@ -1,0 +1,185 @@
+//! [`ConvertingStorage`]: one served version's view of a CRD's storage (which holds the
+//! storage version) through its conversion webhook, as upstream's storage codec of that
+//! version: what is written is converted to the storage version first, what is read (a
+//! get, a list's items in one review, each watch event, the object an update starts
+//! from, what a write returns) to the served version. A failed conversion fails the
+//! request with the webhook's error (a 500 without a reason, as upstream answers it).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use kas_apimachinery::Status;
+use kas_storage::{
+    Error, GetOptions, ListOptions, ListResult, Object, ObjectRef, Preconditions, Result, Storage,
+    UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions, WatchStream,
+};
+use serde_json::Value;
+
+use super::{WebhookConverter, with_type, without_type};
+
+pub struct ConvertingStorage {
+    pub inner: Arc<dyn Storage>,
+    pub converter: Arc<WebhookConverter>,
+    /// `group/version` served.
+    pub served: String,
+    /// `group/version` stored.
+    pub stored: String,
+    pub kind: &'static str,
+}
+
+/// A conversion failure as the error the store answers with.
+fn failed(message: String) -> Error {
+    Error::Callback(Box::new(kas_registry::Error::from(
+        Status::from_plain_error(message),
+    )))
+}
+
+impl ConvertingStorage {
+    /// Documents from version `from` to `to`; `list` words failures by index.
+    fn convert(&self, docs: Vec<Value>, from: &str, to: &str, list: bool) -> Result<Vec<Value>> {
+        let typed = docs
+            .into_iter()
+            .map(|d| with_type(d, from, self.kind))
+            .collect();
+        let converted = self.converter.convert(typed, to, list).map_err(failed)?;
+        Ok(converted.into_iter().map(without_type).collect())
+    }
+
+    fn to_stored(&self, doc: Value) -> Result<Value> {
+        let mut out = self.convert(vec![doc], &self.served, &self.stored, false)?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    fn to_served_value(&self, doc: Value) -> Result<Value> {
+        let mut out = self.convert(vec![doc], &self.stored, &self.served, false)?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    fn to_served(&self, obj: ObjectRef) -> Result<ObjectRef> {
+        let served = self.to_served_value(obj.value()?)?;
+        Ok(Arc::new(Object::new(
+            obj.key.clone(),
+            obj.resource_version,
+            served,
+        )?))
+    }
+}
+
+#[async_trait]
+impl Storage for ConvertingStorage {
+    async fn create(&self, key: &str, value: Value, ttl_seconds: Option<i64>) -> Result<ObjectRef> {
+        let stored = self.to_stored(value)?;
+        let created = self.inner.create(key, stored, ttl_seconds).await?;
+        self.to_served(created)
+    }
+
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<ObjectRef>> {
+        match self.inner.get(key, opts).await? {
+            Some(obj) => Ok(Some(self.to_served(obj)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
+        let mut list = self.inner.list(key, opts).await?;
+        if list.items.is_empty() {
+            return Ok(list);
+        }
+        let docs = list
+            .items
+            .iter()
+            .map(|o| o.value())
+            .collect::<Result<Vec<_>>>()?;
+        let served = self.convert(docs, &self.stored, &self.served, true)?;
+        list.items = list
+            .items
+            .iter()
+            .zip(served)
+            .map(|(o, doc)| Object::new(o.key.clone(), o.resource_version, doc).map(Arc::new))
+            .collect::<Result<_>>()?;
+        Ok(list)
+    }
+
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+        cached_existing: Option<ObjectRef>,
+        ttl_seconds: Option<i64>,
+    ) -> Result<ObjectRef> {
+        let converting = |current: Option<&Value>| -> Result<Option<Value>> {
+            let current = match current {
+                Some(c) => Some(self.to_served_value(c.clone())?),
+                None => None,
+            };
+            match try_update(current.as_ref())? {
+                Some(new) => Ok(Some(self.to_stored(new)?)),
+                None => Ok(None),
+            }
+        };
+        let updated = self
+            .inner
+            .guaranteed_update(
+                key,
+                preconditions,
+                ignore_not_found,
+                &converting,
+                cached_existing,
+                ttl_seconds,
+            )
+            .await?;
+        self.to_served(updated)
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        validate_deletion: &ValidateDeletionFn<'_>,
+        cached_existing: Option<ObjectRef>,
+    ) -> Result<ObjectRef> {
+        let validate = |current: &ObjectRef| validate_deletion(&self.to_served(current.clone())?);
+        let deleted = self
+            .inner
+            .delete(key, preconditions, &validate, cached_existing)
+            .await?;
+        self.to_served(deleted)
+    }
+
+    async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
+        let events = self.inner.watch(key, opts).await?;
+        let this = ConvertingStorage {
+            inner: self.inner.clone(),
+            converter: self.converter.clone(),
+            served: self.served.clone(),
+            stored: self.stored.clone(),
+            kind: self.kind,
+        };
+        Ok(Box::pin(events.map(move |event| {
+            let convert = |obj: ObjectRef, wrap: fn(ObjectRef) -> WatchEvent| {
+                this.to_served(obj).map_or_else(WatchEvent::Error, wrap)
+            };
+            match event {
+                WatchEvent::Added(o) => convert(o, WatchEvent::Added),
+                WatchEvent::Modified(o) => convert(o, WatchEvent::Modified),
+                WatchEvent::Deleted(o) => convert(o, WatchEvent::Deleted),
+                other => other,
+            }
+        })))
+    }
+
+    async fn count(&self, key: &str) -> Result<i64> {
+        self.inner.count(key).await
+    }
+
+    async fn current_revision(&self) -> Result<u64> {
+        self.inner.current_revision().await
+    }
+
+    async fn request_watch_progress_supported(&self) -> bool {
+        self.inner.request_watch_progress_supported().await
+    }
+}
