@@ -152,7 +152,7 @@ pub fn limit_ephemeral_secret_references(account: &Value, pod: &Value) -> Result
 
 /// Upstream `podutil.VisitPodSecretNames` over all containers: whether the pod names any
 /// secret (empty names do not count).
-fn references_secrets(pod: &Value) -> bool {
+pub fn references_secrets(pod: &Value) -> bool {
     let mut names: Vec<&str> = items(pod, "/spec/imagePullSecrets")
         .map(|r| text(r, "/name"))
         .collect();

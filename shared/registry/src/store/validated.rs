@@ -45,6 +45,39 @@ impl Store {
         self.admission.validate(&attributes).await
     }
 
+    /// The validating plugins on a create of `subresource` of object `name` (a pod's
+    /// `eviction` or `binding`, an account's `token`) with the object sent, before the
+    /// subresource does anything: upstream's handler admits what it decoded first.
+    pub async fn validate_subresource_create(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        object: &Value,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let operation = Operation::Create;
+        if !self
+            .admission
+            .validates(self.descriptor, namespace, subresource, operation)
+        {
+            return Ok(());
+        }
+        let attributes = Attributes {
+            operation,
+            descriptor: self.descriptor,
+            namespace,
+            name,
+            object: Some(object),
+            old_object: None,
+            subresource,
+            dry_run: opts.dry_run,
+            warnings: Some(&opts.warnings),
+            user: opts.user.as_ref(),
+        };
+        self.admission.validate(&attributes).await
+    }
+
     /// `attempt` on the object read, validated, then written if the object is unchanged
     /// (or, dry, answered at the revision read). A missing object is NotFound.
     pub(super) async fn rewrite_validated(
