@@ -32,6 +32,8 @@ use kas_registry::admission::{Admit, Attributes, Operation, Validate};
 use kas_registry::store::Store;
 use serde_json::Value;
 
+use crate::admission::service_account::rules::{items, text};
+
 /// Upstream's listers: one resource's objects by namespace and name.
 pub trait Lister: Send + Sync {
     /// The object, `None` when there is none; another failure's text.
@@ -183,17 +185,6 @@ fn unexpected_operation(a: &Attributes<'_>) -> kas_registry::Error {
 /// found`).
 fn lister_not_found(group: &str, resource: &str, name: &str) -> kas_registry::Error {
     Status::not_found(group, resource, name).into()
-}
-
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-fn items<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
-    v.pointer(pointer)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
 }
 
 /// Upstream's `apiequality.Semantic.DeepEqual` of two fields: absent, null, empty and

@@ -16,11 +16,11 @@ const TOKEN_EXPIRATION_SECONDS: i64 = 3607;
 /// Upstream `corev1.ProjectedVolumeSourceDefaultMode` (0644).
 const PROJECTED_DEFAULT_MODE: i64 = 420;
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn items<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
+pub fn items<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
     v.pointer(pointer)
         .and_then(Value::as_array)
         .into_iter()
