@@ -13,6 +13,7 @@ pub mod default_ingress_class;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
 pub mod limit_ranger;
+pub mod node_restriction;
 pub mod pod_security;
 pub mod priority;
 pub mod pvc_resize;
@@ -200,6 +201,17 @@ fn build(name: &str, stores: &[Store], authorizer: &DynAuthorizer) -> Option<Plu
             })),
             ..Plugin::default()
         },
+        "NodeRestriction" => {
+            let plugin = Arc::new(node_restriction::NodeRestriction::new(
+                stores,
+                authorizer.clone(),
+            )?);
+            Plugin {
+                check: Some(plugin.clone()),
+                validator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -226,6 +238,7 @@ pub fn implemented(name: &str) -> bool {
             | "PodSecurity"
             | "ResourceQuota"
             | "LimitRanger"
+            | "NodeRestriction"
     )
 }
 

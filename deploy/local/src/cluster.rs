@@ -538,6 +538,8 @@ pub fn role_args(
             // Extensions is reached only through them, already authorized.
             if role == Role::Core {
                 push(&["--authorization-mode", "Node,RBAC"]);
+                // As kubeadm: kubelets write only their own node's objects.
+                push(&["--enable-admission-plugins", "NodeRestriction"]);
                 push(&["--service-account-issuer", SERVICE_ACCOUNT_ISSUER]);
                 push(&[
                     "--service-account-key-file",

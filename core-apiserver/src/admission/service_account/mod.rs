@@ -8,7 +8,7 @@
 //! `kubernetes.io/enforce-mountable-secrets` limits the pod's secrets to its own, also for
 //! ephemeral containers added through `pods/ephemeralcontainers`.
 
-mod rules;
+pub(crate) mod rules;
 #[cfg(test)]
 mod tests;
 

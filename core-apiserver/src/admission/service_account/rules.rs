@@ -16,11 +16,11 @@ const TOKEN_EXPIRATION_SECONDS: i64 = 3607;
 /// Upstream `corev1.ProjectedVolumeSourceDefaultMode` (0644).
 const PROJECTED_DEFAULT_MODE: i64 = 420;
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn items<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
+pub fn items<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
     v.pointer(pointer)
         .and_then(Value::as_array)
         .into_iter()
@@ -152,7 +152,7 @@ pub fn limit_ephemeral_secret_references(account: &Value, pod: &Value) -> Result
 
 /// Upstream `podutil.VisitPodSecretNames` over all containers: whether the pod names any
 /// secret (empty names do not count).
-fn references_secrets(pod: &Value) -> bool {
+pub fn references_secrets(pod: &Value) -> bool {
     let mut names: Vec<&str> = items(pod, "/spec/imagePullSecrets")
         .map(|r| text(r, "/name"))
         .collect();

@@ -9,6 +9,7 @@
 use base64::Engine as _;
 use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::prelude::FromDer;
+use x509_parser::x509::X509Name;
 
 /// One decoded PEM block.
 #[derive(Debug, PartialEq)]
@@ -151,9 +152,9 @@ pub fn check_csr(pem: &[u8]) -> Result<(), String> {
     })
 }
 
-/// Upstream `ParseCSR` (without the signature check), answering the subject's
-/// organizations (the groups a client certificate from it would carry); the error's text.
-pub fn csr_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
+/// Upstream `ParseCSR` (without the signature check), answering what `read` takes of the
+/// request's subject; the error's text.
+fn csr_subject<T>(pem: &[u8], read: impl FnOnce(&X509Name<'_>) -> T) -> Result<T, String> {
     let block = match decode(pem) {
         Some((block, _)) if block.label == "CERTIFICATE REQUEST" => block,
         _ => return Err("PEM block type must be CERTIFICATE REQUEST".to_owned()),
@@ -163,12 +164,30 @@ pub fn csr_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
         Ok(_) => return Err("asn1: syntax error: trailing data".to_owned()),
         Err(_) => return Err("x509: malformed certificate request".to_owned()),
     };
-    Ok(csr
-        .certification_request_info
-        .subject
-        .iter_organization()
-        .filter_map(|o| o.as_str().ok().map(str::to_owned))
-        .collect())
+    Ok(read(&csr.certification_request_info.subject))
+}
+
+/// The subject's organizations (the groups a client certificate from the request would
+/// carry).
+pub fn csr_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
+    csr_subject(pem, |subject| {
+        subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok().map(str::to_owned))
+            .collect()
+    })
+}
+
+/// The subject's common name (Go's `Subject.CommonName`: the last one), empty without one.
+pub fn csr_common_name(pem: &[u8]) -> Result<String, String> {
+    csr_subject(pem, |subject| {
+        subject
+            .iter_common_name()
+            .filter_map(|c| c.as_str().ok())
+            .last()
+            .unwrap_or_default()
+            .to_owned()
+    })
 }
 
 /// Upstream `validateCertificate`: nothing, or CERTIFICATE blocks without headers that

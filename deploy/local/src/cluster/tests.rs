@@ -117,6 +117,10 @@ fn each_role_gets_its_flags() {
     );
     assert_eq!(flag(&core, "--authorization-mode"), Some("Node,RBAC"));
     assert_eq!(
+        flag(&core, "--enable-admission-plugins"),
+        Some("NodeRestriction")
+    );
+    assert_eq!(
         flag(&core, "--service-account-signing-key-file"),
         Some(p(&pki.service_account.key).as_str())
     );
@@ -129,6 +133,7 @@ fn each_role_gets_its_flags() {
     assert_eq!(flag(&ext, "--delegate-endpoints"), None);
     // Extensions is reached only through the roles that authorized the request.
     assert_eq!(flag(&ext, "--authorization-mode"), None);
+    assert_eq!(flag(&ext, "--enable-admission-plugins"), None);
     assert_eq!(flag(&ext, "--proxy-client-cert-file"), None);
     assert_eq!(
         flag(&ext, "--tls-private-key-file"),

@@ -52,7 +52,8 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
 pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (out, _) = negotiated::negotiate(headers, query)?;
-    let (pre, opts) = delete_options(query, headers, body).await?;
+    let (pre, mut opts) = delete_options(query, headers, body).await?;
+    opts.user = scope.user.cloned();
     match store
         .delete(&info.namespace, &info.name, &pre, &opts)
         .await?
@@ -82,7 +83,8 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
         return Err(Status::bad_request("watch is not supported for deletecollection").into());
     }
     let (out, _) = negotiated::negotiate(headers, query)?;
-    let (pre, opts) = delete_options(query, headers, body).await?;
+    let (pre, mut opts) = delete_options(query, headers, body).await?;
+    opts.user = scope.user.cloned();
     let predicate = selection::predicate(store, &list_opts)?;
     let listed = store
         .delete_collection(&info.namespace, &list_opts, predicate, &pre, &opts)

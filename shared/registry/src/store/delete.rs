@@ -28,15 +28,11 @@ impl Store {
         preconditions: &Preconditions,
         opts: &WriteOptions,
     ) -> Result<Deleted> {
-        self.admission
-            .admit(&Attributes::new(
-                Operation::Delete,
-                self.descriptor,
-                namespace,
-                name,
-                None,
-            ))
-            .await?;
+        let mut attributes =
+            Attributes::new(Operation::Delete, self.descriptor, namespace, name, None);
+        // The plugins that restrict who deletes (NodeRestriction) look at the user.
+        attributes.user = opts.user.as_ref();
+        self.admission.admit(&attributes).await?;
         let key = self.key(namespace, name);
         let current = self.get_stored(namespace, name, None).await?;
         let current_value = current.value()?;

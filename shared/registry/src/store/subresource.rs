@@ -76,6 +76,8 @@ impl Store {
                 .subresource_create(subresource, body, current)
                 .ok_or_else(Status::not_found_path)?
         };
+        self.validate_subresource_create(namespace, name, subresource, body, opts)
+            .await?;
         let mut current = self.get_stored(namespace, name, None).await?.value()?;
         // A guarded deletion whose revision condition fails because the object changed
         // meanwhile is checked again on the newer object, as upstream's eviction retries.

@@ -24,25 +24,61 @@ impl Store {
         old: Option<&Value>,
         opts: &WriteOptions,
     ) -> Result<()> {
-        if !self
-            .admission
-            .validates(self.descriptor, namespace, subresource, operation)
-        {
-            return Ok(());
-        }
-        let attributes = Attributes {
+        let mut attributes = self.attributes(operation, namespace, subresource, object, opts);
+        attributes.old_object = old;
+        self.validate_with(&attributes).await
+    }
+
+    /// The validating plugins on a create of `subresource` of object `name` (a pod's
+    /// `eviction` or `binding`, an account's `token`) with the object sent, before the
+    /// subresource does anything: upstream's handler admits what it decoded first.
+    pub async fn validate_subresource_create(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        object: &Value,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let operation = Operation::Create;
+        let mut attributes = self.attributes(operation, namespace, subresource, object, opts);
+        attributes.name = name;
+        self.validate_with(&attributes).await
+    }
+
+    /// A write's attributes, named by its object.
+    fn attributes<'a>(
+        &self,
+        operation: Operation,
+        namespace: &'a str,
+        subresource: &'a str,
+        object: &'a Value,
+        opts: &'a WriteOptions,
+    ) -> Attributes<'a> {
+        Attributes {
             operation,
             descriptor: self.descriptor,
             namespace,
             name: crate::meta::name(object),
             object: Some(object),
-            old_object: old,
+            old_object: None,
             subresource,
             dry_run: opts.dry_run,
             warnings: Some(&opts.warnings),
             user: opts.user.as_ref(),
-        };
-        self.admission.validate(&attributes).await
+        }
+    }
+
+    /// The validating plugins that handle the write, if any does.
+    async fn validate_with(&self, attributes: &Attributes<'_>) -> Result<()> {
+        let a = attributes;
+        if !self
+            .admission
+            .validates(self.descriptor, a.namespace, a.subresource, a.operation)
+        {
+            return Ok(());
+        }
+        self.admission.validate(attributes).await
     }
 
     /// `attempt` on the object read, validated, then written if the object is unchanged

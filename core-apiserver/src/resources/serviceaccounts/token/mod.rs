@@ -4,8 +4,9 @@
 //!
 //! The answer is the TokenRequest, not a `Status`, so the subresource is not one of the
 //! registry's `StrategyCreate` ones: it is served by a connecter registered for POST, which
-//! decodes, validates and answers as the create handler does. Upstream's admission of the
-//! TokenRequest and its audit annotation are not run.
+//! decodes, admits (the validating plugins, as `Store::validate_subresource_create` runs
+//! them), validates and answers as the create handler does. Upstream's audit annotation is
+//! not written.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -134,11 +135,27 @@ impl TokenRest {
     /// The create handler's part: options, negotiation, decoding, then the answer.
     async fn serve(&self, request: ConnectRequest, body: Body) -> Result<Response<Body>> {
         let (headers, query) = (&request.parts.headers, request.parts.uri.query());
-        let opts = kas_endpoints::handlers::options::create_options(query)?;
+        let mut opts = kas_endpoints::handlers::options::create_options(query)?;
+        opts.user = request
+            .parts
+            .extensions
+            .get::<kas_auth::UserInfo>()
+            .cloned();
         let out = negotiated::negotiate_media(headers, query, false)?;
         let input = decode::read_input(headers, body).await?;
         let decoded = decode::decode(&TOKEN_REQUEST, &input, &opts)?;
         let mut warnings = decoded.warnings;
+        // Upstream's handler admits the decoded request before `TokenREST.Create` (the
+        // NodeRestriction plugin's checks of a kubelet's request).
+        self.svcaccts
+            .validate_subresource_create(
+                &request.namespace,
+                &request.name,
+                "token",
+                &decoded.value,
+                &opts,
+            )
+            .await?;
         let answer = self
             .create(
                 &request.namespace,
