@@ -37,6 +37,7 @@ mod maplist;
 mod node;
 mod quantity;
 mod rule;
+mod semver;
 mod url;
 mod validator;
 mod value;

@@ -29,7 +29,7 @@ const NAMESPACES: &[&str] = &["optional", "format", "sets", "strings", "ip"];
 
 /// The functions upstream's environment for stored CRD rules declares: cel-go's standard
 /// library, optional types, strings v2, sets, two-variable comprehensions, and the
-/// Kubernetes libraries (lists, regex, urls, quantity, ip, cidr, format, authz). Calls of
+/// Kubernetes libraries (lists, regex, urls, quantity, semver, ip, cidr, format, authz). Calls of
 /// anything else are undeclared references, as cel-go's checker reports them.
 #[rustfmt::skip]
 const FUNCTIONS: &[&str] = &[
@@ -51,6 +51,8 @@ const FUNCTIONS: &[&str] = &[
     "getHostname", "getPort", "getEscapedPath", "getQuery", "quantity", "isQuantity", "sign",
     "isInteger", "asInteger", "asApproximateFloat", "add", "sub", "isLessThan",
     "isGreaterThan", "compareTo",
+    // Kubernetes semver (1.33)
+    "semver", "isSemver", "major", "minor", "patch",
     // Kubernetes ip, cidr, format
     "ip", "isIP", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
     "isLinkLocalUnicast", "isGlobalUnicast", "cidr", "isCIDR", "containsIP", "containsCIDR",

@@ -1,7 +1,7 @@
 //! The environment every rule and messageExpression compiles in, after upstream's base
 //! environment (`k8s.io/apiserver/pkg/cel/environment`): cel-rust's standard library with
 //! the strings extension, then the Kubernetes libraries this crate implements: lists,
-//! regex and sets (`library.rs`), quantity (`quantity.rs`), IP/CIDR (`ip.rs`), URLs
+//! regex and sets (`library.rs`), quantity (`quantity.rs`), semver (`semver.rs`), IP/CIDR (`ip.rs`), URLs
 //! (`url.rs`), named formats (`format.rs`) and two-variable comprehensions
 //! (`comprehensions.rs`).
 
@@ -18,6 +18,7 @@ pub(crate) fn env() -> Arc<Env> {
     let _ = super::library::add_regex(&mut env);
     let _ = super::library::add_sets(&mut env);
     let _ = super::quantity::add(&mut env);
+    let _ = super::semver::add(&mut env);
     let _ = super::ip::add(&mut env);
     let _ = super::url::add(&mut env);
     let _ = super::format::add(&mut env);

@@ -99,6 +99,29 @@ fn quantity_library() {
 }
 
 #[test]
+fn semver_library() {
+    let props = json!({ "v": { "type": "string" } });
+    let obj = json!({ "v": "1.2.3-rc.1" });
+    check_rules(
+        props,
+        obj,
+        &[
+            "isSemver(self.v) && !isSemver('v1.0') && isSemver('v1.0', true)",
+            "semver(self.v).major() == 1 && semver(self.v).minor() == 2 && semver(self.v).patch() == 3",
+            "semver(self.v).isLessThan(semver('1.2.3'))",
+            "semver('1.10.0').isGreaterThan(semver('1.9.0'))",
+            "semver('1.2.3+build').compareTo(semver('1.2.3')) == 0",
+            "semver('1.2.3') == semver('1.2.3+meta')",
+            "semver('01.01', true) == semver('1.1.0')",
+        ],
+        &[(
+            "semver('Three') == semver('1.0.0')",
+            "No Major.Minor.Patch elements found evaluating rule",
+        )],
+    );
+}
+
+#[test]
 fn standard_functions_smoke() {
     let props =
         json!({ "t": { "type": "string", "format": "date-time" }, "s": { "type": "string" } });
