@@ -16,24 +16,21 @@ pub struct WebhookAuthenticationOptions {
     /// File with webhook configuration for token authentication in kubeconfig format. The
     /// API server will query the remote service to determine authentication for bearer
     /// tokens.
-    #[arg(
-        id = "authentication-token-webhook-config-file",
-        long = "authentication-token-webhook-config-file"
-    )]
-    pub config_file: Option<PathBuf>,
+    #[arg(long = "authentication-token-webhook-config-file")]
+    pub token_webhook_config_file: Option<PathBuf>,
     /// The API version of the authentication.k8s.io TokenReview to send to and expect from
     /// the webhook.
     #[arg(
         long = "authentication-token-webhook-version",
         default_value = "v1beta1"
     )]
-    pub version: String,
+    pub token_webhook_version: String,
     /// The duration to cache responses from the webhook token authenticator.
     #[arg(
         long = "authentication-token-webhook-cache-ttl",
         default_value = "2m0s"
     )]
-    pub cache_ttl: GoDuration,
+    pub token_webhook_cache_ttl: GoDuration,
 }
 
 impl WebhookAuthenticationOptions {
@@ -44,13 +41,13 @@ impl WebhookAuthenticationOptions {
         &self,
         api_audiences: Vec<String>,
     ) -> Result<Option<DynAuthenticator>, String> {
-        let Some(file) = &self.config_file else {
+        let Some(file) = &self.token_webhook_config_file else {
             return Ok(None);
         };
         kas_webhook::token::new_cached(
             file,
-            &self.version,
-            self.cache_ttl.0,
+            &self.token_webhook_version,
+            self.token_webhook_cache_ttl.0,
             api_audiences,
             Backoff::default_retry(),
         )
@@ -64,31 +61,24 @@ pub struct WebhookAuthorizationOptions {
     /// File with webhook configuration in kubeconfig format, used with
     /// --authorization-mode=Webhook. The API server will query the remote service to
     /// determine access on the API server's secure port.
-    #[arg(
-        id = "authorization-webhook-config-file",
-        long = "authorization-webhook-config-file"
-    )]
-    pub config_file: Option<PathBuf>,
+    #[arg(long = "authorization-webhook-config-file")]
+    pub webhook_config_file: Option<PathBuf>,
     /// The API version of the authorization.k8s.io SubjectAccessReview to send to and
     /// expect from the webhook.
-    #[arg(
-        id = "authorization-webhook-version",
-        long = "authorization-webhook-version",
-        default_value = "v1beta1"
-    )]
-    pub version: String,
+    #[arg(long = "authorization-webhook-version", default_value = "v1beta1")]
+    pub webhook_version: String,
     /// The duration to cache 'authorized' responses from the webhook authorizer.
     #[arg(
         long = "authorization-webhook-cache-authorized-ttl",
         default_value = "5m0s"
     )]
-    pub cache_authorized_ttl: GoDuration,
+    pub webhook_cache_authorized_ttl: GoDuration,
     /// The duration to cache 'unauthorized' responses from the webhook authorizer.
     #[arg(
         long = "authorization-webhook-cache-unauthorized-ttl",
         default_value = "30s"
     )]
-    pub cache_unauthorized_ttl: GoDuration,
+    pub webhook_cache_unauthorized_ttl: GoDuration,
 }
 
 impl WebhookAuthorizationOptions {
@@ -96,12 +86,12 @@ impl WebhookAuthorizationOptions {
     pub fn validate(&self, modes: &[String]) -> Vec<String> {
         let webhook_mode = modes.iter().any(|m| m == MODE_WEBHOOK);
         let mut errs = Vec::new();
-        if webhook_mode && self.config_file.is_none() {
+        if webhook_mode && self.webhook_config_file.is_none() {
             errs.push(
                 "authorization-mode Webhook's authorization config file not passed".to_owned(),
             );
         }
-        if self.config_file.is_some() && !webhook_mode {
+        if self.webhook_config_file.is_some() && !webhook_mode {
             errs.push(
                 "cannot specify --authorization-webhook-config-file without mode Webhook"
                     .to_owned(),
@@ -117,14 +107,14 @@ impl WebhookAuthorizationOptions {
         if !modes.iter().any(|m| m == MODE_WEBHOOK) {
             return Ok(());
         }
-        let Some(file) = &self.config_file else {
+        let Some(file) = &self.webhook_config_file else {
             return Ok(());
         };
         let webhook = kas_webhook::authorizer::new_from_flags(
             file,
-            &self.version,
-            self.cache_authorized_ttl.0,
-            self.cache_unauthorized_ttl.0,
+            &self.webhook_version,
+            self.webhook_cache_authorized_ttl.0,
+            self.webhook_cache_unauthorized_ttl.0,
             Backoff::default_retry(),
         )
         .map_err(|e| e.to_string())?;
@@ -138,6 +128,31 @@ impl WebhookAuthorizationOptions {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    /// A role's whole command line: argument ids must be unique (`version` is clap's).
+    #[derive(Parser)]
+    #[command(version)]
+    struct Role {
+        #[command(flatten)]
+        common: super::super::CommonOptions,
+    }
+
+    #[test]
+    fn the_flags_fit_in_a_roles_command_line() {
+        let role = Role::try_parse_from([
+            "x",
+            "--authorization-mode=RBAC,Webhook",
+            "--authorization-webhook-config-file=/k",
+            "--authentication-token-webhook-version=v1",
+        ])
+        .unwrap();
+        assert_eq!(role.common.authorization.webhook.webhook_version, "v1beta1");
+        assert_eq!(
+            role.common.authentication.webhook.token_webhook_version,
+            "v1"
+        );
+        assert!(role.common.authorization.validate().is_empty());
+    }
 
     #[derive(Parser)]
     struct Flags {
@@ -154,12 +169,15 @@ mod tests {
     #[test]
     fn defaults_are_upstreams() {
         let flags = Flags::try_parse_from(["x"]).unwrap();
-        assert_eq!(flags.authn.version, "v1beta1");
-        assert_eq!(flags.authn.cache_ttl.0.as_secs(), 120);
-        assert_eq!(flags.authz.version, "v1beta1");
-        assert_eq!(flags.authz.cache_authorized_ttl.0.as_secs(), 300);
-        assert_eq!(flags.authz.cache_unauthorized_ttl.0.as_secs(), 30);
-        assert!(flags.authn.config_file.is_none() && flags.authz.config_file.is_none());
+        assert_eq!(flags.authn.token_webhook_version, "v1beta1");
+        assert_eq!(flags.authn.token_webhook_cache_ttl.0.as_secs(), 120);
+        assert_eq!(flags.authz.webhook_version, "v1beta1");
+        assert_eq!(flags.authz.webhook_cache_authorized_ttl.0.as_secs(), 300);
+        assert_eq!(flags.authz.webhook_cache_unauthorized_ttl.0.as_secs(), 30);
+        assert!(
+            flags.authn.token_webhook_config_file.is_none()
+                && flags.authz.webhook_config_file.is_none()
+        );
         assert!(
             flags
                 .authn
@@ -174,9 +192,9 @@ mod tests {
             "--authorization-webhook-version=v1",
         ])
         .unwrap();
-        assert_eq!(flags.authn.cache_ttl.0.as_secs(), 10);
-        assert!(flags.authz.cache_unauthorized_ttl.0.is_zero());
-        assert_eq!(flags.authz.version, "v1");
+        assert_eq!(flags.authn.token_webhook_cache_ttl.0.as_secs(), 10);
+        assert!(flags.authz.webhook_cache_unauthorized_ttl.0.is_zero());
+        assert_eq!(flags.authz.webhook_version, "v1");
         assert!(
             Flags::try_parse_from(["x", "--authentication-token-webhook-cache-ttl=2"]).is_err()
         );
