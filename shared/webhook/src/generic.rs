@@ -7,6 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use kas_apimachinery::Status;
+use kas_apimachinery::golang::base64::STD_ENCODING;
 use kas_apimachinery::status::StatusReason;
 use serde_json::Value;
 
@@ -119,16 +120,29 @@ pub struct GenericWebhook {
     client: Client,
     url: String,
     token: Option<BearerToken>,
+    /// The `Authorization` value of a user's `username`/`password`.
+    basic_auth: Option<http::HeaderValue>,
     retry_backoff: Backoff,
 }
 
 impl GenericWebhook {
     /// Upstream's `NewGenericWebhook` over a loaded kubeconfig.
     pub fn new(config: WebhookConfig, retry_backoff: Backoff) -> Result<GenericWebhook> {
+        let basic_auth = match &config.basic_auth {
+            Some((user, password)) => {
+                let encoded =
+                    STD_ENCODING.encode_to_string(format!("{user}:{password}").as_bytes());
+                let value = http::HeaderValue::from_str(&format!("Basic {encoded}"))
+                    .map_err(|e| Error::Config(e.to_string()))?;
+                Some(value)
+            }
+            None => None,
+        };
         Ok(GenericWebhook {
             client: Client::new(&config.tls, config.timeout)?,
             url: config.url,
             token: config.token,
+            basic_auth,
             retry_backoff,
         })
     }
@@ -144,11 +158,25 @@ impl GenericWebhook {
     }
 
     async fn post_once(&self, body: &[u8]) -> Result<Value> {
-        let token = self.token.as_ref().map(BearerToken::current);
-        let answer = self
-            .client
-            .post_json(&self.url, body.to_vec(), token.as_deref())
-            .await?;
+        let answer = match &self.basic_auth {
+            Some(basic) => {
+                let json = http::HeaderValue::from_static("application/json");
+                let mut headers = http::HeaderMap::new();
+                headers.insert(http::header::CONTENT_TYPE, json.clone());
+                headers.insert(http::header::ACCEPT, json);
+                headers.insert(http::header::AUTHORIZATION, basic.clone());
+                let body = bytes::Bytes::copy_from_slice(body);
+                self.client
+                    .send(http::Method::POST, &self.url, headers, body)
+                    .await?
+            }
+            None => {
+                let token = self.token.as_ref().map(BearerToken::current);
+                self.client
+                    .post_json(&self.url, body.to_vec(), token.as_deref())
+                    .await?
+            }
+        };
         read_answer(&answer)
     }
 }

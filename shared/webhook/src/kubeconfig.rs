@@ -5,8 +5,9 @@
 //! `ConfirmUsable` checks and error texts, and the REST config's 30 s timeout.
 //!
 //! Supported: `server`, `certificate-authority(-data)`, `insecure-skip-tls-verify`,
-//! `tls-server-name`, `client-certificate(-data)`/`client-key(-data)`, `token`/`tokenFile`.
-//! Basic auth, `exec` and `auth-provider` users are refused; proxies are not read.
+//! `tls-server-name`, `client-certificate(-data)`/`client-key(-data)`, `token`/`tokenFile`,
+//! `username`/`password`. `exec`, `auth-provider` and impersonating users are refused;
+//! proxies are not read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ pub struct WebhookConfig {
     pub url: String,
     pub tls: TlsConfig,
     pub token: Option<BearerToken>,
+    /// A kubeconfig user's `username` and `password`.
+    pub basic_auth: Option<(String, String)>,
     pub timeout: Duration,
 }
 
@@ -467,6 +470,7 @@ fn rest_config(cluster: &Cluster, user: &AuthInfo) -> Result<WebhookConfig> {
         url,
         tls: TlsConfig::default(),
         token: None,
+        basic_auth: None,
         timeout: DEFAULT_REQUEST_TIMEOUT,
     };
     if !webhook.url.starts_with("https://") {
@@ -481,6 +485,9 @@ fn rest_config(cluster: &Cluster, user: &AuthInfo) -> Result<WebhookConfig> {
             token,
             Some(PathBuf::from(&user.token_file)),
         ));
+    }
+    if !user.username.is_empty() || !user.password.is_empty() {
+        webhook.basic_auth = Some((user.username.clone(), user.password.clone()));
     }
     if has_ca && cluster.insecure {
         return Err(Error::Kubeconfig(

@@ -30,10 +30,18 @@ impl AuthorizationOptions {
         errs
     }
 
+    /// The authorizer of the modes, with what the role `provided`; a role that did not build
+    /// the webhook mode's authorizer gets it from the webhook flags here.
     pub fn apply_to(&self, config: &mut Config, provided: &ModeAuthorizers) -> Result<()> {
+        let mut provided = provided.clone();
+        if provided.webhook.is_none() {
+            self.webhook
+                .add_to(&self.authorization_mode, &mut provided)
+                .map_err(kas_auth::Error::Webhook)?;
+        }
         config.authorizer = Some(kas_auth::authorization::build(
             &self.authorization_mode,
-            provided,
+            &provided,
         )?);
         Ok(())
     }

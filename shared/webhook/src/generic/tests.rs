@@ -120,6 +120,26 @@ async fn answers_are_read_as_client_go_reads_them() {
 }
 
 #[tokio::test]
+async fn a_username_and_password_are_sent_as_basic_auth() {
+    let pki = testing::pki();
+    let server = testing::serve(&pki, |_| testing::json(200, json!({"status": {}}))).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ca.pem"), &pki.ca_pem).unwrap();
+    let path = dir.path().join("config");
+    let text = format!(
+        "clusters:\n- cluster:\n    server: {}\n    certificate-authority: ca.pem\nusers:\n- user:\n    username: admin\n    password: pw\n",
+        server.url
+    );
+    std::fs::write(&path, text).unwrap();
+    let hook = GenericWebhook::new(crate::kubeconfig::load(&path).unwrap(), TEST_BACKOFF).unwrap();
+    hook.post(b"{\"a\":1}").await.unwrap();
+    assert_eq!(
+        server.last(),
+        ("Basic YWRtaW46cHc=".to_owned(), json!({"a": 1}))
+    );
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_not_retried() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = closed.local_addr().unwrap();
@@ -128,6 +148,7 @@ async fn a_refused_connection_is_not_retried() {
         url: format!("https://{addr}/hook"),
         tls: crate::TlsConfig::default(),
         token: None,
+        basic_auth: None,
         timeout: Duration::from_secs(5),
     };
     let hook = GenericWebhook::new(config, TEST_BACKOFF).unwrap();
