@@ -454,6 +454,28 @@ fn read(path: &str) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::Kubeconfig(format!("open {path}: {}", errno(&e))))
 }
 
+/// Where the REST client posts for a server URL: its query and fragment dropped, its
+/// path cleaned as Go's `path.Join` cleans it (`/` when empty).
+fn request_url(server: &str) -> String {
+    let server = server.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = server.split_once("://").unwrap_or(("", server));
+    let (host, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    format!("{scheme}://{host}/{}", parts.join("/"))
+}
+
 /// The REST client's view: the URL (`https://` assumed for a bare host with TLS settings,
 /// as `DefaultServerURL`), and, for `https` only, the user's credentials and the cluster's
 /// TLS settings (`IsConfigTransportTLS`).
@@ -467,7 +489,7 @@ fn rest_config(cluster: &Cluster, user: &AuthInfo) -> Result<WebhookConfig> {
         _ => format!("http://{}", cluster.server),
     };
     let mut webhook = WebhookConfig {
-        url,
+        url: request_url(&url),
         tls: TlsConfig::default(),
         token: None,
         basic_auth: None,

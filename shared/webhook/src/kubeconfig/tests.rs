@@ -198,3 +198,17 @@ fn plain_http_servers_get_no_credentials() {
     assert_eq!(config.url, "http://127.0.0.1:1/hook");
     assert!(config.token.is_none());
 }
+
+#[test]
+fn server_urls_are_posted_to_as_the_rest_client_does() {
+    assert_eq!(request_url("https://h:8443"), "https://h:8443/");
+    assert_eq!(request_url("https://h/authz/"), "https://h/authz");
+    assert_eq!(request_url("https://h//a/./b/../c?x=1#f"), "https://h/a/c");
+    let dir = tempfile::tempdir().unwrap();
+    let config = load(&write(
+        dir.path(),
+        "clusters:\n- cluster:\n    server: h.example:8443/authz/\n    insecure-skip-tls-verify: true\n",
+    ))
+    .unwrap();
+    assert_eq!(config.url, "https://h.example:8443/authz");
+}
