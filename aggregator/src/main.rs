@@ -90,10 +90,13 @@ fn main() -> ExitCode {
         };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
         let bootstrap_tokens = common.authentication.enable_bootstrap_token_auth;
-        let token_authenticators = match storage {
+        let mut token_authenticators = match storage {
             Some(storage) => service_accounts.token_authenticators(bootstrap_tokens, storage)?,
             None => Vec::new(),
         };
+        // The webhook goes last, as in upstream's union of token authenticators.
+        let webhook = &common.authentication.webhook;
+        token_authenticators.extend(webhook.token_authenticator(service_accounts.api_audiences())?);
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {
@@ -123,16 +126,18 @@ async fn etcd_storage(etcd: &EtcdOptions) -> Result<Arc<dyn kas_storage::Storage
     )))
 }
 
-/// The authorizers of `--authorization-mode` that follow etcd: RBAC's index of roles and
-/// bindings, the Node authorizer's graph of pods and what they use. Each is synced before
-/// serving; every aggregator replica enforces a change as soon as its watch delivers it,
-/// and a decision does no I/O. Without etcd, building those modes fails with their message.
+/// The authorizers of `--authorization-mode` the role builds: the webhook's, and those
+/// that follow etcd: RBAC's index of roles and bindings, the Node authorizer's graph of
+/// pods and what they use. Each is synced before serving; every aggregator replica
+/// enforces a change as soon as its watch delivers it, and a decision does no I/O. Without
+/// etcd, building those modes fails with their message.
 async fn mode_authorizers(
     common: &CommonOptions,
     storage: Option<Arc<dyn kas_storage::Storage>>,
 ) -> Result<ModeAuthorizers, String> {
     let modes = &common.authorization.authorization_mode;
     let mut provided = ModeAuthorizers::default();
+    common.authorization.webhook.add_to(modes, &mut provided)?;
     let Some(storage) = storage else {
         return Ok(provided);
     };

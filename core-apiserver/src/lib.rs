@@ -27,16 +27,17 @@ pub const POST_START_HOOKS: &[&str] = &[
 ];
 
 /// The role's API: its resources on etcd, in front of `next` (the delegate to
-/// extensions-apiserver), and the authorizers of `authorization_modes` that it keeps (see
-/// `kas_server::run::Serving`). Starts the etcd compactor, which lives as long as the
+/// extensions-apiserver), and the authorizers of `--authorization-mode` that it keeps (see
+/// `kas_server::run::Serving`); `common` are its authentication and authorization flags. Starts the etcd compactor, which lives as long as the
 /// process. Marks each of `hooks` (named as in [`POST_START_HOOKS`]) done when its work is.
 pub async fn api_service<S>(
     etcd: &EtcdOptions,
     resource_options: &resources::ResourceOptions,
-    authorization_modes: &[String],
+    common: &kas_server::options::CommonOptions,
     hooks: &[PostStartHook],
     next: S,
 ) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
+    let authorization_modes = &common.authorization.authorization_mode;
     let (etcd, compactor) = etcd.storage().await?;
     // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
     // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
@@ -58,6 +59,10 @@ pub async fn api_service<S>(
         provided.node = Some(node.clone());
         provided.node_rules = Some(node);
     }
+    common
+        .authorization
+        .webhook
+        .add_to(authorization_modes, &mut provided)?;
     // The authorizer of --authorization-mode, for the decisions made inside requests
     // (admission plugins asking whether the user may approve, sign, bind; the reviews).
     let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
@@ -67,6 +72,7 @@ pub async fn api_service<S>(
         authenticator: token_review_authenticator(
             &resource_options.service_accounts,
             resource_options.bootstrap_tokens,
+            &common.authentication.webhook,
             &etcd,
         )?,
         api_audiences: resource_options.service_accounts.api_audiences(),
@@ -120,16 +126,19 @@ pub async fn api_service<S>(
 }
 
 /// What TokenReviews authenticate with: what the aggregator authenticates bearer tokens
-/// with but the static token file (the aggregator's alone), behind upstream's token cache.
+/// with but the static token file (the aggregator's alone), behind upstream's token cache;
+/// the token webhook last, as upstream's union.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
     bootstrap_tokens: bool,
+    webhook: &kas_server::options::WebhookAuthenticationOptions,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
     use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
     use kas_auth::authentication::{DynAuthenticator, Union};
     use std::sync::Arc;
-    let tokens = options.token_authenticators(bootstrap_tokens, etcd.clone())?;
+    let mut tokens = options.token_authenticators(bootstrap_tokens, etcd.clone())?;
+    tokens.extend(webhook.token_authenticator(options.api_audiences())?);
     if tokens.is_empty() {
         return Ok(None);
     }

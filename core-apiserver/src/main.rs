@@ -66,9 +66,8 @@ fn main() -> ExitCode {
         move |common| async move {
             let next = delegation.build().map_err(|e| e.to_string())?;
             let delegated = kas_delegate::discovery::follow(next.clone(), true);
-            let modes = &common.authorization.authorization_mode;
             let (api, authorizers) =
-                core_apiserver::api_service(&etcd, &resources, modes, &marked, next).await?;
+                core_apiserver::api_service(&etcd, &resources, &common, &marked, next).await?;
             let api = api.with_delegated_discovery(delegated);
             Ok(kas_server::run::Serving {
                 handler: kas_server::Handler::new(api),

@@ -23,6 +23,9 @@ pub enum Error {
     /// What an authenticator had to read could not be read (storage).
     #[error("{0}")]
     Storage(String),
+    /// A webhook authorizer's call failed, or its answer cannot be used.
+    #[error("{0}")]
+    Webhook(String),
     /// Several authenticators or authorizers failed; upstream's `utilerrors.Aggregate`.
     /// From an authenticator this still means 401, from an authorizer 500.
     #[error("{}", aggregate_message(.0))]

@@ -1,17 +1,31 @@
 //! kas-webhook: the calls a role makes out to servers it is configured to trust, as
-//! upstream's `k8s.io/apiserver/pkg/util/webhook` and the REST client under it.
+//! upstream's `k8s.io/apiserver/pkg/util/webhook` and the REST client under it, and the
+//! webhook token authenticator and authorizer built on them.
 //!
 //! - [`client`]: an HTTPS client (pooled connections, HTTP/2 when the server offers it,
 //!   else HTTP/1.1), trusting a PEM bundle (a kubeconfig's certificate authority, a
 //!   webhook's `caBundle`) or the system's roots, presenting a client certificate, with a
 //!   timeout; failures in Go's words (`Post "https://...": dial tcp ...: connect: connection
 //!   refused`).
+//! - [`kubeconfig`]: a webhook's configuration file (kubeconfig format), as client-go
+//!   loads it.
+//! - [`generic`]: upstream's `GenericWebhook`: post, read the answer as client-go's REST
+//!   client does, retry with backoff.
+//! - [`token`]: the webhook token authenticator (TokenReview), behind its cache.
+//! - [`authorizer`]: the webhook authorizer (SubjectAccessReview), with its cache.
 //!
-//! Webhooks and OIDC providers are reached through it. No Kubernetes policy here: what is
-//! sent and what an answer means belongs to the authenticator, authorizer or converter.
+//! Webhooks and OIDC providers are reached through the client. Nothing here depends on
+//! the server: the authenticator and authorizer implement kas-auth's traits.
 
+pub mod authorizer;
 pub mod client;
 mod error;
+pub mod generic;
+pub mod kubeconfig;
+mod review;
+#[cfg(test)]
+mod testing;
+pub mod token;
 
 pub use client::{Client, Response, TlsConfig};
 pub use error::Error;

@@ -3,7 +3,9 @@
 //! authenticated is remembered for 10 s (`TokenSuccessCacheTTL`), failures are not
 //! (`TokenFailureCacheTTL` 0). A service-account token whose bound object is deleted
 //! therefore stops working within 10 s, as upstream's. Tokens are keyed by their SHA-256,
-//! never kept in memory.
+//! never kept in memory. The webhook token authenticator's cache is the same with a
+//! failure TTL (`--authentication-token-webhook-cache-ttl` for both): "not authenticated"
+//! answers are remembered too, errors never.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -26,7 +28,9 @@ type Key = [u8; 32];
 pub struct CachedTokenAuthenticator {
     inner: DynAuthenticator,
     ttl: Duration,
-    entries: Mutex<HashMap<Key, (Instant, Response)>>,
+    failure_ttl: Duration,
+    /// A remembered answer: a user, or none (a failure).
+    entries: Mutex<HashMap<Key, (Instant, Option<Response>)>>,
 }
 
 impl CachedTokenAuthenticator {
@@ -35,29 +39,46 @@ impl CachedTokenAuthenticator {
     }
 
     pub fn with_ttl(inner: DynAuthenticator, ttl: Duration) -> Self {
+        Self::with_ttls(inner, ttl, Duration::ZERO)
+    }
+
+    /// Upstream's `cache.New(auth, false, successTTL, failureTTL)`: a zero TTL remembers
+    /// nothing of that kind.
+    pub fn with_ttls(inner: DynAuthenticator, ttl: Duration, failure_ttl: Duration) -> Self {
         CachedTokenAuthenticator {
             inner,
             ttl,
+            failure_ttl,
             entries: Mutex::new(HashMap::new()),
         }
     }
 
-    fn lookup(&self, key: &Key) -> Option<Response> {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let (at, response) = entries.get(key)?;
-        (at.elapsed() < self.ttl).then(|| response.clone())
+    fn ttl_of(&self, answer: &Option<Response>) -> Duration {
+        match answer {
+            Some(_) => self.ttl,
+            None => self.failure_ttl,
+        }
     }
 
-    fn remember(&self, key: Key, response: &Response) {
+    fn lookup(&self, key: &Key) -> Option<Option<Response>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, answer) = entries.get(key)?;
+        (at.elapsed() < self.ttl_of(answer)).then(|| answer.clone())
+    }
+
+    fn remember(&self, key: Key, answer: &Option<Response>) {
+        if self.ttl_of(answer).is_zero() {
+            return;
+        }
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if entries.len() >= CAPACITY {
-            let ttl = self.ttl;
-            entries.retain(|_, (at, _)| at.elapsed() < ttl);
+            let longest = self.ttl.max(self.failure_ttl);
+            entries.retain(|_, (at, _)| at.elapsed() < longest);
             if entries.len() >= CAPACITY {
                 entries.clear();
             }
         }
-        entries.insert(key, (Instant::now(), response.clone()));
+        entries.insert(key, (Instant::now(), answer.clone()));
     }
 }
 
@@ -80,13 +101,11 @@ impl Authenticator for CachedTokenAuthenticator {
             let Some(key) = token_key(req) else {
                 return self.inner.authenticate(req).await;
             };
-            if let Some(response) = self.lookup(&key) {
-                return Ok(Some(response));
+            if let Some(answer) = self.lookup(&key) {
+                return Ok(answer);
             }
             let answer = self.inner.authenticate(req).await?;
-            if let Some(response) = &answer {
-                self.remember(key, response);
-            }
+            self.remember(key, &answer);
             Ok(answer)
         })
     }
@@ -159,5 +178,30 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert_eq!(auth(&cache, "good").await, None, "expired: asked again");
         assert_eq!(inner.calls.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_failure_ttl_remembers_failures_for_their_own_time() {
+        let inner = Arc::new(Counting {
+            calls: AtomicUsize::new(0),
+            valid: false.into(),
+        });
+        let cache = CachedTokenAuthenticator::with_ttls(
+            inner.clone(),
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+        );
+        assert_eq!(auth(&cache, "good").await, None);
+        inner.valid.store(true, Ordering::SeqCst);
+        assert_eq!(
+            auth(&cache, "good").await,
+            None,
+            "the failure is remembered"
+        );
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(auth(&cache, "good").await.as_deref(), Some("alice"));
+        assert_eq!(auth(&cache, "good").await.as_deref(), Some("alice"));
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 2);
     }
 }

@@ -92,7 +92,7 @@ fn next(fields: &mut impl Iterator<Item = String>) -> String {
 
 /// Upstream's `bearertoken` parsing: the scheme is case-insensitive, the header is split on
 /// single spaces, and an empty token (`Bearer` followed by two spaces) is no opinion.
-fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
+pub fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
     let raw = req.headers.get(AUTHORIZATION)?;
     let auth = String::from_utf8_lossy(raw.as_bytes());
     let auth = auth.trim();

@@ -90,8 +90,9 @@ pub const MODE_ALWAYS_ALLOW: &str = "AlwaysAllow";
 pub const MODE_ALWAYS_DENY: &str = "AlwaysDeny";
 pub const MODE_RBAC: &str = "RBAC";
 pub const MODE_NODE: &str = "Node";
+pub const MODE_WEBHOOK: &str = "Webhook";
 /// Modes kube-apiserver has that this server does not implement yet.
-const MODES_NOT_SUPPORTED: &[&str] = &["ABAC", "Webhook"];
+const MODES_NOT_SUPPORTED: &[&str] = &["ABAC"];
 
 /// The authorizers of modes whose state a role keeps itself (RBAC's index of roles and
 /// bindings, fed by a watch): the role builds them and [`build`] places them in order.
@@ -103,6 +104,10 @@ pub struct ModeAuthorizers {
     /// The Node authorizer (over its graph of pods and what they use) and its rules.
     pub node: Option<DynAuthorizer>,
     pub node_rules: Option<DynRuleResolver>,
+    /// The webhook authorizer of `--authorization-webhook-config-file` and its rules
+    /// (always incomplete, as upstream's).
+    pub webhook: Option<DynAuthorizer>,
+    pub webhook_rules: Option<DynRuleResolver>,
 }
 
 /// Upstream's union of the modes' rule resolvers (`authorizer.Config.New`'s second
@@ -117,6 +122,7 @@ pub fn build_rule_resolver(modes: &[String], provided: &ModeAuthorizers) -> DynR
                 MODE_ALWAYS_DENY => Some(Arc::new(AlwaysDeny)),
                 MODE_RBAC => provided.rbac_rules.clone(),
                 MODE_NODE => provided.node_rules.clone(),
+                MODE_WEBHOOK => provided.webhook_rules.clone(),
                 _ => None,
             }
         })
@@ -158,6 +164,15 @@ pub fn build(modes: &[String], provided: &ModeAuthorizers) -> Result<DynAuthoriz
                 None => {
                     return Err(config_err(
                         "authorization mode \"Node\" needs etcd (--etcd-servers) to follow pods and what they use".to_owned(),
+                    ));
+                }
+            },
+            MODE_WEBHOOK => match &provided.webhook {
+                Some(webhook) => webhook.clone(),
+                None => {
+                    return Err(config_err(
+                        "authorization-mode Webhook's authorization config file not passed"
+                            .to_owned(),
                     ));
                 }
             },
@@ -254,10 +269,29 @@ mod tests {
             let err = build_with(&modes(bad)).err().unwrap();
             assert!(matches!(err, Error::Config { .. }), "{err}");
         }
-        let msg = build_with(&modes(&["Webhook"])).err().unwrap().to_string();
+        let msg = build_with(&modes(&["ABAC"])).err().unwrap().to_string();
         assert!(msg.contains("not supported yet"), "{msg}");
+        let msg = build_with(&modes(&["Webhook"])).err().unwrap().to_string();
+        assert!(
+            msg.ends_with("authorization-mode Webhook's authorization config file not passed"),
+            "{msg}"
+        );
         let msg = build_with(&modes(&["RBAC"])).err().unwrap().to_string();
         assert!(msg.contains("needs etcd"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn a_provided_webhook_takes_its_place_with_its_rules() {
+        let provided = ModeAuthorizers {
+            webhook: Some(Arc::new(AlwaysAllow)),
+            webhook_rules: Some(Arc::new(AlwaysDeny)),
+            ..ModeAuthorizers::default()
+        };
+        let a = build(&modes(&["AlwaysDeny", "Webhook"]), &provided).unwrap();
+        assert_eq!(a.authorize(&attrs(&[])).await.unwrap().0, Decision::Allow);
+        let r = build_rule_resolver(&modes(&["Webhook", "AlwaysAllow"]), &provided);
+        let rules = r.rules_for(&UserInfo::default(), "ns").await;
+        assert_eq!(rules.resource_rules.len(), 1);
     }
 
     #[tokio::test]

@@ -58,6 +58,8 @@ pub struct AuthenticationOptions {
     /// List of request header prefixes to inspect. X-Remote-Extra- is suggested.
     #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
     pub requestheader_extra_headers_prefix: Vec<String>,
+    #[command(flatten)]
+    pub webhook: super::WebhookAuthenticationOptions,
 }
 
 impl AuthenticationOptions {

@@ -10,6 +10,7 @@ mod logging;
 mod server_run;
 mod service_account;
 mod serving;
+mod webhook;
 
 pub use authentication::AuthenticationOptions;
 pub use authorization::AuthorizationOptions;
@@ -19,3 +20,4 @@ pub use logging::{LoggingFormat, LoggingOptions, TracingConfiguration, TracingOp
 pub use server_run::ServerRunOptions;
 pub use service_account::{GoDurationFlag, ServiceAccountOptions};
 pub use serving::SecureServingOptions;
+pub use webhook::{WebhookAuthenticationOptions, WebhookAuthorizationOptions};
