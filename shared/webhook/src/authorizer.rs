@@ -89,6 +89,21 @@ struct ResourceAttributes {
     name: String,
     #[serde(rename = "fieldSelector", skip_serializing_if = "Option::is_none")]
     field_selector: Option<FieldSelectorAttributes>,
+    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
+    label_selector: Option<LabelSelectorAttributes>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+struct LabelSelectorAttributes {
+    requirements: Vec<LabelSelectorRequirement>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct LabelSelectorRequirement {
+    key: String,
+    operator: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    values: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -183,6 +198,40 @@ fn field_selector(raw: &str) -> Option<FieldSelectorAttributes> {
     (!requirements.is_empty()).then_some(FieldSelectorAttributes { requirements })
 }
 
+/// Upstream's `GetLabelSelector` and `labelSelectorToAuthorizationAPI`: `=`, `==` and `in`
+/// as `In`, `!=` and `notin` as `NotIn` (values sorted), `Exists`, `DoesNotExist`; `gt` and
+/// `lt` are not sent, nor is an unparsable selector.
+fn label_selector(raw: &str) -> Option<LabelSelectorAttributes> {
+    use kas_apimachinery::selection::Operator as Op;
+    if raw.is_empty() {
+        return None;
+    }
+    let selector = kas_apimachinery::labels::parse(raw).ok()?;
+    let requirements: Vec<LabelSelectorRequirement> = selector
+        .requirements()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| {
+            let operator = match r.operator() {
+                Op::Equals | Op::DoubleEquals | Op::In => "In",
+                Op::NotEquals | Op::NotIn => "NotIn",
+                Op::Exists => "Exists",
+                Op::DoesNotExist => "DoesNotExist",
+                Op::GreaterThan | Op::LessThan => return None,
+            };
+            let mut values = r.values().to_vec();
+            values.sort();
+            values.dedup();
+            Some(LabelSelectorRequirement {
+                key: r.key().to_owned(),
+                operator,
+                values,
+            })
+        })
+        .collect();
+    (!requirements.is_empty()).then_some(LabelSelectorAttributes { requirements })
+}
+
 /// The review's spec for `attrs` (upstream's `Authorize` before the call).
 pub fn spec_for(attrs: &Attributes) -> Spec {
     let UserInfo {
@@ -208,6 +257,7 @@ pub fn spec_for(attrs: &Attributes) -> Spec {
             subresource: attrs.subresource.clone(),
             name: attrs.name.clone(),
             field_selector: field_selector(&attrs.field_selector),
+            label_selector: label_selector(&attrs.label_selector),
         });
     } else {
         spec.non_resource_attributes = Some(NonResourceAttributes {

@@ -128,14 +128,24 @@ async fn v1beta1_names_groups_group_and_field_selectors_are_structured() {
             {"key": "metadata.name", "operator": "NotIn", "values": ["x"]},
             {"key": "spec.nodeName", "operator": "In", "values": ["n1"]}]})
     );
+    // Label selectors go as requirements too; `gt` is not sent.
+    attrs.label_selector = "tier notin (b,a),app=web,!gone,has,n>3".into();
+    authz.authorize(&attrs).await.unwrap();
+    assert_eq!(
+        server.last().1["spec"]["resourceAttributes"]["labelSelector"],
+        json!({"requirements": [
+            {"key": "app", "operator": "In", "values": ["web"]},
+            {"key": "gone", "operator": "DoesNotExist"},
+            {"key": "has", "operator": "Exists"},
+            {"key": "tier", "operator": "NotIn", "values": ["a", "b"]}]})
+    );
     // A selector that does not parse sends none.
+    attrs.label_selector = "a in (".into();
     attrs.field_selector = "spec.nodeName".into();
     authz.authorize(&attrs).await.unwrap();
-    assert!(
-        server.last().1["spec"]["resourceAttributes"]
-            .get("fieldSelector")
-            .is_none()
-    );
+    let resource_attributes = &server.last().1["spec"]["resourceAttributes"];
+    assert!(resource_attributes.get("fieldSelector").is_none());
+    assert!(resource_attributes.get("labelSelector").is_none());
 }
 
 #[tokio::test]
