@@ -6,17 +6,13 @@
 //! token, the webhook's allow lets a request through RBAC's silence, and a denial carries
 //! RBAC's and the webhook's reasons joined as upstream's union joins them.
 
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{Method, Request, Response};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use http::Method;
 use kas_e2e::client::{self, Proto};
+use kas_e2e::tls_server::TlsServer;
 use kas_e2e::{Role, start_cluster};
 use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
@@ -50,66 +46,18 @@ fn answer(path: &str, review: &Value) -> Value {
     json!({"apiVersion": review["apiVersion"], "kind": review["kind"], "status": status})
 }
 
-/// Starts the webhook on its own runtime; its URL and CA.
-fn start_webhook(dir: &Path) -> (String, PathBuf) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "webhook-ca");
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    let ca_path = dir.join("webhook-ca.pem");
-    std::fs::write(&ca_path, ca.pem()).unwrap();
-    let mut config = rustls::ServerConfig::builder_with_provider(kas_tls::provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            rustls_pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
-        )
-        .unwrap();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            while let Ok((tcp, _)) = listener.accept().await {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let service = hyper::service::service_fn(|req: Request<Incoming>| async move {
-                        let path = req.uri().path().to_owned();
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                        let out = answer(&path, &review).to_string();
-                        let response = Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Full::new(Bytes::from(out)))
-                            .unwrap();
-                        Ok::<_, Infallible>(response)
-                    });
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
-        });
+/// Starts the webhook (kas-e2e's TLS server); its CA is written beside the kubeconfigs.
+fn start_webhook(dir: &Path) -> TlsServer {
+    let server = TlsServer::start(|req| {
+        let review: Value = serde_json::from_slice(req.body()).unwrap_or(Value::Null);
+        let out = answer(req.uri().path(), &review).to_string();
+        http::Response::builder()
+            .header("content-type", "application/json")
+            .body(Bytes::from(out))
+            .unwrap()
     });
-    (format!("https://{addr}"), ca_path)
+    std::fs::write(dir.join("webhook-ca.pem"), &server.ca_pem).unwrap();
+    server
 }
 
 /// A webhook kubeconfig for `url`, naming the CA by a path relative to the file.
@@ -134,7 +82,8 @@ fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn webhook_tokens_and_decisions_join_rbacs() {
     let dir = tempfile::tempdir().unwrap();
-    let (url, _ca) = start_webhook(dir.path());
+    let webhook = start_webhook(dir.path());
+    let url = webhook.url("");
     let authn = webhook_kubeconfig(dir.path(), "authn", &format!("{url}/authn"));
     let authz = webhook_kubeconfig(dir.path(), "authz", &format!("{url}/authz"));
     let flags = vec![
