@@ -7,11 +7,14 @@
 //!   timeout; failures in Go's words (`Post "https://...": dial tcp ...: connect: connection
 //!   refused`).
 //!
+//! - [`oidc`]: kas-auth's OIDC provider client (discovery and key sets) over it.
+//!
 //! Webhooks and OIDC providers are reached through it. No Kubernetes policy here: what is
 //! sent and what an answer means belongs to the authenticator, authorizer or converter.
 
 pub mod client;
 mod error;
+pub mod oidc;
 
 pub use client::{Client, Response, TlsConfig};
 pub use error::Error;
