@@ -90,10 +90,11 @@ fn main() -> ExitCode {
         };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
         let bootstrap_tokens = common.authentication.enable_bootstrap_token_auth;
-        let token_authenticators = match storage {
-            Some(storage) => service_accounts.token_authenticators(bootstrap_tokens, storage)?,
-            None => Vec::new(),
-        };
+        let token_authenticators = service_accounts.token_authenticators(
+            bootstrap_tokens,
+            &common.authentication.oidc,
+            storage,
+        )?;
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {

@@ -67,6 +67,7 @@ pub async fn api_service<S>(
         authenticator: token_review_authenticator(
             &resource_options.service_accounts,
             resource_options.bootstrap_tokens,
+            &resource_options.oidc,
             &etcd,
         )?,
         api_audiences: resource_options.service_accounts.api_audiences(),
@@ -124,12 +125,13 @@ pub async fn api_service<S>(
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
     bootstrap_tokens: bool,
+    oidc: &kas_server::options::OidcOptions,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
     use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
     use kas_auth::authentication::{DynAuthenticator, Union};
     use std::sync::Arc;
-    let tokens = options.token_authenticators(bootstrap_tokens, etcd.clone())?;
+    let tokens = options.token_authenticators(bootstrap_tokens, oidc, Some(etcd.clone()))?;
     if tokens.is_empty() {
         return Ok(None);
     }

@@ -53,6 +53,7 @@ fn main() -> ExitCode {
     let etcd = options.etcd;
     let mut resources = options.core.resources();
     resources.bootstrap_tokens = options.common.authentication.enable_bootstrap_token_auth;
+    resources.oidc = options.common.authentication.oidc.clone();
     let hooks: Vec<PostStartHook> = core_apiserver::POST_START_HOOKS
         .iter()
         .map(|name| PostStartHook::new(name))

@@ -67,6 +67,7 @@ impl CoreOptions {
             service_accounts: self.service_account.clone(),
             // Set from the common authentication flags by main.
             bootstrap_tokens: false,
+            oidc: Default::default(),
         }
     }
 }

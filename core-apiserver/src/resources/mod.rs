@@ -71,6 +71,8 @@ pub struct ResourceOptions {
     pub service_accounts: kas_server::options::ServiceAccountOptions,
     /// `--enable-bootstrap-token-auth`: TokenReviews accept bootstrap tokens.
     pub bootstrap_tokens: bool,
+    /// `--oidc-*` and `--authentication-config`: TokenReviews accept their JWTs.
+    pub oidc: kas_server::options::OidcOptions,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -117,6 +119,7 @@ impl Default for ResourceOptions {
             openid_metadata: None,
             service_accounts: Default::default(),
             bootstrap_tokens: false,
+            oidc: Default::default(),
         }
     }
 }

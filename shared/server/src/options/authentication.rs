@@ -58,6 +58,8 @@ pub struct AuthenticationOptions {
     /// List of request header prefixes to inspect. X-Remote-Extra- is suggested.
     #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
     pub requestheader_extra_headers_prefix: Vec<String>,
+    #[command(flatten)]
+    pub oidc: super::OidcOptions,
 }
 
 impl AuthenticationOptions {
@@ -70,6 +72,7 @@ impl AuthenticationOptions {
                 "--requestheader-allowed-names requires --requestheader-client-ca-file".to_owned(),
             );
         }
+        errs.extend(self.oidc.validate(self.anonymous_auth.is_some()));
         errs
     }
 
@@ -93,6 +96,8 @@ impl AuthenticationOptions {
             None if anonymous_by_default => AnonymousConfig::Enabled,
             None => AnonymousConfig::Paths(HEALTH_PATHS.iter().map(|p| (*p).to_owned()).collect()),
         };
+        // `--authentication-config`'s anonymous section replaces the flag.
+        let anonymous = self.oidc.anonymous().unwrap_or(anonymous);
         AuthenticationConfig {
             client_ca_file: self.client_ca_file.clone(),
             token_auth_file: self.token_auth_file.clone(),
