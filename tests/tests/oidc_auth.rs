@@ -1,0 +1,288 @@
+//! OIDC authentication (`--oidc-*` flags and `--authentication-config`) against a small
+//! TLS OIDC provider run by the test: discovery and a JWK set, tokens signed with a test
+//! key. `kubectl auth whoami` shows the mapped user; expired tokens and tokens of another
+//! issuer are 401.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use kas_auth::authentication::serviceaccount::jwt::sign;
+use kas_auth::authentication::serviceaccount::keys::{PrivateKey, parse_private_key_pem};
+use kas_auth::authentication::serviceaccount::openidmetadata::keyset_json;
+use kas_e2e::{TestCluster, start_cluster};
+use kas_local::Role;
+use kas_local::kubeconfig::Credential;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const KID: &str = "test-key";
+
+/// The provider: its issuer URL, the CA its certificate chains to, and the signing key.
+struct Provider {
+    issuer: String,
+    ca_pem: String,
+    key: PrivateKey,
+    _runtime: tokio::runtime::Runtime,
+}
+
+fn start_provider() -> Provider {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let issuer = format!("https://{}", listener.local_addr().unwrap());
+
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "oidc-test-ca");
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let ca_pem = ca_cert.pem();
+    let issuer_ca = rcgen::Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer_ca)
+        .unwrap();
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![leaf.der().clone()],
+        rustls_pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap(),
+    )
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+
+    let signing = rcgen::KeyPair::generate().unwrap();
+    let key = parse_private_key_pem(signing.serialize_pem().as_bytes()).unwrap();
+    let mut public = key.public_key().unwrap();
+    public.key_id = KID.to_owned();
+    let jwks = keyset_json(&[public]);
+    let discovery = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/keys")}).to_string();
+
+    runtime.spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            let (acceptor, jwks, discovery) = (acceptor.clone(), jwks.clone(), discovery.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf);
+                let path = head.split_whitespace().nth(1).unwrap_or_default();
+                let (status, body) = match path {
+                    "/.well-known/openid-configuration" => ("200 OK", discovery),
+                    "/keys" => ("200 OK", jwks),
+                    _ => ("404 Not Found", "{}".to_owned()),
+                };
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(answer.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    Provider {
+        issuer,
+        ca_pem,
+        key,
+        _runtime: runtime,
+    }
+}
+
+impl Provider {
+    fn token(&self, claims: Value) -> String {
+        sign(&self.key, KID, claims.to_string().as_bytes()).unwrap()
+    }
+
+    /// Claims of a token for `kas` from this issuer, valid for ten minutes, overridden by
+    /// `extra`.
+    fn claims(&self, extra: Value) -> Value {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let mut c = json!({
+            "iss": self.issuer, "aud": "kas", "sub": "jane", "iat": now, "exp": now + 600,
+            "groups": ["dev", "ops"], "roles": ["admin"],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        c
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl on PATH")
+}
+
+/// `kubectl auth whoami` with `token`, retried while the authenticator discovers its
+/// provider (it starts in the background).
+fn whoami(c: &TestCluster, name: &str, token: &str) -> Value {
+    let kubeconfig = c.kubeconfig_for(0, name, Credential::Token(token));
+    let start = Instant::now();
+    loop {
+        let out = kubectl_with(&kubeconfig, &["auth", "whoami", "-o", "json"]);
+        if out.status.success() {
+            return serde_json::from_slice(&out.stdout).unwrap();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Asserts `token` is refused with 401 (call after a good token got through, so that the
+/// provider has answered).
+fn unauthorized(c: &TestCluster, name: &str, token: &str) {
+    let kubeconfig = c.kubeconfig_for(0, name, Credential::Token(token));
+    let out = kubectl_with(&kubeconfig, &["auth", "whoami", "-o", "json"]);
+    assert!(!out.status.success(), "{name}: accepted");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Unauthorized"),
+        "{name}: expected 401, got {stderr}"
+    );
+}
+
+#[test]
+fn oidc_flags_map_username_and_groups() {
+    let provider = start_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("oidc-ca.crt");
+    std::fs::write(&ca_file, &provider.ca_pem).unwrap();
+    let c = start_cluster(|spec| {
+        spec.extra_args
+            .entry(Role::Aggregator)
+            .or_default()
+            .extend([
+                format!("--oidc-issuer-url={}", provider.issuer),
+                "--oidc-client-id=kas".to_owned(),
+                format!("--oidc-ca-file={}", ca_file.display()),
+                "--oidc-username-prefix=oidc:".to_owned(),
+                "--oidc-groups-claim=groups".to_owned(),
+                "--oidc-groups-prefix=oidc:".to_owned(),
+                "--oidc-signing-algs=ES256".to_owned(),
+            ]);
+    });
+    let me = whoami(&c, "jane", &provider.token(provider.claims(json!({}))));
+    let user = &me["status"]["userInfo"];
+    assert_eq!(user["username"], "oidc:jane");
+    assert_eq!(
+        user["groups"],
+        json!(["oidc:dev", "oidc:ops", "system:authenticated"])
+    );
+
+    let expired = provider.token(provider.claims(json!({"exp": now() - 60})));
+    unauthorized(&c, "expired", &expired);
+    let other = provider.token(provider.claims(json!({"iss": "https://other.example.com"})));
+    unauthorized(&c, "other-issuer", &other);
+    let wrong_audience = provider.token(provider.claims(json!({"aud": "someone-else"})));
+    unauthorized(&c, "wrong-audience", &wrong_audience);
+}
+
+#[test]
+fn authentication_config_maps_with_cel() {
+    let provider = start_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("authentication-config.yaml");
+    let ca: Vec<String> = provider
+        .ca_pem
+        .lines()
+        .map(|l| format!("      {l}"))
+        .collect();
+    let yaml = format!(
+        "apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: {}
+    audiences: [kas, other]
+    audienceMatchPolicy: MatchAny
+    certificateAuthority: |
+{}
+  claimValidationRules:
+  - expression: \"claims.sub != 'mallory'\"
+    message: mallory is not welcome
+  claimMappings:
+    username:
+      expression: \"'cel:' + claims.sub\"
+    groups:
+      expression: \"claims.roles.map(r, 'role:' + r)\"
+    uid:
+      claim: sub
+    extra:
+    - key: example.org/team
+      valueExpression: \"'platform'\"
+",
+        provider.issuer,
+        ca.join("\n")
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let c = start_cluster(|spec| {
+        spec.extra_args
+            .entry(Role::Aggregator)
+            .or_default()
+            .push(format!("--authentication-config={}", config.display()));
+    });
+    let token = provider.token(provider.claims(json!({"jti": "token-1"})));
+    let me = whoami(&c, "jane", &token);
+    let user = &me["status"]["userInfo"];
+    assert_eq!(user["username"], "cel:jane");
+    assert_eq!(user["uid"], "jane");
+    assert_eq!(
+        user["groups"],
+        json!(["role:admin", "system:authenticated"])
+    );
+    assert_eq!(user["extra"]["example.org/team"], json!(["platform"]));
+    assert_eq!(
+        user["extra"]["authentication.kubernetes.io/credential-id"],
+        json!(["JTI=token-1"])
+    );
+
+    let mallory = provider.token(provider.claims(json!({"sub": "mallory"})));
+    unauthorized(&c, "mallory", &mallory);
+    let expired = provider.token(provider.claims(json!({"exp": now() - 60})));
+    unauthorized(&c, "expired", &expired);
+    let other = provider.token(provider.claims(json!({"iss": "https://other.example.com"})));
+    unauthorized(&c, "other-issuer", &other);
+}
