@@ -33,9 +33,23 @@ impl OidcClient {
 }
 
 impl ProviderClient for OidcClient {
-    fn get<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn get<'a>(
+        &'a self,
+        url: &'a str,
+        bearer: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
         Box::pin(async move {
-            let resp = self.client.get(url).await.map_err(|e| e.to_string())?;
+            let mut headers = http::HeaderMap::new();
+            if let Some(token) = bearer {
+                let value = http::HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| "invalid access token".to_owned())?;
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
+            let resp = self
+                .client
+                .send(http::Method::GET, url, headers, bytes::Bytes::new())
+                .await
+                .map_err(|e| e.to_string())?;
             let header = |name: http::header::HeaderName| {
                 resp.headers
                     .get(name)

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::claims::Mapper;
 use super::config::JwtAuthenticator;
-use super::keyset::RemoteKeySet;
+use super::distributed::{ClaimResolver, VerifierConfig};
 use super::validation::{CelMapper, compile_and_validate_jwt_authenticator};
 use super::verify::Verifier;
 use super::{ALL_VALID_SIGNING_ALGORITHMS, Clock, ProviderClient, unmarshal_response};
@@ -42,11 +42,10 @@ pub struct OidcAuthenticator {
     jwt: JwtAuthenticator,
     mapper: CelMapper,
     required_claims: Vec<(String, String)>,
-    algs: Vec<String>,
     client: Arc<dyn ProviderClient>,
-    now: Clock,
     verifier: RwLock<Option<Arc<Verifier>>>,
     health: Mutex<Option<String>>,
+    distributed: ClaimResolver,
 }
 
 impl std::fmt::Debug for OidcAuthenticator {
@@ -87,15 +86,20 @@ impl OidcAuthenticator {
             "oidc: authenticator for issuer {} is not initialized",
             quote(&opts.jwt.issuer.url)
         );
+        let distributed = ClaimResolver::new(VerifierConfig {
+            client: opts.client.clone(),
+            audiences: opts.jwt.issuer.audiences.clone(),
+            algs,
+            now: opts.now,
+        });
         Ok(Arc::new(OidcAuthenticator {
             jwt: opts.jwt,
             mapper,
             required_claims,
-            algs,
             client: opts.client,
-            now: opts.now,
             verifier: RwLock::new(None),
             health: Mutex::new(Some(health)),
+            distributed,
         }))
     }
 
@@ -127,41 +131,9 @@ impl OidcAuthenticator {
     /// the configured one, names the key set.
     pub async fn initialize(&self) -> std::result::Result<(), String> {
         let issuer = &self.jwt.issuer.url;
-        let url = if self.jwt.issuer.discovery_url.is_empty() {
-            format!("{}{WELL_KNOWN}", issuer.trim_end_matches('/'))
-        } else {
-            self.jwt.issuer.discovery_url.clone()
-        };
-        let result = async {
-            let resp = self.client.get(&url).await?;
-            if resp.status != 200 {
-                return Err(format!(
-                    "{}: {}",
-                    resp.status_text(),
-                    String::from_utf8_lossy(&resp.body)
-                ));
-            }
-            let (got, jwks_uri) = unmarshal_response(&resp, provider_json)
-                .map_err(|e| format!("oidc: failed to decode provider discovery object: {e}"))?;
-            if &got != issuer {
-                return Err(format!(
-                    "oidc: issuer did not match the issuer returned by provider, expected {} got {}",
-                    quote(issuer),
-                    quote(&got)
-                ));
-            }
-            Ok(jwks_uri)
-        }
-        .await;
-        match result {
+        match discover(&*self.client, issuer, &self.jwt.issuer.discovery_url).await {
             Ok(jwks_uri) => {
-                let verifier = Verifier {
-                    issuer: issuer.clone(),
-                    audiences: self.jwt.issuer.audiences.clone(),
-                    supported_signing_algs: self.algs.clone(),
-                    key_set: RemoteKeySet::new(self.client.clone(), jwks_uri, self.now.clone()),
-                    now: self.now.clone(),
-                };
+                let verifier = self.verifier_for(issuer, jwks_uri);
                 *self.verifier.write().unwrap_or_else(|e| e.into_inner()) =
                     Some(Arc::new(verifier));
                 *self.health.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -172,6 +144,11 @@ impl OidcAuthenticator {
                 Err(e)
             }
         }
+    }
+
+    /// A verifier of `issuer`'s tokens with this authenticator's audiences and algorithms.
+    fn verifier_for(&self, issuer: &str, jwks_uri: String) -> Verifier {
+        self.distributed.config().verifier(issuer, jwks_uri)
     }
 
     /// Discovers the provider, every [`INIT_RETRY`] until it answers (upstream's
@@ -202,10 +179,17 @@ impl OidcAuthenticator {
         let Some(verifier) = verifier else {
             return Err("oidc: authenticator not initialized".to_owned());
         };
-        let claims = verifier
+        let mut claims = verifier
             .verify(token)
             .await
             .map_err(|e| format!("oidc: verify token: {e}"))?;
+        let groups_claim = &self.jwt.claim_mappings.groups.claim;
+        if !groups_claim.is_empty() {
+            self.distributed
+                .expand(groups_claim, &mut claims)
+                .await
+                .map_err(|e| format!("oidc: could not expand distributed claims: {e}"))?;
+        }
         let mapper = Mapper {
             jwt: &self.jwt,
             cel: &self.mapper,
@@ -213,6 +197,38 @@ impl OidcAuthenticator {
         };
         mapper.user(&claims).map(Some)
     }
+}
+
+/// go-oidc's `NewProvider`: the `jwks_uri` of `issuer`'s discovery document (at
+/// `discovery_url` when set), whose issuer must be `issuer`.
+pub(crate) async fn discover(
+    client: &dyn ProviderClient,
+    issuer: &str,
+    discovery_url: &str,
+) -> std::result::Result<String, String> {
+    let url = if discovery_url.is_empty() {
+        format!("{}{WELL_KNOWN}", issuer.trim_end_matches('/'))
+    } else {
+        discovery_url.to_owned()
+    };
+    let resp = client.get(&url, None).await?;
+    if resp.status != 200 {
+        return Err(format!(
+            "{}: {}",
+            resp.status_text(),
+            String::from_utf8_lossy(&resp.body)
+        ));
+    }
+    let (got, jwks_uri) = unmarshal_response(&resp, provider_json)
+        .map_err(|e| format!("oidc: failed to decode provider discovery object: {e}"))?;
+    if got != issuer {
+        return Err(format!(
+            "oidc: issuer did not match the issuer returned by provider, expected {} got {}",
+            quote(issuer),
+            quote(&got)
+        ));
+    }
+    Ok(jwks_uri)
 }
 
 /// The `issuer` and `jwks_uri` of a discovery document.

@@ -254,7 +254,7 @@ impl RemoteKeySet {
     async fn update_keys(&self) -> Result<(Vec<PublicKey>, SystemTime), String> {
         let resp = self
             .client
-            .get(&self.jwks_url)
+            .get(&self.jwks_url, None)
             .await
             .map_err(|e| format!("oidc: get keys failed {e}"))?;
         if resp.status != 200 {

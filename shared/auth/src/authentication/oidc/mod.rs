@@ -17,6 +17,7 @@ pub mod authenticator;
 pub mod cel;
 mod claims;
 pub mod config;
+mod distributed;
 pub mod keyset;
 pub mod validation;
 pub mod verify;
@@ -87,10 +88,15 @@ impl HttpResponse {
     }
 }
 
-/// How a provider's discovery document and keys are fetched: `GET url`. The error is Go's
+/// How a provider's discovery document, keys and distributed claims are fetched:
+/// `GET url`, with `Authorization: Bearer <bearer>` when given. The error is Go's
 /// `url.Error` text (`Get "https://...": dial tcp ...`).
 pub trait ProviderClient: Send + Sync {
-    fn get<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<HttpResponse, String>>;
+    fn get<'a>(
+        &'a self,
+        url: &'a str,
+        bearer: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>>;
 }
 
 /// go-oidc's `unmarshalResp`: the body as JSON, with the content type in the error.

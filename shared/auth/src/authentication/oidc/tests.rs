@@ -23,6 +23,8 @@ struct FakeProvider {
     cache_control: Mutex<String>,
     discovery_status: AtomicU16,
     key_fetches: AtomicUsize,
+    /// What `/groups` answers to the bearer `t`: a distributed claims JWT.
+    distributed: Mutex<String>,
 }
 
 impl FakeProvider {
@@ -33,13 +35,26 @@ impl FakeProvider {
             cache_control: Mutex::new(String::new()),
             discovery_status: AtomicU16::new(200),
             key_fetches: AtomicUsize::new(0),
+            distributed: Mutex::new(String::new()),
         })
     }
 }
 
 impl ProviderClient for FakeProvider {
-    fn get<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn get<'a>(
+        &'a self,
+        url: &'a str,
+        bearer: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
         Box::pin(async move {
+            if url == format!("{ISSUER}/groups") {
+                let ok = bearer == Some("t");
+                return Ok(HttpResponse {
+                    status: if ok { 200 } else { 401 },
+                    body: self.distributed.lock().unwrap().clone().into_bytes(),
+                    ..HttpResponse::default()
+                });
+            }
             if url == format!("{ISSUER}/.well-known/openid-configuration") {
                 let status = self.discovery_status.load(Ordering::SeqCst);
                 return Ok(HttpResponse {
@@ -771,5 +786,59 @@ fn parses_jwks() {
     assert_eq!(
         keyset::parse_jwks(br#"{"keys":[{"kty":"oct","k":"AA"}]}"#).unwrap_err(),
         "square/go-jose: unknown json web key type 'oct'"
+    );
+}
+
+#[tokio::test]
+async fn expands_distributed_groups() {
+    let provider = FakeProvider::new(vec![(key(RSA), "k1".to_owned())]);
+    let (a, _) = authenticator(jwt(default_mappings()), provider.clone(), &[]);
+    a.initialize().await.unwrap();
+    let k = key(RSA);
+    *provider.distributed.lock().unwrap() =
+        token(&k, "k1", claims(json!({"groups": ["dist-a", "dist-b"]})));
+    let sources = |token: &str| {
+        json!({
+            "_claim_names": {"groups": "src1"},
+            "_claim_sources": {"src1": {"endpoint": format!("{ISSUER}/groups"), "access_token": token}},
+        })
+    };
+    let t = token(&k, "k1", claims(sources("t")));
+    // The verifier of the claims' issuer is discovered in the background on first use.
+    assert_eq!(
+        a.authenticate_token(&t).await.unwrap_err(),
+        r#"oidc: could not expand distributed claims: verifying untrusted issuer https://auth.example.com failed: verifier not initialized for issuer: "https://auth.example.com""#
+    );
+    let mut user = None;
+    for _ in 0..100 {
+        if let Ok(u) = a.authenticate_token(&t).await {
+            user = u;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(user.unwrap().groups, vec!["dist-a", "dist-b"]);
+    let t = token(&k, "k1", claims(sources("wrong")));
+    assert_eq!(
+        a.authenticate_token(&t).await.unwrap_err(),
+        r#"oidc: could not expand distributed claims: while getting distributed claim "groups": error while getting distributed claim JWT: 401 Unauthorized"#
+    );
+    // The token's own groups win.
+    let mut own = sources("t");
+    own["groups"] = json!(["own"]);
+    let t = token(&k, "k1", claims(own));
+    assert_eq!(
+        a.authenticate_token(&t).await.unwrap().unwrap().groups,
+        vec!["own"]
+    );
+    // A name whose source is missing fails verification, as go-oidc.
+    let t = token(
+        &k,
+        "k1",
+        claims(json!({"_claim_names": {"groups": "src2"}, "_claim_sources": {}})),
+    );
+    assert_eq!(
+        a.authenticate_token(&t).await.unwrap_err(),
+        "oidc: verify token: oidc: source does not exist"
     );
 }

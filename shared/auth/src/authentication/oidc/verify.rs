@@ -104,6 +104,52 @@ fn string_claim(claims: &Map<String, Value>, name: &str) -> Result<String, Strin
     }
 }
 
+/// go-oidc's mapping of `_claim_names` to `_claim_sources`: the outer error is a decoding
+/// one, the inner go-oidc's own.
+fn claim_sources(claims: &Map<String, Value>) -> Result<Result<(), String>, String> {
+    let names = match claims.get("_claim_names") {
+        None | Some(Value::Null) => return Ok(Ok(())),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field idToken._claim_names of type map[string]string",
+                json_type(other)
+            ));
+        }
+    };
+    let sources = match claims.get("_claim_sources") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(other) => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field idToken._claim_sources of type map[string]oidc.claimSource",
+                json_type(other)
+            ));
+        }
+    };
+    for src in names.values() {
+        let src = match src {
+            Value::String(s) => s.as_str(),
+            Value::Null => "",
+            other => {
+                return Err(format!(
+                    "json: cannot unmarshal {} into Go struct field idToken._claim_names of type string",
+                    json_type(other)
+                ));
+            }
+        };
+        if src.is_empty() {
+            return Ok(Err(
+                "oidc: failed to obtain source from claim name".to_owned()
+            ));
+        }
+        if !sources.is_some_and(|s| s.contains_key(src)) {
+            return Ok(Err("oidc: source does not exist".to_owned()));
+        }
+    }
+    Ok(Ok(()))
+}
+
 impl Verifier {
     /// Verifies `raw`; its claims on success, else go-oidc's error.
     pub async fn verify(&self, raw: &str) -> Result<Map<String, Value>, String> {
@@ -126,6 +172,7 @@ impl Verifier {
             Err(e) => return Err(format!("oidc: failed to unmarshal claims: {e}")),
         };
         let bad = |e: String| format!("oidc: failed to unmarshal claims: {e}");
+        claim_sources(&claims).map_err(bad)??;
         let issuer = string_claim(&claims, "iss").map_err(bad)?;
         string_claim(&claims, "sub").map_err(bad)?;
         let aud = audience(claims.get("aud")).map_err(bad)?;
