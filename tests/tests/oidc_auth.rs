@@ -190,19 +190,23 @@ fn oidc_flags_map_username_and_groups() {
     let dir = tempfile::tempdir().unwrap();
     let ca_file = dir.path().join("oidc-ca.crt");
     std::fs::write(&ca_file, &provider.ca_pem).unwrap();
+    let flags = [
+        format!("--oidc-issuer-url={}", provider.issuer),
+        "--oidc-client-id=kas".to_owned(),
+        format!("--oidc-ca-file={}", ca_file.display()),
+        "--oidc-username-prefix=oidc:".to_owned(),
+        "--oidc-groups-claim=groups".to_owned(),
+        "--oidc-groups-prefix=oidc:".to_owned(),
+        "--oidc-signing-algs=ES256".to_owned(),
+    ];
+    // Core takes them too: its TokenReviews authenticate what the aggregator does.
     let c = start_cluster(|spec| {
-        spec.extra_args
-            .entry(Role::Aggregator)
-            .or_default()
-            .extend([
-                format!("--oidc-issuer-url={}", provider.issuer),
-                "--oidc-client-id=kas".to_owned(),
-                format!("--oidc-ca-file={}", ca_file.display()),
-                "--oidc-username-prefix=oidc:".to_owned(),
-                "--oidc-groups-claim=groups".to_owned(),
-                "--oidc-groups-prefix=oidc:".to_owned(),
-                "--oidc-signing-algs=ES256".to_owned(),
-            ]);
+        for role in [Role::Aggregator, Role::Core] {
+            spec.extra_args
+                .entry(role)
+                .or_default()
+                .extend(flags.iter().cloned());
+        }
     });
     let me = whoami(&c, "jane", &provider.token(provider.claims(json!({}))));
     let user = &me["status"]["userInfo"];
@@ -211,6 +215,20 @@ fn oidc_flags_map_username_and_groups() {
         user["groups"],
         json!(["oidc:dev", "oidc:ops", "system:authenticated"])
     );
+
+    let review = json!({
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+        "spec": {"token": provider.token(provider.claims(json!({})))},
+    });
+    let out = c.kubectl_stdin(&["create", "-o", "json"], &review.to_string());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reviewed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reviewed["status"]["authenticated"], true, "{reviewed}");
+    assert_eq!(reviewed["status"]["user"]["username"], "oidc:jane");
 
     let expired = provider.token(provider.claims(json!({"exp": now() - 60})));
     unauthorized(&c, "expired", &expired);
