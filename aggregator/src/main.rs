@@ -89,14 +89,8 @@ fn main() -> ExitCode {
             false => Some(etcd_storage(&etcd).await?),
         };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
-        let bootstrap_tokens = common.authentication.enable_bootstrap_token_auth;
-        let mut token_authenticators = match storage {
-            Some(storage) => service_accounts.token_authenticators(bootstrap_tokens, storage)?,
-            None => Vec::new(),
-        };
-        // The webhook goes last, as in upstream's union of token authenticators.
-        let webhook = &common.authentication.webhook;
-        token_authenticators.extend(webhook.token_authenticator(service_accounts.api_audiences())?);
+        let token_authenticators =
+            service_accounts.token_authenticators(&common.authentication, storage)?;
         let handler = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {

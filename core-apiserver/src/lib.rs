@@ -71,8 +71,7 @@ pub async fn api_service<S>(
     resource_options.reviewers = resources::Reviewers {
         authenticator: token_review_authenticator(
             &resource_options.service_accounts,
-            resource_options.bootstrap_tokens,
-            &common.authentication.webhook,
+            &common.authentication,
             &etcd,
         )?,
         api_audiences: resource_options.service_accounts.api_audiences(),
@@ -130,15 +129,13 @@ pub async fn api_service<S>(
 /// the token webhook last, as upstream's union.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
-    bootstrap_tokens: bool,
-    webhook: &kas_server::options::WebhookAuthenticationOptions,
+    authentication: &kas_server::options::AuthenticationOptions,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
     use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
     use kas_auth::authentication::{DynAuthenticator, Union};
     use std::sync::Arc;
-    let mut tokens = options.token_authenticators(bootstrap_tokens, etcd.clone())?;
-    tokens.extend(webhook.token_authenticator(options.api_audiences())?);
+    let tokens = options.token_authenticators(authentication, Some(etcd.clone()))?;
     if tokens.is_empty() {
         return Ok(None);
     }

@@ -51,8 +51,7 @@ fn main() -> ExitCode {
     errors.extend(options.core.service_account.validate());
     let delegation = options.delegation;
     let etcd = options.etcd;
-    let mut resources = options.core.resources();
-    resources.bootstrap_tokens = options.common.authentication.enable_bootstrap_token_auth;
+    let resources = options.core.resources();
     let hooks: Vec<PostStartHook> = core_apiserver::POST_START_HOOKS
         .iter()
         .map(|name| PostStartHook::new(name))

@@ -66,7 +66,6 @@ impl CoreOptions {
             openid_metadata: self.service_account.openid_metadata(),
             service_accounts: self.service_account.clone(),
             // Set from the common authentication flags by main.
-            bootstrap_tokens: false,
         }
     }
 }

@@ -69,8 +69,6 @@ pub struct ResourceOptions {
     pub openid_metadata: Option<Arc<kas_auth::authentication::serviceaccount::OpenIdMetadata>>,
     /// The service-account flags (TokenReviews verify tokens with their keys).
     pub service_accounts: kas_server::options::ServiceAccountOptions,
-    /// `--enable-bootstrap-token-auth`: TokenReviews accept bootstrap tokens.
-    pub bootstrap_tokens: bool,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -116,7 +114,6 @@ impl Default for ResourceOptions {
             service_account_token: None,
             openid_metadata: None,
             service_accounts: Default::default(),
-            bootstrap_tokens: false,
         }
     }
 }

@@ -14,6 +14,8 @@
 //! - [`token`]: the webhook token authenticator (TokenReview), behind its cache.
 //! - [`authorizer`]: the webhook authorizer (SubjectAccessReview), with its cache.
 //!
+//! - [`oidc`]: kas-auth's OIDC provider client (discovery and key sets) over the client.
+//!
 //! Webhooks and OIDC providers are reached through the client. Nothing here depends on
 //! the server: the authenticator and authorizer implement kas-auth's traits.
 
@@ -22,6 +24,7 @@ pub mod client;
 mod error;
 pub mod generic;
 pub mod kubeconfig;
+pub mod oidc;
 mod review;
 #[cfg(test)]
 mod testing;

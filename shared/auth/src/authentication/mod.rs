@@ -4,6 +4,7 @@
 pub mod anonymous;
 pub mod bootstrap_token;
 pub mod group_adder;
+pub mod oidc;
 mod peer;
 pub mod request_header;
 pub mod serviceaccount;

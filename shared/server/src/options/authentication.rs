@@ -60,6 +60,8 @@ pub struct AuthenticationOptions {
     pub requestheader_extra_headers_prefix: Vec<String>,
     #[command(flatten)]
     pub webhook: super::WebhookAuthenticationOptions,
+    #[command(flatten)]
+    pub oidc: super::OidcOptions,
 }
 
 impl AuthenticationOptions {
@@ -72,6 +74,7 @@ impl AuthenticationOptions {
                 "--requestheader-allowed-names requires --requestheader-client-ca-file".to_owned(),
             );
         }
+        errs.extend(self.oidc.validate(self.anonymous_auth.is_some()));
         errs
     }
 
@@ -95,6 +98,8 @@ impl AuthenticationOptions {
             None if anonymous_by_default => AnonymousConfig::Enabled,
             None => AnonymousConfig::Paths(HEALTH_PATHS.iter().map(|p| (*p).to_owned()).collect()),
         };
+        // `--authentication-config`'s anonymous section replaces the flag.
+        let anonymous = self.oidc.anonymous().unwrap_or(anonymous);
         AuthenticationConfig {
             client_ca_file: self.client_ca_file.clone(),
             token_auth_file: self.token_auth_file.clone(),

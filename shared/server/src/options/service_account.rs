@@ -192,30 +192,41 @@ impl ServiceAccountOptions {
         Ok(Some(generator))
     }
 
-    /// The bearer-token authenticators whose objects live in `storage`: service-account
-    /// tokens (with `--service-account-key-file`), verified for the issuers and API
-    /// audiences, their service accounts and bound objects read from storage; bootstrap
-    /// tokens with `bootstrap_tokens` (`--enable-bootstrap-token-auth`), from their
-    /// Secrets in kube-system.
+    /// The bearer-token authenticators, in upstream's order: service-account tokens (with
+    /// `--service-account-key-file`), verified for the issuers and API audiences, their
+    /// service accounts and bound objects read from `storage`; bootstrap tokens with
+    /// `bootstrap_tokens` (`--enable-bootstrap-token-auth`), from their Secrets in
+    /// kube-system; then the JWT authenticators of `--oidc-*` or `--authentication-config`,
+    /// and the token webhook (`--authentication-token-webhook-config-file`), which need no
+    /// storage. Without storage, only those.
     pub fn token_authenticators(
         &self,
-        bootstrap_tokens: bool,
-        storage: Arc<dyn kas_storage::Storage>,
+        authentication: &super::AuthenticationOptions,
+        storage: Option<Arc<dyn kas_storage::Storage>>,
     ) -> Result<Vec<DynAuthenticator>, String> {
         let mut authenticators: Vec<DynAuthenticator> = Vec::new();
-        if !self.key_files.is_empty() {
-            let jwt = JwtTokenAuthenticator::from_key_files(
-                &self.key_files,
-                self.issuers.clone(),
-                self.api_audiences(),
-                Arc::new(StorageLookup::new(storage.clone())),
-            )
-            .map_err(|e| e.to_string())?;
-            authenticators.push(Arc::new(jwt));
+        if let Some(storage) = storage {
+            if !self.key_files.is_empty() {
+                let jwt = JwtTokenAuthenticator::from_key_files(
+                    &self.key_files,
+                    self.issuers.clone(),
+                    self.api_audiences(),
+                    Arc::new(StorageLookup::new(storage.clone())),
+                )
+                .map_err(|e| e.to_string())?;
+                authenticators.push(Arc::new(jwt));
+            }
+            if authentication.enable_bootstrap_token_auth {
+                authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
+            }
         }
-        if bootstrap_tokens {
-            authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
-        }
+        authenticators.extend(authentication.oidc.token_authenticators(&self.issuers)?);
+        // The webhook goes last, as in upstream's union of token authenticators.
+        authenticators.extend(
+            authentication
+                .webhook
+                .token_authenticator(self.api_audiences())?,
+        );
         Ok(authenticators)
     }
 

@@ -165,7 +165,7 @@ fn quote_list(items: &[String]) -> String {
 
 /// Upstream's `bearertoken` parsing: the scheme is case-insensitive, the header is split on
 /// single spaces, and an empty token is no opinion.
-fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
+pub(crate) fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
     let raw = req.headers.get(AUTHORIZATION)?;
     let auth = String::from_utf8_lossy(raw.as_bytes());
     let mut parts = auth.trim().splitn(3, ' ');
