@@ -54,6 +54,15 @@ pub struct ServiceAccountOptions {
     /// Identifiers of the API. Defaults to the issuers when unset.
     #[arg(long = "api-audiences", value_delimiter = ',')]
     pub api_audiences: Vec<String>,
+    /// If true, validate ServiceAccount tokens exist in etcd as part of authentication.
+    #[arg(
+        long = "service-account-lookup",
+        num_args = 0..=1,
+        default_value = "true",
+        default_missing_value = "true",
+        value_parser = kas_apimachinery::golang::strconv::parse_bool
+    )]
+    pub lookup: bool,
 }
 
 /// A `GoDuration` that is also `Default` (zero), for the options' `Default`.
@@ -213,7 +222,8 @@ impl ServiceAccountOptions {
                     self.api_audiences(),
                     Arc::new(StorageLookup::new(storage.clone())),
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+                .with_legacy_lookup(self.lookup);
                 authenticators.push(Arc::new(jwt));
             }
             if authentication.enable_bootstrap_token_auth {

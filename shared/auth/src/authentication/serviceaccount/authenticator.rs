@@ -25,6 +25,9 @@ pub struct JwtTokenAuthenticator {
     keys: Vec<PublicKey>,
     implicit_auds: Vec<String>,
     lookup: Arc<dyn ServiceAccountLookup>,
+    /// `--service-account-lookup`: whether a legacy token's secret and service account
+    /// are looked up (bound tokens' objects always are).
+    legacy_lookup: bool,
 }
 
 /// A token the authenticator accepted.
@@ -50,7 +53,15 @@ impl JwtTokenAuthenticator {
             keys,
             implicit_auds: api_audiences,
             lookup,
+            legacy_lookup: true,
         }
+    }
+
+    /// Upstream's `--service-account-lookup=false`: legacy tokens are accepted on their
+    /// signature and claims alone, without reading their secret and service account.
+    pub fn with_legacy_lookup(mut self, lookup: bool) -> Self {
+        self.legacy_lookup = lookup;
+        self
     }
 
     /// [`new`](Self::new) with the public keys of `--service-account-key-file` (each file
@@ -140,7 +151,8 @@ impl JwtTokenAuthenticator {
         let info = if is_legacy {
             let private: LegacyPrivateClaims =
                 serde_json::from_slice(&jws.payload).map_err(|e| fail(e.to_string()))?;
-            legacy::validate(self.lookup.as_ref(), token, &public, &private).await
+            let lookup = self.legacy_lookup.then_some(self.lookup.as_ref());
+            legacy::validate(lookup, token, &public, &private).await
         } else {
             let private: PrivateClaims =
                 serde_json::from_slice(&jws.payload).map_err(|e| fail(e.to_string()))?;

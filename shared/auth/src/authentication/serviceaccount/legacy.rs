@@ -1,5 +1,5 @@
 //! Secret-based (legacy) service-account tokens, after upstream's `legacy.go`: their
-//! claims and `legacyValidator.Validate` with lookup on (upstream's default). The
+//! claims and `legacyValidator.Validate`, with lookup (upstream's default) or without. The
 //! last-used label upstream writes on the secret, its audit annotations and warnings are
 //! not kept here.
 
@@ -40,11 +40,11 @@ pub struct LegacyPrivateClaims {
     pub namespace: String,
 }
 
-/// Upstream's `legacyValidator.Validate` with lookup: the claims are complete, the secret
-/// exists, is not being deleted and holds this very token, and the service account exists
-/// with the claimed UID.
+/// Upstream's `legacyValidator.Validate`: the claims are complete; with `lookup`, the
+/// secret exists, is not being deleted and holds this very token, and the service account
+/// exists with the claimed UID.
 pub async fn validate(
-    lookup: &dyn ServiceAccountLookup,
+    lookup: Option<&dyn ServiceAccountLookup>,
     token: &str,
     public: &PublicClaims,
     private: &LegacyPrivateClaims,
@@ -71,6 +71,15 @@ pub async fn validate(
         Ok((ns, name)) if ns == namespace && name == sa_name => {}
         _ => return Err("sub claim is invalid".to_owned()),
     }
+    let info = ServiceAccountInfo {
+        namespace: private.namespace.clone(),
+        name: private.service_account_name.clone(),
+        uid: private.service_account_uid.clone(),
+        ..Default::default()
+    };
+    let Some(lookup) = lookup else {
+        return Ok(info);
+    };
     let invalidated = || "Token has been invalidated".to_owned();
     let secret = match lookup.secret(namespace, &private.secret_name).await {
         Ok(Some(secret)) => secret,
@@ -108,12 +117,7 @@ pub async fn validate(
             private.secret_name
         ));
     }
-    Ok(ServiceAccountInfo {
-        namespace: private.namespace.clone(),
-        name: private.service_account_name.clone(),
-        uid: private.service_account_uid.clone(),
-        ..Default::default()
-    })
+    Ok(info)
 }
 
 /// Go's `subtle.ConstantTimeCompare` as a boolean.

@@ -636,6 +636,23 @@ async fn legacy_tokens_must_match_their_secret() {
     );
 }
 
+#[tokio::test]
+async fn without_lookup_legacy_tokens_stand_on_their_claims() {
+    let mut s = setup(RSA_PKCS1);
+    s.auth = s.auth.with_legacy_lookup(false);
+    // No secret is stored: with lookup this is "Token has been invalidated".
+    let tok = signed(&s, RSA_PKCS1, legacy_claims());
+    let user = authenticate(&s, &tok).await.unwrap().unwrap();
+    assert_eq!(user.name, "system:serviceaccount:ns:build");
+    assert_eq!(user.uid, "sa-uid");
+    let mut wrong = legacy_claims();
+    wrong["sub"] = json!("system:serviceaccount:ns:other");
+    assert_eq!(
+        error_of(&s, &signed(&s, RSA_PKCS1, wrong)).await,
+        "sub claim is invalid"
+    );
+}
+
 #[test]
 fn openid_documents_are_upstreams() {
     let rsa = parse_public_keys_pem(UPSTREAM_RSA_PUBLIC_KEY.as_bytes()).unwrap();
