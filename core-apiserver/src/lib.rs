@@ -125,8 +125,9 @@ pub async fn api_service<S>(
 }
 
 /// What TokenReviews authenticate with: what the aggregator authenticates bearer tokens
-/// with but the static token file (the aggregator's alone), behind upstream's token cache;
-/// the token webhook last, as upstream's union.
+/// with, in upstream's order: the static token file (`--token-auth-file`, a map lookup
+/// outside the cache), then the storage-backed, OIDC and webhook authenticators behind
+/// upstream's token cache.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
     authentication: &kas_server::options::AuthenticationOptions,
@@ -136,11 +137,22 @@ fn token_review_authenticator(
     use kas_auth::authentication::{DynAuthenticator, Union};
     use std::sync::Arc;
     let tokens = options.token_authenticators(authentication, Some(etcd.clone()))?;
-    if tokens.is_empty() {
-        return Ok(None);
+    let mut all: Vec<DynAuthenticator> = Vec::new();
+    if let Some(file) = &authentication.token_auth_file {
+        let static_tokens =
+            kas_auth::authentication::token_file::TokenFileAuthenticator::from_file(file)
+                .map_err(|e| e.to_string())?;
+        all.push(Arc::new(static_tokens));
     }
-    let union: DynAuthenticator = Arc::new(Union::new(tokens));
-    Ok(Some(Arc::new(CachedTokenAuthenticator::new(union))))
+    if !tokens.is_empty() {
+        let union: DynAuthenticator = Arc::new(Union::new(tokens));
+        all.push(Arc::new(CachedTokenAuthenticator::new(union)));
+    }
+    match all.len() {
+        0 => Ok(None),
+        1 => Ok(all.pop()),
+        _ => Ok(Some(Arc::new(Union::new(all)))),
+    }
 }
 
 /// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).

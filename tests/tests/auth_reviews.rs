@@ -325,3 +325,29 @@ fn bootstrap_tokens_authenticate_from_their_secrets() {
         "error: You must be logged in to the server (Unauthorized)"
     );
 }
+
+#[test]
+fn token_reviews_know_static_token_users_when_core_reads_the_token_file() {
+    // The launcher keeps the token file at the aggregator (core trusts only the front
+    // proxy); an operator who gives core `--token-auth-file` too gets its users reviewed.
+    let c = start_cluster(|spec| {
+        let tokens = spec.state_dir.join("pki").join("tokens.csv");
+        spec.extra_args.insert(
+            kas_local::Role::Core,
+            vec![format!("--token-auth-file={}", tokens.display())],
+        );
+    });
+    let admin_token = c.bearer().trim_start_matches("Bearer ").to_owned();
+    let review = |token: &str| {
+        let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token}});
+        let out = c.kubectl_stdin(&["create", "-o", "json"], &review.to_string());
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["status"].clone()
+    };
+    let status = review(&admin_token);
+    assert_eq!(status["authenticated"], true, "{status}");
+    assert_eq!(status["user"]["username"], kas_local::pki::ADMIN_TOKEN_USER);
+    assert_eq!(status["user"]["uid"], kas_local::pki::ADMIN_TOKEN_UID);
+    assert_eq!(review("not-the-token")["authenticated"], Value::Null);
+}
