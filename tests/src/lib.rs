@@ -13,6 +13,16 @@ pub mod tls_server;
 
 use std::path::PathBuf;
 
+/// Runs kubectl with `kubeconfig` (another user's, another replica's).
+pub fn kubectl_with(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl on PATH")
+}
+
 /// Where cargo put the role binaries: the test executable lives in `target/<profile>/deps`.
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
@@ -120,12 +130,7 @@ impl TestCluster {
 
     /// Runs kubectl against the aggregator with the cluster's kubeconfig.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(self.kubeconfig_path())
-            .args(args)
-            .output()
-            .expect("kubectl on PATH")
+        kubectl_with(&self.kubeconfig_path(), args)
     }
 
     /// kubectl's stdout; fails the test when kubectl fails.

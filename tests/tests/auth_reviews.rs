@@ -7,18 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kas_e2e::{TestCluster, start_cluster};
+use kas_e2e::{TestCluster, kubectl_with, start_cluster};
 use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
-
-fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl on PATH")
-}
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()

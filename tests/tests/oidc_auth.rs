@@ -3,7 +3,6 @@
 //! key. `kubectl auth whoami` shows the mapped user; expired tokens and tokens of another
 //! issuer are 401.
 
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -12,7 +11,7 @@ use kas_auth::authentication::serviceaccount::jwt::sign;
 use kas_auth::authentication::serviceaccount::keys::{PrivateKey, parse_private_key_pem};
 use kas_auth::authentication::serviceaccount::openidmetadata::keyset_json;
 use kas_e2e::tls_server::TlsServer;
-use kas_e2e::{TestCluster, start_cluster};
+use kas_e2e::{TestCluster, kubectl_with, start_cluster};
 use kas_local::Role;
 use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
@@ -91,15 +90,6 @@ fn now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
-}
-
-fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl on PATH")
 }
 
 /// `kubectl auth whoami` with `token`, retried while the authenticator discovers its

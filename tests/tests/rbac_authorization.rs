@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use http::Method;
 use kas_e2e::client::{Proto, Tls, request};
-use kas_e2e::{Role, TestCluster, start_cluster};
+use kas_e2e::{Role, TestCluster, kubectl_with, start_cluster};
 use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
 
@@ -32,15 +32,6 @@ fn user(c: &TestCluster, name: &str) -> User {
         tls,
         kubeconfigs,
     }
-}
-
-fn kubectl_as(kubeconfig: &PathBuf, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl on PATH")
 }
 
 async fn get(
@@ -118,7 +109,7 @@ async fn anonymous_and_unprivileged_users_get_upstream_s_403_and_grants_follow_w
     let alice = user(&c, "alice");
     // Authenticated users discover the API (system:discovery) but read nothing else.
     assert_eq!(get(&c, 0, "/apis", &alice.tls, &[]).await.0, 200);
-    let out = kubectl_as(&alice.kubeconfigs[0], &["get", "secrets"]);
+    let out = kubectl_with(&alice.kubeconfigs[0], &["get", "secrets"]);
     assert!(!out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
@@ -170,7 +161,7 @@ async fn anonymous_and_unprivileged_users_get_upstream_s_403_and_grants_follow_w
         "granted after {granted:?}"
     );
     for kubeconfig in &alice.kubeconfigs {
-        let out = kubectl_as(kubeconfig, &["get", "secrets"]);
+        let out = kubectl_with(kubeconfig, &["get", "secrets"]);
         assert!(
             out.status.success(),
             "{}",
@@ -216,13 +207,13 @@ fn rbac_writes_that_would_escalate_are_refused() {
     ]);
     let kubeconfig = &mallory.kubeconfigs[0];
     let wait_granted = Instant::now();
-    while !kubectl_as(kubeconfig, &["get", "roles"]).status.success() {
+    while !kubectl_with(kubeconfig, &["get", "roles"]).status.success() {
         assert!(wait_granted.elapsed() < Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(50));
     }
 
     // A role with what mallory holds is fine; one with more is refused.
-    let ok = kubectl_as(
+    let ok = kubectl_with(
         kubeconfig,
         &[
             "create",
@@ -237,7 +228,7 @@ fn rbac_writes_that_would_escalate_are_refused() {
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
-    let out = kubectl_as(
+    let out = kubectl_with(
         kubeconfig,
         &[
             "create",
@@ -254,7 +245,7 @@ fn rbac_writes_that_would_escalate_are_refused() {
         "{stderr}"
     );
     // Binding cluster-admin would grant everything.
-    let out = kubectl_as(
+    let out = kubectl_with(
         kubeconfig,
         &[
             "create",
@@ -271,7 +262,7 @@ fn rbac_writes_that_would_escalate_are_refused() {
         "{stderr}"
     );
     // Binding what mallory holds is fine.
-    let ok = kubectl_as(
+    let ok = kubectl_with(
         kubeconfig,
         &[
             "create",

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::Method;
 use kas_e2e::client::{self, Proto};
 use kas_e2e::tls_server::TlsServer;
-use kas_e2e::{Role, start_cluster};
+use kas_e2e::{Role, kubectl_with, start_cluster};
 use kas_local::kubeconfig::Credential;
 use serde_json::{Value, json};
 
@@ -68,15 +68,6 @@ fn webhook_kubeconfig(dir: &Path, name: &str, url: &str) -> PathBuf {
     );
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn kubectl_with(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl on PATH")
 }
 
 #[test]

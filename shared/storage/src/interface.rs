@@ -39,6 +39,23 @@ pub enum WatchEvent {
     Error(Error),
 }
 
+impl WatchEvent {
+    /// The event with its object (of an added, modified or deleted event) replaced by
+    /// `f`'s; a failure of `f` becomes an error event. Other events are left as they are.
+    pub fn map_object(self, f: impl FnOnce(ObjectRef) -> Result<ObjectRef>) -> WatchEvent {
+        let (obj, make): (ObjectRef, fn(ObjectRef) -> WatchEvent) = match self {
+            WatchEvent::Added(o) => (o, WatchEvent::Added),
+            WatchEvent::Modified(o) => (o, WatchEvent::Modified),
+            WatchEvent::Deleted(o) => (o, WatchEvent::Deleted),
+            other => return other,
+        };
+        match f(obj) {
+            Ok(obj) => make(obj),
+            Err(e) => WatchEvent::Error(e),
+        }
+    }
+}
+
 /// The events of one watch; dropping it cancels the watch.
 pub type WatchStream = Pin<Box<dyn Stream<Item = WatchEvent> + Send>>;
 

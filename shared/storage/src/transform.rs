@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::interface::{Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchStream};
+use crate::interface::{Storage, UpdateFn, ValidateDeletionFn, WatchStream};
 use crate::object::{Object, ObjectRef};
 use crate::options::{GetOptions, ListOptions, ListResult, Preconditions, WatchOptions};
 
@@ -177,11 +177,8 @@ impl Storage for ReadTransform {
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
         let read = self.read.clone();
         let events = self.inner.watch(key, opts).await?;
-        Ok(Box::pin(events.map(move |event| match event {
-            WatchEvent::Added(obj) => WatchEvent::Added(rewrite(&read, obj)),
-            WatchEvent::Modified(obj) => WatchEvent::Modified(rewrite(&read, obj)),
-            WatchEvent::Deleted(obj) => WatchEvent::Deleted(rewrite(&read, obj)),
-            other => other,
+        Ok(Box::pin(events.map(move |event| {
+            event.map_object(|obj| Ok(rewrite(&read, obj)))
         })))
     }
 

@@ -18,7 +18,11 @@ pub type Answer = (u16, &'static str, String);
 
 pub struct Pki {
     pub ca_pem: String,
-    server: (Vec<u8>, Vec<u8>),
+    pub ca_der: Vec<u8>,
+    /// The serving certificate (for 127.0.0.1) and its PKCS#8 key, DER.
+    pub server: (Vec<u8>, Vec<u8>),
+    /// A client certificate of the CA and its key, PEM.
+    pub client_pem: (String, String),
 }
 
 pub fn pki() -> Pki {
@@ -37,9 +41,16 @@ pub fn pki() -> Pki {
         .unwrap()
         .signed_by(&server_key, &issuer)
         .unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .signed_by(&client_key, &issuer)
+        .unwrap();
     Pki {
         ca_pem: ca.pem(),
+        ca_der: ca.der().to_vec(),
         server: (server.der().to_vec(), server_key.serialize_der()),
+        client_pem: (client.pem(), client_key.serialize_pem()),
     }
 }
 

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use kas_apimachinery::Status;
 use kas_storage::{
     Error, GetOptions, ListOptions, ListResult, Object, ObjectRef, Preconditions, Result, Storage,
-    UpdateFn, ValidateDeletionFn, WatchEvent, WatchOptions, WatchStream,
+    UpdateFn, ValidateDeletionFn, WatchOptions, WatchStream,
 };
 use serde_json::Value;
 
@@ -159,15 +159,7 @@ impl Storage for ConvertingStorage {
             kind: self.kind,
         };
         Ok(Box::pin(events.map(move |event| {
-            let convert = |obj: ObjectRef, wrap: fn(ObjectRef) -> WatchEvent| {
-                this.to_served(obj).map_or_else(WatchEvent::Error, wrap)
-            };
-            match event {
-                WatchEvent::Added(o) => convert(o, WatchEvent::Added),
-                WatchEvent::Modified(o) => convert(o, WatchEvent::Modified),
-                WatchEvent::Deleted(o) => convert(o, WatchEvent::Deleted),
-                other => other,
-            }
+            event.map_object(|obj| this.to_served(obj))
         })))
     }
 

@@ -686,15 +686,7 @@ fn served_event(
     schema: Option<&'static Message>,
     event: WatchEvent,
 ) -> WatchEvent {
-    let convert = |obj: ObjectRef, wrap: fn(ObjectRef) -> WatchEvent| {
-        served_object(conversion, schema, &obj).map_or_else(WatchEvent::Error, wrap)
-    };
-    match event {
-        WatchEvent::Added(o) => convert(o, WatchEvent::Added),
-        WatchEvent::Modified(o) => convert(o, WatchEvent::Modified),
-        WatchEvent::Deleted(o) => convert(o, WatchEvent::Deleted),
-        other => other,
-    }
+    event.map_object(|obj| served_object(conversion, schema, &obj))
 }
 
 /// A dry-run update's answer carries the revision it was computed on, as upstream's

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::WatchEvent;
 use crate::fake::ListWatchFake;
 
 fn defaulting() -> ReadFn {

@@ -7,51 +7,7 @@ use hyper_util::rt::TokioIo;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use super::*;
-
-struct Pki {
-    ca_pem: String,
-    ca_der: CertificateDer<'static>,
-    server: (CertificateDer<'static>, PrivateKeyDer<'static>),
-    client_pem: (String, String),
-}
-
-fn pki() -> Pki {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    let name = format!("ca-{}", rand_suffix());
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, name);
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, &ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&server_key, &issuer)
-        .unwrap();
-    let client_key = rcgen::KeyPair::generate().unwrap();
-    let client = rcgen::CertificateParams::new(Vec::<String>::new())
-        .unwrap()
-        .signed_by(&client_key, &issuer)
-        .unwrap();
-    Pki {
-        ca_pem: ca.pem(),
-        ca_der: ca.der().clone(),
-        server: (
-            server.der().clone(),
-            PrivatePkcs8KeyDer::from(server_key.serialize_der()).into(),
-        ),
-        client_pem: (client.pem(), client_key.serialize_pem()),
-    }
-}
-
-/// A suffix telling test CAs apart (the verifier matches issuers by name).
-fn rand_suffix() -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
+use crate::testing::{Pki, pki};
 
 /// A TLS server answering every request with its HTTP version, whether a client
 /// certificate came, the bearer token and the body, after `delay`; `require_client` asks
@@ -63,7 +19,7 @@ async fn serve(pki: &Pki, require_client: bool, delay: Duration) -> SocketAddr {
         .unwrap();
     let builder = if require_client {
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(pki.ca_der.clone()).unwrap();
+        roots.add(CertificateDer::from(pki.ca_der.clone())).unwrap();
         let verifier =
             rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
@@ -73,7 +29,10 @@ async fn serve(pki: &Pki, require_client: bool, delay: Duration) -> SocketAddr {
         builder.with_no_client_auth()
     };
     let mut config = builder
-        .with_single_cert(vec![pki.server.0.clone()], pki.server.1.clone_key())
+        .with_single_cert(
+            vec![CertificateDer::from(pki.server.0.clone())],
+            PrivateKeyDer::from(PrivatePkcs8KeyDer::from(pki.server.1.clone())),
+        )
         .unwrap();
     config.alpn_protocols = kas_tls::alpn();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
@@ -155,7 +114,7 @@ async fn failures_read_as_go_writes_them() {
     let addr = serve(&pki, false, Duration::from_millis(400)).await;
     let url = format!("https://{addr}/x");
 
-    let other = self::pki();
+    let other = crate::testing::pki();
     let untrusted = Client::new(&trusting(&other), Duration::from_secs(5)).unwrap();
     assert_eq!(
         untrusted.get(&url).await.unwrap_err().to_string(),
