@@ -130,7 +130,7 @@ impl TestCluster {
 
     /// Runs kubectl against the aggregator with the cluster's kubeconfig.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
-        kubectl_with(&self.kubeconfig_path(), args)
+        kubectl_with(self.kubeconfig_path(), args)
     }
 
     /// kubectl's stdout; fails the test when kubectl fails.
