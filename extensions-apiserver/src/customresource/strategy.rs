@@ -24,6 +24,8 @@ pub struct Strategy {
     schema: Option<Arc<VersionSchema>>,
     fields: Option<&'static kas_apimachinery::schema::Message>,
     list_fields: Option<&'static kas_apimachinery::schema::Message>,
+    /// The kind's and list's OpenAPI definitions, written when a document is built.
+    openapi: super::openapi::Publisher,
     deprecation: Option<&'static str>,
 }
 
@@ -61,6 +63,11 @@ impl Strategy {
             selectable,
             schema: schema.map(|s| Arc::new(VersionSchema::new(s))),
             deprecation: deprecation.as_deref().map(super::intern),
+            openapi: super::openapi::Publisher::new(
+                (d.kind, d.list_kind, d.plural),
+                d.group,
+                version,
+            ),
             fields,
             list_fields: fields.map(|item| {
                 let names = (d.kind, d.list_kind, d.plural);
@@ -120,6 +127,13 @@ impl kas_registry::Strategy for Strategy {
 
     fn fields_list_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
         self.list_fields
+    }
+
+    fn openapi_definitions(
+        &self,
+        dialect: kas_registry::strategy::OpenApiDialect,
+    ) -> Option<kas_registry::strategy::OpenApiDefinitions> {
+        Some(self.openapi.definitions(dialect))
     }
 
     fn default(&self, obj: &mut Value) {

@@ -1,7 +1,10 @@
 //! The OpenAPI documents of a role's resources, after upstream's `/openapi/v2` (Swagger
 //! 2.0, JSON or gnostic protobuf) and `/openapi/v3` (OpenAPI 3.0: an index and one
 //! document per group version and per discovery path), generated from data: the
-//! descriptors give the paths and operations, their schema messages the definitions.
+//! descriptors give the paths and operations, their schema messages the definitions, but
+//! for resources that publish their own (`Strategy::openapi_definitions`: custom
+//! resources, whose definitions are their CRD's schema as upstream's CRD builder writes
+//! it).
 //!
 //! Built once, at the first request for a document (v2 and v3 apart), and kept as bytes
 //! with their hashes; later requests only pick a document and answer conditional requests
@@ -24,6 +27,7 @@ mod v2;
 mod v3;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
@@ -32,6 +36,7 @@ use kas_api::Message;
 use definitions::{Catalog, Gvk};
 use handler::Document;
 use kas_registry::descriptor::ResourceDescriptor;
+use kas_registry::strategy::{OpenApiDialect, Strategy};
 use routes::PathItem;
 
 /// `info.version`: upstream writes its emulation version, major and minor only.
@@ -42,10 +47,33 @@ pub struct OpenApi {
     /// The role's descriptors, each with the schemas its documents describe (a custom
     /// resource's come from its strategy; see `Store::openapi_descriptor`).
     resources: Vec<ResourceDescriptor>,
+    /// The resources that write their own definitions, asked when a document is built.
+    published: Vec<Published>,
     v2: std::sync::OnceLock<V2>,
     v3: std::sync::OnceLock<V3>,
     /// When the role started (the documents' `Last-Modified`).
     built: SystemTime,
+}
+
+/// A resource whose kind and list definitions (named by its descriptor's schemas) its
+/// strategy writes.
+pub struct Published {
+    pub kind: &'static str,
+    pub list: &'static str,
+    pub strategy: Arc<dyn Strategy>,
+}
+
+impl Published {
+    fn add_to(&self, catalog: &mut Catalog, dialect: definitions::Dialect) {
+        let d = match dialect {
+            definitions::Dialect::V2 => OpenApiDialect::V2,
+            definitions::Dialect::V3 => OpenApiDialect::V3,
+        };
+        if let Some(defs) = self.strategy.openapi_definitions(d) {
+            catalog.publish(self.kind, defs.kind);
+            catalog.publish(self.list, defs.list);
+        }
+    }
 }
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
@@ -132,16 +160,32 @@ impl OpenApi {
     pub fn new(resources: Vec<ResourceDescriptor>) -> OpenApi {
         OpenApi {
             resources,
+            published: Vec::new(),
             v2: Default::default(),
             v3: Default::default(),
             built: SystemTime::now(),
         }
     }
 
+    /// Adds resources that write their own definitions.
+    pub fn publishing(mut self, published: impl IntoIterator<Item = Published>) -> OpenApi {
+        self.published.extend(published);
+        self
+    }
+
+    fn catalog(&self, dialect: definitions::Dialect) -> Catalog {
+        let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
+        let mut catalog = catalog(&resources);
+        for p in &self.published {
+            p.add_to(&mut catalog, dialect);
+        }
+        catalog
+    }
+
     fn v2(&self) -> &V2 {
         self.v2.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
-            let catalog = catalog(&resources);
+            let catalog = self.catalog(definitions::Dialect::V2);
             let services = web_services(&resources);
             let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
             all.sort_by(|a, b| a.path.cmp(&b.path));
@@ -152,7 +196,7 @@ impl OpenApi {
     fn v3(&self) -> &V3 {
         self.v3.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
-            let catalog = catalog(&resources);
+            let catalog = self.catalog(definitions::Dialect::V3);
             let docs: BTreeMap<String, Document> = web_services(&resources)
                 .iter()
                 .map(|(key, items)| {
