@@ -406,7 +406,9 @@ fn published(store: &Store) -> Option<crate::openapi::Published> {
     if store.descriptor.schema.is_some() {
         return None;
     }
+    let d = store.descriptor;
     Some(crate::openapi::Published {
+        resource: (d.group, d.version, d.plural),
         kind: store.strategy.fields_schema()?.name,
         list: store.strategy.fields_list_schema()?.name,
         strategy: store.strategy.clone(),

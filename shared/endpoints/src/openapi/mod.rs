@@ -17,6 +17,7 @@
 //! version (and in `/openapi/v2` only when v3 fails). `kubectl explain` renders the v3
 //! definitions; `kubectl apply` finds patch strategies in them.
 
+mod crd;
 mod definitions;
 mod gnostic;
 pub(crate) mod handler;
@@ -58,12 +59,18 @@ pub struct OpenApi {
 /// A resource whose kind and list definitions (named by its descriptor's schemas) its
 /// strategy writes.
 pub struct Published {
+    /// The resource's group, version and plural.
+    pub resource: (&'static str, &'static str, &'static str),
     pub kind: &'static str,
     pub list: &'static str,
     pub strategy: Arc<dyn Strategy>,
 }
 
 impl Published {
+    fn describes(&self, d: &ResourceDescriptor) -> bool {
+        self.resource == (d.group, d.version, d.plural)
+    }
+
     fn add_to(&self, catalog: &mut Catalog, dialect: definitions::Dialect) {
         let d = match dialect {
             definitions::Dialect::V2 => OpenApiDialect::V2,
@@ -186,7 +193,7 @@ impl OpenApi {
         self.v2.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
             let catalog = self.catalog(definitions::Dialect::V2);
-            let services = web_services(&resources);
+            let services = web_services(&resources, &self.published);
             let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
             all.sort_by(|a, b| a.path.cmp(&b.path));
             V2::new(&v2::document(&all, &catalog, INFO_VERSION))
@@ -197,7 +204,7 @@ impl OpenApi {
         self.v3.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
             let catalog = self.catalog(definitions::Dialect::V3);
-            let docs: BTreeMap<String, Document> = web_services(&resources)
+            let docs: BTreeMap<String, Document> = web_services(&resources, &self.published)
                 .iter()
                 .map(|(key, items)| {
                     let doc = v3::document(items, &catalog, INFO_VERSION);
@@ -221,7 +228,10 @@ fn to_vec(value: &serde_json::Value) -> Vec<u8> {
 /// The paths of each upstream web service, by its root without the leading `/`: the
 /// group versions' resources, and the discovery documents of `/api`, `/apis` and each
 /// group.
-fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathItem>> {
+fn web_services(
+    resources: &[&ResourceDescriptor],
+    published: &[Published],
+) -> BTreeMap<String, Vec<PathItem>> {
     let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
     for d in resources {
         by_gv.entry((d.group, d.version)).or_default().push(d);
@@ -237,7 +247,10 @@ fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathI
     };
     for ((group, version), list) in &by_gv {
         let key = crate::installer::actions::prefix(group, version)[1..].to_owned();
-        services.insert(key, installer::group_version(group, version, list));
+        services.insert(
+            key,
+            installer::group_version(group, version, list, published),
+        );
         if !group.is_empty() && !services.contains_key(&format!("apis/{group}")) {
             let items = discovery(
                 format!("/apis/{group}/"),
