@@ -91,12 +91,17 @@ pub fn group_version(
     published: &[super::Published],
 ) -> Vec<PathItem> {
     let prefix = crate::installer::actions::prefix(group, version);
-    let mut all = vec![routes::discovery(
-        &format!("{prefix}/"),
-        "getAPIResources",
-        "Lists the resources of the group version and what each supports.",
-        "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
-    )];
+    let mut all = Vec::new();
+    // Upstream serves custom resources' discovery outside go-restful: a group version of
+    // custom resources only has no discovery operation.
+    if !super::all_published(resources.iter().copied(), published) {
+        all.push(routes::discovery(
+            &format!("{prefix}/"),
+            "getAPIResources",
+            "Lists the resources of the group version and what each supports.",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
+        ));
+    }
     for d in resources {
         // Custom resources are laid out by upstream's CRD builder instead.
         if let Some(p) = published.iter().find(|p| p.describes(d)) {

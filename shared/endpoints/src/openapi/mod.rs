@@ -251,7 +251,11 @@ fn web_services(
             key,
             installer::group_version(group, version, list, published),
         );
-        if !group.is_empty() && !services.contains_key(&format!("apis/{group}")) {
+        let custom_group = all_published(
+            resources.iter().copied().filter(|d| d.group == *group),
+            published,
+        );
+        if !group.is_empty() && !custom_group && !services.contains_key(&format!("apis/{group}")) {
             let items = discovery(
                 format!("/apis/{group}/"),
                 "getAPIGroup",
@@ -278,6 +282,15 @@ fn web_services(
     );
     services.insert("apis".to_owned(), items);
     services
+}
+
+/// Whether every resource of `resources` publishes its own definitions: custom resources,
+/// whose groups upstream describes without discovery operations.
+fn all_published<'a>(
+    mut resources: impl Iterator<Item = &'a ResourceDescriptor>,
+    published: &[Published],
+) -> bool {
+    resources.all(|d| published.iter().any(|p| p.describes(d)))
 }
 
 /// Every message the documents can name, and the kinds each is registered as: the
