@@ -393,6 +393,15 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
+    // The same from /openapi/v2 (protobuf), where kubectl reads it in its older layout.
+    let v2 = ok(c.kubectl(&["explain", "--output", "plaintext-openapiv2", "widgets.spec"]));
+    for expected in [
+        "RESOURCE: spec <Object>\n",
+        "   color\t<string>\n     The colour of the widget.\n",
+        "   replicas\t<integer>\n     How many widgets run.\n",
+    ] {
+        assert!(v2.contains(expected), "missing {expected:?} in\n{v2}");
+    }
     // The root: metadata refers to ObjectMeta with upstream's description.
     let root = ok(c.kubectl(&["explain", "widgets"]));
     assert!(
