@@ -29,6 +29,8 @@ pub struct Publisher {
     schema: Option<Structural>,
     /// `x-kubernetes-selectable-fields`, when the version has some.
     selectable: Option<Value>,
+    /// The CRD's `spec.preserveUnknownFields`, which v2 publishes as a bare object.
+    pub preserve_unknown_fields: bool,
 }
 
 impl Publisher {
@@ -66,6 +68,7 @@ impl Publisher {
             definition: super::fields::definition_name(group, name, kind),
             schema,
             selectable: (!selectable.is_empty()).then_some(Value::Array(selectable)),
+            preserve_unknown_fields: false,
         }
     }
 
@@ -84,7 +87,11 @@ impl Publisher {
     fn kind_schema(&self, dialect: OpenApiDialect) -> Value {
         let v2 = dialect == OpenApiDialect::V2;
         let mut ret = match &self.schema {
-            Some(s) if !(v2 && s.extensions.x_preserve_unknown_fields) => {
+            Some(s)
+                if !(v2
+                    && (s.extensions.x_preserve_unknown_fields
+                        || self.preserve_unknown_fields)) =>
+            {
                 let s = if v2 {
                     without_defaults(s.to_openapi_v2())
                 } else {

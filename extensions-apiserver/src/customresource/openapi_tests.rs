@@ -103,6 +103,17 @@ fn v2_cases() {
     }
 }
 
+/// Upstream's "with spec.preseveUnknownFields=true": v2 is a bare object, v3 is not.
+#[test]
+fn crd_preserving_unknown_fields() {
+    let schema = json!({"type": "object", "properties": {"foo": {"type": "string"}}});
+    let mut p = publisher(Some(schema), "v1", &[]);
+    p.preserve_unknown_fields = true;
+    let bare = parse(&format!(r#"{{"type":"object",{GVK}}}"#));
+    assert_eq!(kind(&p, OpenApiDialect::V2), bare);
+    assert!(kind(&p, OpenApiDialect::V3)["properties"]["foo"].is_object());
+}
+
 #[test]
 fn v2_extensions_case() {
     let schema = json!({"type": "object", "properties": {

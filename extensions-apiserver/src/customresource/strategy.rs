@@ -76,6 +76,13 @@ impl Strategy {
         }
     }
 
+    /// Takes the CRD's `spec.preserveUnknownFields` into account (its OpenAPI v2
+    /// definition is then a bare object, as upstream's).
+    pub fn preserving_unknown_fields(mut self, preserve: bool) -> Strategy {
+        self.openapi.preserve_unknown_fields = preserve;
+        self
+    }
+
     /// The version's schema, `None` when it has none.
     pub fn schema(&self) -> Option<&Arc<VersionSchema>> {
         self.schema.as_ref()
