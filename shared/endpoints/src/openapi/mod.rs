@@ -200,14 +200,35 @@ impl OpenApi {
         })
     }
 
+    /// The documents (`apis/<group>/<version>`) of group versions of custom resources
+    /// only, which upstream's CRD builder writes.
+    fn custom_group_versions(&self) -> std::collections::BTreeSet<String> {
+        let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
+        for d in &self.resources {
+            by_gv.entry((d.group, d.version)).or_default().push(d);
+        }
+        by_gv
+            .into_iter()
+            .filter(|(_, list)| all_published(list.iter().copied(), &self.published))
+            .map(|((group, version), _)| {
+                crate::installer::actions::prefix(group, version)[1..].to_owned()
+            })
+            .collect()
+    }
+
     fn v3(&self) -> &V3 {
         self.v3.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
             let catalog = self.catalog(definitions::Dialect::V3);
+            let custom = self.custom_group_versions();
             let docs: BTreeMap<String, Document> = web_services(&resources, &self.published)
                 .iter()
                 .map(|(key, items)| {
-                    let doc = v3::document(items, &catalog, INFO_VERSION);
+                    let doc = if custom.contains(key) {
+                        v3::crd_document(items, &catalog)
+                    } else {
+                        v3::document(items, &catalog, INFO_VERSION)
+                    };
                     (key.clone(), Document::new(to_vec(&doc)))
                 })
                 .collect();

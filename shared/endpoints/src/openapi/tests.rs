@@ -405,6 +405,11 @@ fn published_definitions_replace_the_messages() {
         v3["components"]["schemas"]["io.k8s.api.coordination.v1.Lease"]["description"],
         "v3"
     );
+    assert_eq!(
+        v3["info"],
+        json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"})
+    );
+    assert!(v3["components"].get("securitySchemes").is_none());
     for doc in ["/openapi/v3/api/v1", "/openapi/v3/apis"] {
         assert_eq!(
             get(&published, doc, &[]).bytes,
