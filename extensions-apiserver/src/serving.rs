@@ -162,7 +162,9 @@ fn version_parts(
     let spec = customresource::version(crd, version)?;
     let descriptor = customresource::descriptor(crd, version);
     let deprecation = customresource::deprecation_warning(crd, version);
-    let strategy = customresource::strategy::Strategy::new(descriptor, spec, deprecation);
+    let preserve = crd.pointer("/spec/preserveUnknownFields") == Some(&Value::Bool(true));
+    let strategy = customresource::strategy::Strategy::new(descriptor, spec, deprecation)
+        .preserving_unknown_fields(preserve);
     Some((descriptor, Arc::new(strategy)))
 }
 

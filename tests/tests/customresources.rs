@@ -357,19 +357,57 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
-    // kubectl explain reads the merged OpenAPI documents.
-    ok(c.kubectl_stdin(&["apply"], CRD));
+    // kubectl explain reads the merged OpenAPI documents, where a custom resource's
+    // definition is its CRD's schema, nested objects inline, as upstream publishes it.
+    let described = CRD
+        .replace(
+            "          spec:\n            type: object\n",
+            "          spec:\n            type: object\n            description: The desired state of the widget.\n",
+        )
+        .replace(
+            "color: {type: string}",
+            "color: {type: string, enum: [red, blue], description: The colour of the widget.}",
+        )
+        .replace(
+            "replicas: {type: integer, minimum: 0}",
+            "replicas: {type: integer, format: int32, minimum: 0, description: How many widgets run.}",
+        );
+    ok(c.kubectl_stdin(&["apply"], &described));
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    let text = loop {
         let out = c.kubectl(&["explain", "widgets.spec"]);
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
         if out.status.success() && text.contains("replicas\t<integer>") {
-            assert!(text.contains("color\t<string>"), "{text}");
-            break;
+            break text;
         }
         assert!(Instant::now() < deadline, "{text}");
         std::thread::sleep(Duration::from_millis(100));
+    };
+    for expected in [
+        "GROUP:      example.com\nKIND:       Widget\nVERSION:    v1\n",
+        "FIELD: spec <Object>\n",
+        "DESCRIPTION:\n    The desired state of the widget.\n",
+        "FIELDS:\n  color\t<string>\n  enum: red, blue\n    The colour of the widget.\n",
+        "  replicas\t<integer>\n    How many widgets run.\n",
+        "  size\t<string>\n    <no description>\n",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
+    // The same from /openapi/v2 (protobuf), where kubectl reads it in its older layout.
+    let v2 = ok(c.kubectl(&["explain", "--output", "plaintext-openapiv2", "widgets.spec"]));
+    for expected in [
+        "RESOURCE: spec <Object>\n",
+        "   color\t<string>\n     The colour of the widget.\n",
+        "   replicas\t<integer>\n     How many widgets run.\n",
+    ] {
+        assert!(v2.contains(expected), "missing {expected:?} in\n{v2}");
+    }
+    // The root: metadata refers to ObjectMeta with upstream's description.
+    let root = ok(c.kubectl(&["explain", "widgets"]));
+    assert!(
+        root.contains("  metadata\t<ObjectMeta>\n    Standard object's metadata."),
+        "{root}"
+    );
 }
 
 #[test]

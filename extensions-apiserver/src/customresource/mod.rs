@@ -11,6 +11,7 @@
 
 pub mod conversion;
 pub mod fields;
+mod openapi;
 pub mod jsonpath;
 pub mod schema;
 pub mod strategy;

@@ -24,6 +24,8 @@ pub struct Strategy {
     schema: Option<Arc<VersionSchema>>,
     fields: Option<&'static kas_apimachinery::schema::Message>,
     list_fields: Option<&'static kas_apimachinery::schema::Message>,
+    /// The kind's and list's OpenAPI definitions, written when a document is built.
+    openapi: super::openapi::Publisher,
     deprecation: Option<&'static str>,
 }
 
@@ -61,12 +63,24 @@ impl Strategy {
             selectable,
             schema: schema.map(|s| Arc::new(VersionSchema::new(s))),
             deprecation: deprecation.as_deref().map(super::intern),
+            openapi: super::openapi::Publisher::new(
+                (d.kind, d.list_kind, d.plural),
+                d.group,
+                version,
+            ),
             fields,
             list_fields: fields.map(|item| {
                 let names = (d.kind, d.list_kind, d.plural);
                 super::fields::list_message(names, d.group, version_name, item)
             }),
         }
+    }
+
+    /// Takes the CRD's `spec.preserveUnknownFields` into account (its OpenAPI v2
+    /// definition is then a bare object, as upstream's).
+    pub fn preserving_unknown_fields(mut self, preserve: bool) -> Strategy {
+        self.openapi.preserve_unknown_fields = preserve;
+        self
     }
 
     /// The version's schema, `None` when it has none.
@@ -120,6 +134,13 @@ impl kas_registry::Strategy for Strategy {
 
     fn fields_list_schema(&self) -> Option<&'static kas_apimachinery::schema::Message> {
         self.list_fields
+    }
+
+    fn openapi_definitions(
+        &self,
+        dialect: kas_registry::strategy::OpenApiDialect,
+    ) -> Option<kas_registry::strategy::OpenApiDefinitions> {
+        Some(self.openapi.definitions(dialect))
     }
 
     fn default(&self, obj: &mut Value) {

@@ -13,6 +13,8 @@
 //!   validator behind `ValidateCustomResource`);
 //! - [`validate_list_sets_and_maps`]: `x-kubernetes-list-type` set and map uniqueness
 //!   (`listtype`);
+//! - [`Structural::to_kube_openapi`] and [`Structural::to_openapi_v2`]: the schema as a CRD
+//!   publishes it in OpenAPI v3 and v2 (`kubeopenapi`);
 //! - [`get_object_meta`], [`coerce_object_meta`] and [`validate_embedded_resources`]:
 //!   TypeMeta and ObjectMeta of the resource and of embedded resources (`objectmeta`).
 //!
@@ -26,6 +28,7 @@
 
 mod defaulting;
 mod gofmt;
+mod kubeopenapi;
 mod listtype;
 mod objectmeta;
 mod openapi;

@@ -35,6 +35,8 @@ use serde_json::Value;
 
 pub use approval::{ApiApprovalState, api_approval_state, is_protected_community_group};
 pub use defaults::set_defaults;
+pub use openapi::has_invalid_types;
+pub use structural::{new_structural_error, validate_structural};
 pub use update::validate_update;
 
 /// Upstream `validationOptions`, without the CEL parts.

@@ -84,6 +84,14 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// For a resource without a Go type, the definitions of its kind and list kind as it
+    /// publishes them in the OpenAPI documents of `dialect` (a custom resource's come from
+    /// its CRD's schema, as upstream's CRD OpenAPI builder writes them), under the names
+    /// of `fields_schema` and `fields_list_schema`; `None` describes those messages.
+    fn openapi_definitions(&self, _dialect: OpenApiDialect) -> Option<OpenApiDefinitions> {
+        None
+    }
+
     /// For a resource without a Go type, what upstream's decoder drops from a decoded or
     /// patched object (a custom resource's fields its structural schema does not declare),
     /// answering each dropped field's path (`spec.foo`), which `fieldValidation` reports as
@@ -270,4 +278,19 @@ pub enum SubresourceEffect {
         grace_period_seconds: Option<i64>,
         dry_run: bool,
     },
+}
+
+/// Which OpenAPI document a definition is written for: references point to
+/// `#/definitions/` in Swagger 2.0 and to `#/components/schemas/` in OpenAPI 3.0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenApiDialect {
+    V2,
+    V3,
+}
+
+/// A kind's and its list kind's OpenAPI schema objects (`Strategy::openapi_definitions`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenApiDefinitions {
+    pub kind: Value,
+    pub list: Value,
 }

@@ -74,8 +74,10 @@ impl ApiGroups {
             to_bytes(discovery::api_group_list(&groups)),
         );
         let serves_legacy = descriptors.iter().any(|d| d.group.is_empty());
-        let openapi = (!stores.is_empty())
-            .then(|| OpenApi::new(stores.iter().map(Store::openapi_descriptor).collect()));
+        let openapi = (!stores.is_empty()).then(|| {
+            OpenApi::new(stores.iter().map(Store::openapi_descriptor).collect())
+                .publishing(stores.iter().filter_map(published))
+        });
         let mut aggregated = HashMap::new();
         for legacy in [true, false] {
             for v in [
@@ -396,4 +398,19 @@ fn aggregated(groups: &ApiGroups, path: &str, headers: &http::HeaderMap) -> Opti
     resp.headers_mut()
         .insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
     Some(resp)
+}
+
+/// A resource without a Go type (a custom resource) whose strategy writes its OpenAPI
+/// definitions, under the names of its field schemas.
+fn published(store: &Store) -> Option<crate::openapi::Published> {
+    if store.descriptor.schema.is_some() {
+        return None;
+    }
+    let d = store.descriptor;
+    Some(crate::openapi::Published {
+        resource: (d.group, d.version, d.plural),
+        kind: store.strategy.fields_schema()?.name,
+        list: store.strategy.fields_list_schema()?.name,
+        strategy: store.strategy.clone(),
+    })
 }

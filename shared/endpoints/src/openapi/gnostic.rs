@@ -2,7 +2,7 @@
 //! `openapiv2/OpenAPIv2.proto`), which is what client-go's `OpenAPISchema()` asks for
 //! and the only form it can read. Upstream compiles its JSON with gnostic and marshals the
 //! result; this walks our JSON the same way, for the subset of Swagger 2.0 the document
-//! builder writes (no headers, examples, XML or numeric validations).
+//! builder writes and custom resources' schemas use (no headers, examples or XML).
 //!
 //! Values gnostic keeps as YAML text (`Any.yaml`: defaults, enums and `x-` extensions)
 //! are written in YAML's flow style, which is JSON with spaces; clients parse them as
@@ -53,6 +53,22 @@ impl Writer {
         if value.and_then(Value::as_bool) == Some(true) {
             self.key(field, 0);
             self.varint(1);
+        }
+    }
+
+    /// proto3 `double`: zero is not written.
+    fn double(&mut self, field: u32, value: Option<&Value>) {
+        if let Some(f) = value.and_then(Value::as_f64).filter(|f| *f != 0.0) {
+            self.key(field, 1);
+            self.0.extend_from_slice(&f.to_le_bytes());
+        }
+    }
+
+    /// proto3 `int64`: zero is not written; negatives take ten bytes, as Go writes them.
+    fn int64(&mut self, field: u32, value: Option<&Value>) {
+        if let Some(i) = value.and_then(Value::as_i64).filter(|i| *i != 0) {
+            self.key(field, 0);
+            self.varint(i as u64);
         }
     }
 
@@ -315,7 +331,19 @@ fn schema(w: &mut Writer, s: &Value) {
     if let Some(default) = s.get("default") {
         w.any(5, default);
     }
+    w.double(6, s.get("multipleOf"));
+    w.double(7, s.get("maximum"));
+    w.boolean(8, s.get("exclusiveMaximum"));
+    w.double(9, s.get("minimum"));
+    w.boolean(10, s.get("exclusiveMinimum"));
+    w.int64(11, s.get("maxLength"));
+    w.int64(12, s.get("minLength"));
+    w.string(13, s.get("pattern"));
+    w.int64(14, s.get("maxItems"));
+    w.int64(15, s.get("minItems"));
     w.boolean(16, s.get("uniqueItems"));
+    w.int64(17, s.get("maxProperties"));
+    w.int64(18, s.get("minProperties"));
     w.strings(19, s.get("required"));
     for e in s
         .get("enum")
@@ -432,6 +460,22 @@ mod tests {
         inner.extend_from_slice(&[0xa0, 0x01, 1]);
         let mut expected = vec![0x12, inner.len() as u8 + 2, 0x1a, inner.len() as u8];
         expected.extend(inner);
+        assert_eq!(w.0, expected);
+    }
+
+    #[test]
+    fn numeric_validations_use_schema_field_numbers() {
+        let mut w = Writer::default();
+        schema(
+            &mut w,
+            &json!({"maximum": 10, "minimum": 0, "exclusiveMaximum": true, "maxLength": 3,
+                    "pattern": "a"}),
+        );
+        // maximum=7 (fixed64 10.0), exclusive_maximum=8 true, minimum 0 left out (proto3),
+        // max_length=11 varint 3, pattern=13 "a".
+        let mut expected = vec![0x39];
+        expected.extend_from_slice(&10f64.to_le_bytes());
+        expected.extend_from_slice(&[0x40, 1, 0x58, 3, 0x6a, 1, b'a']);
         assert_eq!(w.0, expected);
     }
 }

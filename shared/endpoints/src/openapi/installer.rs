@@ -88,15 +88,26 @@ pub fn group_version(
     group: &str,
     version: &str,
     resources: &[&ResourceDescriptor],
+    published: &[super::Published],
 ) -> Vec<PathItem> {
     let prefix = crate::installer::actions::prefix(group, version);
-    let mut all = vec![routes::discovery(
-        &format!("{prefix}/"),
-        "getAPIResources",
-        "Lists the resources of the group version and what each supports.",
-        "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
-    )];
+    let mut all = Vec::new();
+    // Upstream serves custom resources' discovery outside go-restful: a group version of
+    // custom resources only has no discovery operation.
+    if !super::all_published(resources.iter().copied(), published) {
+        all.push(routes::discovery(
+            &format!("{prefix}/"),
+            "getAPIResources",
+            "Lists the resources of the group version and what each supports.",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
+        ));
+    }
     for d in resources {
+        // Custom resources are laid out by upstream's CRD builder instead.
+        if let Some(p) = published.iter().find(|p| p.describes(d)) {
+            all.extend(super::crd::routes(d, &prefix, p.kind, p.list));
+            continue;
+        }
         // Connect subresources' operations (upstream's `connect...` ones) are not
         // described yet.
         let described = actions::routes(d)
@@ -331,7 +342,7 @@ mod tests {
 
     #[test]
     fn namespaced_resource_operation_ids() {
-        let items = group_version("coordination.k8s.io", "v1", &[&LEASE]);
+        let items = group_version("coordination.k8s.io", "v1", &[&LEASE], &[]);
         let p = "/apis/coordination.k8s.io/v1";
         let expected = [
             (format!("{p}/"), "get", "getCoordinationV1APIResources"),
@@ -400,7 +411,7 @@ mod tests {
 
     #[test]
     fn cluster_scoped_resource_operation_ids() {
-        let items = group_version("", "v1", &[&NAMESPACE]);
+        let items = group_version("", "v1", &[&NAMESPACE], &[]);
         let got = ids(&items);
         let expected = [
             ("/api/v1/", "get", "getCoreV1APIResources"),
@@ -449,7 +460,7 @@ mod tests {
 
     #[test]
     fn parameters_are_hoisted_and_patch_has_field_validation() {
-        let items = group_version("coordination.k8s.io", "v1", &[&LEASE]);
+        let items = group_version("coordination.k8s.io", "v1", &[&LEASE], &[]);
         let item = items
             .iter()
             .find(|i| i.path.ends_with("/leases/{name}"))

@@ -1,7 +1,10 @@
 //! The OpenAPI documents of a role's resources, after upstream's `/openapi/v2` (Swagger
 //! 2.0, JSON or gnostic protobuf) and `/openapi/v3` (OpenAPI 3.0: an index and one
 //! document per group version and per discovery path), generated from data: the
-//! descriptors give the paths and operations, their schema messages the definitions.
+//! descriptors give the paths and operations, their schema messages the definitions, but
+//! for resources that publish their own (`Strategy::openapi_definitions`: custom
+//! resources, whose definitions are their CRD's schema as upstream's CRD builder writes
+//! it).
 //!
 //! Built once, at the first request for a document (v2 and v3 apart), and kept as bytes
 //! with their hashes; later requests only pick a document and answer conditional requests
@@ -14,6 +17,7 @@
 //! version (and in `/openapi/v2` only when v3 fails). `kubectl explain` renders the v3
 //! definitions; `kubectl apply` finds patch strategies in them.
 
+mod crd;
 mod definitions;
 mod gnostic;
 pub(crate) mod handler;
@@ -24,6 +28,7 @@ mod v2;
 mod v3;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
@@ -32,6 +37,7 @@ use kas_api::Message;
 use definitions::{Catalog, Gvk};
 use handler::Document;
 use kas_registry::descriptor::ResourceDescriptor;
+use kas_registry::strategy::{OpenApiDialect, Strategy};
 use routes::PathItem;
 
 /// `info.version`: upstream writes its emulation version, major and minor only.
@@ -42,10 +48,39 @@ pub struct OpenApi {
     /// The role's descriptors, each with the schemas its documents describe (a custom
     /// resource's come from its strategy; see `Store::openapi_descriptor`).
     resources: Vec<ResourceDescriptor>,
+    /// The resources that write their own definitions, asked when a document is built.
+    published: Vec<Published>,
     v2: std::sync::OnceLock<V2>,
     v3: std::sync::OnceLock<V3>,
     /// When the role started (the documents' `Last-Modified`).
     built: SystemTime,
+}
+
+/// A resource whose kind and list definitions (named by its descriptor's schemas) its
+/// strategy writes.
+pub struct Published {
+    /// The resource's group, version and plural.
+    pub resource: (&'static str, &'static str, &'static str),
+    pub kind: &'static str,
+    pub list: &'static str,
+    pub strategy: Arc<dyn Strategy>,
+}
+
+impl Published {
+    fn describes(&self, d: &ResourceDescriptor) -> bool {
+        self.resource == (d.group, d.version, d.plural)
+    }
+
+    fn add_to(&self, catalog: &mut Catalog, dialect: definitions::Dialect) {
+        let d = match dialect {
+            definitions::Dialect::V2 => OpenApiDialect::V2,
+            definitions::Dialect::V3 => OpenApiDialect::V3,
+        };
+        if let Some(defs) = self.strategy.openapi_definitions(d) {
+            catalog.publish(self.kind, defs.kind);
+            catalog.publish(self.list, defs.list);
+        }
+    }
 }
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
@@ -132,31 +167,68 @@ impl OpenApi {
     pub fn new(resources: Vec<ResourceDescriptor>) -> OpenApi {
         OpenApi {
             resources,
+            published: Vec::new(),
             v2: Default::default(),
             v3: Default::default(),
             built: SystemTime::now(),
         }
     }
 
+    /// Adds resources that write their own definitions.
+    pub fn publishing(mut self, published: impl IntoIterator<Item = Published>) -> OpenApi {
+        self.published.extend(published);
+        self
+    }
+
+    fn catalog(&self, dialect: definitions::Dialect) -> Catalog {
+        let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
+        let mut catalog = catalog(&resources);
+        for p in &self.published {
+            p.add_to(&mut catalog, dialect);
+        }
+        catalog
+    }
+
     fn v2(&self) -> &V2 {
         self.v2.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
-            let catalog = catalog(&resources);
-            let services = web_services(&resources);
+            let catalog = self.catalog(definitions::Dialect::V2);
+            let services = web_services(&resources, &self.published);
             let mut all: Vec<PathItem> = services.values().flatten().cloned().collect();
             all.sort_by(|a, b| a.path.cmp(&b.path));
             V2::new(&v2::document(&all, &catalog, INFO_VERSION))
         })
     }
 
+    /// The documents (`apis/<group>/<version>`) of group versions of custom resources
+    /// only, which upstream's CRD builder writes.
+    fn custom_group_versions(&self) -> std::collections::BTreeSet<String> {
+        let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
+        for d in &self.resources {
+            by_gv.entry((d.group, d.version)).or_default().push(d);
+        }
+        by_gv
+            .into_iter()
+            .filter(|(_, list)| all_published(list.iter().copied(), &self.published))
+            .map(|((group, version), _)| {
+                crate::installer::actions::prefix(group, version)[1..].to_owned()
+            })
+            .collect()
+    }
+
     fn v3(&self) -> &V3 {
         self.v3.get_or_init(|| {
             let resources: Vec<&ResourceDescriptor> = self.resources.iter().collect();
-            let catalog = catalog(&resources);
-            let docs: BTreeMap<String, Document> = web_services(&resources)
+            let catalog = self.catalog(definitions::Dialect::V3);
+            let custom = self.custom_group_versions();
+            let docs: BTreeMap<String, Document> = web_services(&resources, &self.published)
                 .iter()
                 .map(|(key, items)| {
-                    let doc = v3::document(items, &catalog, INFO_VERSION);
+                    let doc = if custom.contains(key) {
+                        v3::crd_document(items, &catalog)
+                    } else {
+                        v3::document(items, &catalog, INFO_VERSION)
+                    };
                     (key.clone(), Document::new(to_vec(&doc)))
                 })
                 .collect();
@@ -177,7 +249,10 @@ fn to_vec(value: &serde_json::Value) -> Vec<u8> {
 /// The paths of each upstream web service, by its root without the leading `/`: the
 /// group versions' resources, and the discovery documents of `/api`, `/apis` and each
 /// group.
-fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathItem>> {
+fn web_services(
+    resources: &[&ResourceDescriptor],
+    published: &[Published],
+) -> BTreeMap<String, Vec<PathItem>> {
     let mut by_gv: BTreeMap<(&str, &str), Vec<&ResourceDescriptor>> = BTreeMap::new();
     for d in resources {
         by_gv.entry((d.group, d.version)).or_default().push(d);
@@ -193,8 +268,15 @@ fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathI
     };
     for ((group, version), list) in &by_gv {
         let key = crate::installer::actions::prefix(group, version)[1..].to_owned();
-        services.insert(key, installer::group_version(group, version, list));
-        if !group.is_empty() && !services.contains_key(&format!("apis/{group}")) {
+        services.insert(
+            key,
+            installer::group_version(group, version, list, published),
+        );
+        let custom_group = all_published(
+            resources.iter().copied().filter(|d| d.group == *group),
+            published,
+        );
+        if !group.is_empty() && !custom_group && !services.contains_key(&format!("apis/{group}")) {
             let items = discovery(
                 format!("/apis/{group}/"),
                 "getAPIGroup",
@@ -221,6 +303,15 @@ fn web_services(resources: &[&ResourceDescriptor]) -> BTreeMap<String, Vec<PathI
     );
     services.insert("apis".to_owned(), items);
     services
+}
+
+/// Whether every resource of `resources` publishes its own definitions: custom resources,
+/// whose groups upstream describes without discovery operations.
+fn all_published<'a>(
+    mut resources: impl Iterator<Item = &'a ResourceDescriptor>,
+    published: &[Published],
+) -> bool {
+    resources.all(|d| published.iter().any(|p| p.describes(d)))
 }
 
 /// Every message the documents can name, and the kinds each is registered as: the

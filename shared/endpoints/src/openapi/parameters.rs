@@ -217,6 +217,16 @@ pub fn list_options(except: &[&str]) -> Vec<Param> {
     params(LIST_OPTIONS, except)
 }
 
+/// `GetOptions`: its one field, `resourceVersion`, described as ListOptions' is (as
+/// upstream describes both).
+pub fn get_options() -> Vec<Param> {
+    LIST_OPTIONS
+        .iter()
+        .filter(|q| q.name == "resourceVersion")
+        .map(Query::param)
+        .collect()
+}
+
 /// Create and update (PUT).
 pub fn write_options() -> Vec<Param> {
     vec![

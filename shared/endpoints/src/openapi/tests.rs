@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use kas_registry::descriptor::{Scope, Verb};
+use kas_registry::strategy::OpenApiDialect;
 
 const fn descriptor(
     group: &'static str,
@@ -332,4 +333,88 @@ fn other_paths_are_not_openapi() {
     assert!(api.serve(&req).is_none());
     let req = Request::get("/api/v1").body(crate::body::empty()).unwrap();
     assert!(api.serve(&req).is_none());
+}
+
+/// A resource that writes its own definitions, as a custom resource's strategy does.
+struct Publishing;
+
+impl kas_registry::strategy::Strategy for Publishing {
+    fn validate(&self, _obj: &Value) -> kas_registry::strategy::FieldErrors {
+        Vec::new()
+    }
+
+    fn validate_update(&self, _new: &Value, _old: &Value) -> kas_registry::strategy::FieldErrors {
+        Vec::new()
+    }
+
+    fn openapi_definitions(
+        &self,
+        dialect: OpenApiDialect,
+    ) -> Option<kas_registry::strategy::OpenApiDefinitions> {
+        let kind = match dialect {
+            OpenApiDialect::V2 => json!({"type": "object", "description": "v2"}),
+            OpenApiDialect::V3 => json!({"type": "object", "description": "v3"}),
+        };
+        Some(kas_registry::strategy::OpenApiDefinitions {
+            kind,
+            list: json!({"type": "object", "properties": {"metadata": {
+                "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"}}}),
+        })
+    }
+}
+
+/// Leases stand in for a custom resource: their definitions are the strategy's, their
+/// paths upstream's CRD builder's, and their group has no discovery operations; the
+/// other resources' documents do not change.
+#[test]
+fn published_definitions_replace_the_messages() {
+    let plain = openapi();
+    let published = openapi().publishing([Published {
+        resource: ("coordination.k8s.io", "v1", "leases"),
+        kind: kas_api::coordination::v1::LEASE.name,
+        list: kas_api::coordination::v1::LEASE_LIST.name,
+        strategy: std::sync::Arc::new(Publishing),
+    }]);
+    let v2 = get(&published, "/openapi/v2", &[]).json();
+    let defs = &v2["definitions"];
+    assert_eq!(
+        defs["io.k8s.api.coordination.v1.Lease"],
+        json!({"type": "object", "description": "v2"})
+    );
+    assert!(defs.get("io.k8s.api.coordination.v1.LeaseSpec").is_none());
+    assert!(
+        defs.get("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
+            .is_some()
+    );
+    let paths = v2["paths"].as_object().unwrap();
+    assert!(
+        !paths
+            .keys()
+            .any(|p| p.starts_with("/apis/coordination.k8s.io/v1/watch"))
+    );
+    assert!(!paths.contains_key("/apis/coordination.k8s.io/v1/"));
+    assert!(!paths.contains_key("/apis/coordination.k8s.io/"));
+    let get_lease =
+        &paths["/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"]["get"];
+    assert_eq!(get_lease["description"], "read the specified Lease");
+
+    let root = get(&published, "/openapi/v3", &[]).json();
+    assert!(root["paths"].get("apis/coordination.k8s.io").is_none());
+    let v3 = get(&published, "/openapi/v3/apis/coordination.k8s.io/v1", &[]).json();
+    assert_eq!(
+        v3["components"]["schemas"]["io.k8s.api.coordination.v1.Lease"]["description"],
+        "v3"
+    );
+    assert_eq!(
+        v3["info"],
+        json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"})
+    );
+    assert!(v3["components"].get("securitySchemes").is_none());
+    for doc in ["/openapi/v3/api/v1", "/openapi/v3/apis"] {
+        assert_eq!(
+            get(&published, doc, &[]).bytes,
+            get(&plain, doc, &[]).bytes,
+            "{doc}"
+        );
+    }
 }

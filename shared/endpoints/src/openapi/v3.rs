@@ -27,6 +27,17 @@ pub fn document(items: &[PathItem], catalog: &Catalog, version: &str) -> Value {
     })
 }
 
+/// The document of a group version of custom resources, as upstream's CRD builder and
+/// its merge write it: the builder's info, and no security schemes.
+pub fn crd_document(items: &[PathItem], catalog: &Catalog) -> Value {
+    let mut doc = document(items, catalog, "");
+    doc["info"] = json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"});
+    if let Some(components) = doc["components"].as_object_mut() {
+        components.remove("securitySchemes");
+    }
+    doc
+}
+
 /// `/openapi/v3`: each document's path, with its hash so that clients can cache it for
 /// good (upstream's `serverRelativeURL`).
 pub fn root<'a>(documents: impl Iterator<Item = (&'a str, &'a str)>) -> Value {
