@@ -207,9 +207,11 @@ async fn build(
             let mut config = CacherConfig::new(prefix);
             config.get_attrs = selectable_in_any_version(&versions);
             let stored = storage_descriptor.api_version();
+            // What is written from now on goes through this schema's strategy.
+            let settled = etcd.current_revision().await.ok();
             let source = codec(
                 etcd,
-                &storage_strategy,
+                (&storage_strategy, settled),
                 webhook.clone(),
                 (stored, storage_descriptor.kind),
             );
@@ -267,7 +269,12 @@ async fn build(
 }
 
 /// The storage of a CRD's objects as upstream's storage codec reads and writes them:
-/// through the storage version's schema ([`customresource::schema::VersionSchema::on_read`])
+/// through the storage version's schema ([`customresource::schema::VersionSchema::on_read`];
+/// only objects written before `settled`, the revision when this schema took over here,
+/// are decoded for it: later ones were written through its strategy, so reads of them
+/// cost nothing more. A write racing the CRD change on a replica that has not yet seen
+/// it can land after `settled` without the new defaults; upstream would default it on
+/// every read, here its next write does)
 /// and, with a conversion webhook, recording each object's version (`apiVersion` and
 /// `kind` in etcd, as upstream stores every custom resource) so that objects stored in
 /// an earlier storage version are converted to the current one when read. Without a
@@ -275,7 +282,7 @@ async fn build(
 /// stored.
 fn codec(
     etcd: &Arc<dyn Storage>,
-    storage_strategy: &customresource::strategy::Strategy,
+    (storage_strategy, settled): (&customresource::strategy::Strategy, Option<u64>),
     webhook: Option<Arc<WebhookConverter>>,
     (stored, kind): (String, &'static str),
 ) -> Arc<dyn Storage> {
@@ -289,7 +296,11 @@ fn codec(
         if storage_strategy.schema().is_none() {
             return etcd.clone();
         }
-        return Arc::new(ReadTransform::new(etcd.clone(), Arc::new(on_read)));
+        let transform = ReadTransform::new(etcd.clone(), Arc::new(on_read));
+        return Arc::new(match settled {
+            Some(revision) => transform.settled_after(revision),
+            None => transform,
+        });
     };
     let (read_as, write_as) = (stored.clone(), stored);
     let read = move |obj: &mut Value| {

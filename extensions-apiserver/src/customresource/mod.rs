@@ -11,8 +11,8 @@
 
 pub mod conversion;
 pub mod fields;
-mod openapi;
 pub mod jsonpath;
+mod openapi;
 pub mod schema;
 pub mod strategy;
 pub mod table;

@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::interface::{Storage, UpdateFn, ValidateDeletionFn, WatchStream};
+use crate::interface::{Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchStream};
 use crate::object::{Object, ObjectRef};
 use crate::options::{GetOptions, ListOptions, ListResult, Preconditions, WatchOptions};
 
@@ -32,6 +32,10 @@ pub struct ReadTransform {
     inner: Arc<dyn Storage>,
     read: ReadFn,
     write: Option<WriteFn>,
+    /// Objects written after this revision are already in their read form (written
+    /// through the strategy of the schema the transform applies), so gets, lists and
+    /// ADDED/MODIFIED events of them are not decoded again.
+    settled_after: Option<u64>,
 }
 
 impl ReadTransform {
@@ -40,7 +44,20 @@ impl ReadTransform {
             inner,
             read,
             write: None,
+            settled_after: None,
         }
+    }
+
+    /// Leaves alone the objects written after `revision` (see `settled_after`): the
+    /// transform then costs once per object stored before it, not once per read.
+    pub fn settled_after(mut self, revision: u64) -> ReadTransform {
+        self.settled_after = Some(revision);
+        self
+    }
+
+    /// `obj` as read: rewritten unless it was written after the settled revision.
+    fn read(&self, obj: ObjectRef) -> ObjectRef {
+        read_settled(&self.read, self.settled_after, obj)
     }
 
     /// Also rewrites what is written with `write`.
@@ -49,6 +66,7 @@ impl ReadTransform {
             inner,
             read,
             write: Some(write),
+            settled_after: None,
         }
     }
 
@@ -58,6 +76,13 @@ impl ReadTransform {
             Some(_) => rewrite(&self.read, obj),
             None => obj,
         }
+    }
+}
+
+fn read_settled(read: &ReadFn, settled_after: Option<u64>, obj: ObjectRef) -> ObjectRef {
+    match settled_after {
+        Some(revision) if obj.resource_version > revision => obj,
+        _ => rewrite(read, obj),
     }
 }
 
@@ -91,14 +116,14 @@ impl Storage for ReadTransform {
 
     async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<ObjectRef>> {
         let found = self.inner.get(key, opts).await?;
-        Ok(found.map(|obj| rewrite(&self.read, obj)))
+        Ok(found.map(|obj| self.read(obj)))
     }
 
     async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
         let mut list = self.inner.list(key, opts).await?;
         list.items = std::mem::take(&mut list.items)
             .into_iter()
-            .map(|obj| rewrite(&self.read, obj))
+            .map(|obj| self.read(obj))
             .collect();
         Ok(list)
     }
@@ -175,10 +200,12 @@ impl Storage for ReadTransform {
     }
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
-        let read = self.read.clone();
+        let (read, settled) = (self.read.clone(), self.settled_after);
         let events = self.inner.watch(key, opts).await?;
-        Ok(Box::pin(events.map(move |event| {
-            event.map_object(|obj| Ok(rewrite(&read, obj)))
+        Ok(Box::pin(events.map(move |event| match event {
+            // A deletion's revision is not its object's: the last state may be older.
+            WatchEvent::Deleted(obj) => WatchEvent::Deleted(rewrite(&read, obj)),
+            event => event.map_object(|obj| Ok(read_settled(&read, settled, obj))),
         })))
     }
 

@@ -55,6 +55,16 @@ async fn lists_and_watch_events_are_rewritten_and_writes_pass() {
     // An object the transform leaves alone is the same shared object.
     let same = fake.object("/crs/d", &json!({"spec": {"replicas": 2}}));
     assert!(Arc::ptr_eq(&rewrite(&defaulting(), same.clone()), &same));
+    // Objects written after the settled revision are not decoded again.
+    let settled = ReadTransform::new(fake.clone(), defaulting()).settled_after(2);
+    let list = settled.list("/crs", &opts).await.unwrap();
+    assert_eq!(
+        list.items[0].value().unwrap()["spec"],
+        json!({"replicas": 1})
+    );
+    let late = fake.object("/crs/f", &json!({"spec": {"unknown": 1}}));
+    assert!(Arc::ptr_eq(&settled.read(late.clone()), &late));
+
     // Writes go to the inner storage untouched (the fake refuses them).
     assert!(storage.create("/crs/e", json!({}), None).await.is_err());
 }
