@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use kas_apimachinery::golang::strconv::quote;
 use serde_json::Value;
 
-use super::authenticator::{INIT_RETRY, discover};
 use super::claims::Claims;
+use super::discovery::{INIT_RETRY, discover};
 use super::keyset::RemoteKeySet;
 use super::verify::Verifier;
 use super::{Clock, ProviderClient};

@@ -17,6 +17,7 @@ pub mod authenticator;
 pub mod cel;
 mod claims;
 pub mod config;
+pub mod discovery;
 mod distributed;
 pub mod keyset;
 pub mod validation;
