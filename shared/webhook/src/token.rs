@@ -12,10 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use http::header::AUTHORIZATION;
 use kas_auth::UserInfo;
+use kas_auth::authentication::bearer_token;
 use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
-use kas_auth::authentication::token_file::bearer_token;
 use kas_auth::authentication::{AuthRequest, Authenticator, DynAuthenticator, Response};
 use serde::Serialize;
 use serde_json::Value;
@@ -187,10 +186,7 @@ impl Authenticator for WebhookTokenAuthenticator {
             let Some(token) = bearer_token(req) else {
                 return Ok(None);
             };
-            Ok(self.authenticate_token(&token).await?.map(|user| Response {
-                user,
-                consumed_headers: vec![AUTHORIZATION],
-            }))
+            Ok(self.authenticate_token(&token).await?.map(Response::bearer))
         })
     }
 }

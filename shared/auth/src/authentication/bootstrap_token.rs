@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use futures_util::future::BoxFuture;
-use http::header::AUTHORIZATION;
 use kas_storage::{GetOptions, Storage};
 use serde_json::Value;
 
@@ -166,21 +165,10 @@ impl Authenticator for BootstrapTokenAuthenticator {
         req: &'a AuthRequest<'a>,
     ) -> BoxFuture<'a, Result<Option<Response>>> {
         Box::pin(async move {
-            let Some(token) = req
-                .headers
-                .get(AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-            else {
+            let Some(token) = super::bearer_token(req) else {
                 return Ok(None);
             };
-            Ok(self
-                .authenticate_token(token.trim())
-                .await?
-                .map(|user| Response {
-                    user,
-                    consumed_headers: vec![AUTHORIZATION],
-                }))
+            Ok(self.authenticate_token(&token).await?.map(Response::bearer))
         })
     }
 }

@@ -48,6 +48,31 @@ pub struct Response {
     pub consumed_headers: Vec<http::HeaderName>,
 }
 
+impl Response {
+    /// A bearer token's user: the `Authorization` header is consumed.
+    pub fn bearer(user: UserInfo) -> Response {
+        Response {
+            user,
+            consumed_headers: vec![http::header::AUTHORIZATION],
+        }
+    }
+}
+
+/// Upstream's `bearertoken` parsing, shared by every token authenticator: the scheme is
+/// case-insensitive, the header is split on single spaces, and an empty token (`Bearer`
+/// followed by two spaces) is no opinion.
+pub fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
+    let raw = req.headers.get(http::header::AUTHORIZATION)?;
+    let auth = String::from_utf8_lossy(raw.as_bytes());
+    let mut parts = auth.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return None;
+    }
+    Some(token.to_owned())
+}
+
 /// Upstream's `authenticator.Request`.
 pub trait Authenticator: Send + Sync {
     fn authenticate<'a>(

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use futures_util::future::BoxFuture;
-use http::header::AUTHORIZATION;
 
 use super::{AuthRequest, Authenticator, Response};
 use crate::{Error, Result, UserInfo};
@@ -73,14 +72,11 @@ impl TokenFileAuthenticator {
     }
 
     fn authenticate_sync(&self, req: &AuthRequest<'_>) -> Result<Option<Response>> {
-        let Some(token) = bearer_token(req) else {
+        let Some(token) = super::bearer_token(req) else {
             return Ok(None);
         };
         match self.tokens.get(&token) {
-            Some(user) => Ok(Some(Response {
-                user: user.clone(),
-                consumed_headers: vec![AUTHORIZATION],
-            })),
+            Some(user) => Ok(Some(Response::bearer(user.clone()))),
             None => Err(Error::InvalidCredentials(INVALID_TOKEN.to_owned())),
         }
     }
@@ -88,21 +84,6 @@ impl TokenFileAuthenticator {
 
 fn next(fields: &mut impl Iterator<Item = String>) -> String {
     fields.next().unwrap_or_default()
-}
-
-/// Upstream's `bearertoken` parsing: the scheme is case-insensitive, the header is split on
-/// single spaces, and an empty token (`Bearer` followed by two spaces) is no opinion.
-pub fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
-    let raw = req.headers.get(AUTHORIZATION)?;
-    let auth = String::from_utf8_lossy(raw.as_bytes());
-    let auth = auth.trim();
-    let mut parts = auth.splitn(3, ' ');
-    let scheme = parts.next()?;
-    let token = parts.next()?;
-    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-        return None;
-    }
-    Some(token.to_owned())
 }
 
 impl Authenticator for TokenFileAuthenticator {
@@ -239,6 +220,7 @@ mod csv {
 mod tests {
     use super::*;
     use crate::authentication::testing::request;
+    use http::header::AUTHORIZATION;
     use http::{HeaderMap, HeaderValue};
 
     const FILE: &str = "token1,alice,1001,\"dev,ops\"\n\ntoken2,bob,1002\r\ntoken3,carol,1003,\n";

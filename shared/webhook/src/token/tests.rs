@@ -1,3 +1,4 @@
+use http::header::AUTHORIZATION;
 use std::sync::Mutex;
 
 use http::HeaderMap;

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex, RwLock};
 
 use futures_util::future::BoxFuture;
-use http::header::AUTHORIZATION;
 use kas_apimachinery::golang::strconv::quote;
 
 use super::claims::Mapper;
@@ -15,7 +14,6 @@ use super::distributed::{ClaimResolver, VerifierConfig};
 use super::validation::{CelMapper, compile_and_validate_jwt_authenticator};
 use super::verify::Verifier;
 use super::{ALL_VALID_SIGNING_ALGORITHMS, Clock, ProviderClient};
-use crate::authentication::serviceaccount::authenticator::bearer_token;
 use crate::authentication::serviceaccount::jwt::unverified_issuer;
 use crate::authentication::{AuthRequest, Authenticator, Response};
 use crate::{Error, Result, UserInfo};
@@ -208,14 +206,11 @@ impl Authenticator for OidcAuthenticator {
         req: &'a AuthRequest<'a>,
     ) -> BoxFuture<'a, Result<Option<Response>>> {
         Box::pin(async move {
-            let Some(token) = bearer_token(req) else {
+            let Some(token) = crate::authentication::bearer_token(req) else {
                 return Ok(None);
             };
             match self.authenticate_token(&token).await {
-                Ok(user) => Ok(user.map(|user| Response {
-                    user,
-                    consumed_headers: vec![AUTHORIZATION],
-                })),
+                Ok(user) => Ok(user.map(Response::bearer)),
                 Err(e) => Err(Error::InvalidCredentials(e)),
             }
         })

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures_util::future::BoxFuture;
-use http::header::AUTHORIZATION;
 
 use super::claims::{self, PrivateClaims, PublicClaims};
 use super::jwt;
@@ -175,20 +174,6 @@ fn quote_list(items: &[String]) -> String {
     format!("[{}]", quoted.join(" "))
 }
 
-/// Upstream's `bearertoken` parsing: the scheme is case-insensitive, the header is split on
-/// single spaces, and an empty token is no opinion.
-pub(crate) fn bearer_token(req: &AuthRequest<'_>) -> Option<String> {
-    let raw = req.headers.get(AUTHORIZATION)?;
-    let auth = String::from_utf8_lossy(raw.as_bytes());
-    let mut parts = auth.trim().splitn(3, ' ');
-    let scheme = parts.next()?;
-    let token = parts.next()?;
-    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-        return None;
-    }
-    Some(token.to_owned())
-}
-
 /// As a request authenticator, for a bearer token. A token that is not a service-account
 /// token is no opinion here; upstream's bearer wrapper turns "no authenticator knew the
 /// token" into `invalid bearer token` once for all token authenticators, which the caller's
@@ -199,16 +184,13 @@ impl Authenticator for JwtTokenAuthenticator {
         req: &'a AuthRequest<'a>,
     ) -> BoxFuture<'a, Result<Option<Response>>> {
         Box::pin(async move {
-            let Some(token) = bearer_token(req) else {
+            let Some(token) = crate::authentication::bearer_token(req) else {
                 return Ok(None);
             };
             Ok(self
                 .authenticate_token(&token, None)
                 .await?
-                .map(|r| Response {
-                    user: r.user,
-                    consumed_headers: vec![AUTHORIZATION],
-                }))
+                .map(|r| Response::bearer(r.user)))
         })
     }
 }
