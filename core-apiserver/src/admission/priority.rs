@@ -74,10 +74,9 @@ impl Priority {
         let Some(store) = &self.classes else {
             return Ok(None);
         };
-        match store.get("", name, Some("0".into())).await {
-            Ok(found) => Ok(Some(resolved(&found.value()?))),
-            Err(e) if e.to_status().code == 404 => Ok(None),
-            Err(e) => Err(e),
+        match store.get_if_exists("", name, Some("0".into())).await? {
+            Some(found) => Ok(Some(resolved(&found.value()?))),
+            None => Ok(None),
         }
     }
 

@@ -52,16 +52,12 @@ impl Lister for Store {
         name: &'a str,
     ) -> BoxFuture<'a, Result<Option<Value>, String>> {
         Box::pin(async move {
-            match Store::get(self, namespace, name, Some("0".into())).await {
-                Ok(found) => found.value().map(Some).map_err(|e| e.to_string()),
-                Err(e) => {
-                    let status = e.to_status();
-                    if status.code == 404 {
-                        Ok(None)
-                    } else {
-                        Err(status.message.unwrap_or_default())
-                    }
-                }
+            match self.get_if_exists(namespace, name, Some("0".into())).await {
+                Ok(found) => found
+                    .map(|o| o.value())
+                    .transpose()
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_status().message.unwrap_or_default()),
             }
         })
     }

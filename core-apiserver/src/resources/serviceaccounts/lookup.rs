@@ -27,19 +27,13 @@ impl StoreLookup {
 }
 
 async fn get(store: &Store, namespace: &str, name: &str) -> LookupResult {
-    match store.get(namespace, name, None).await {
-        Ok(obj) => obj
+    match store.get_if_exists(namespace, name, None).await {
+        Ok(Some(obj)) => obj
             .value()
             .map(|v| Some(LookupObject::from_object(&v)))
             .map_err(|e| e.to_string()),
-        Err(e) => {
-            let status = e.to_status();
-            if status.code == 404 {
-                Ok(None)
-            } else {
-                Err(status.message.unwrap_or_default())
-            }
-        }
+        Ok(None) => Ok(None),
+        Err(e) => Err(e.to_status().message.unwrap_or_default()),
     }
 }
 

@@ -342,6 +342,21 @@ impl Store {
         self.served(stored)
     }
 
+    /// [`get`](Self::get) with a missing object `None` rather than NotFound (upstream's
+    /// callers that check `IsNotFound`: listers, admission plugins, lookups).
+    pub async fn get_if_exists(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<String>,
+    ) -> Result<Option<ObjectRef>> {
+        match self.get(namespace, name, resource_version).await {
+            Ok(found) => Ok(Some(found)),
+            Err(e) if e.to_status().code == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn get_stored(
         &self,
         namespace: &str,

@@ -189,10 +189,12 @@ async fn get(
     fresh: bool,
 ) -> Result<Option<Value>, Failure> {
     let resource_version = (!fresh).then(|| "0".to_owned());
-    match store.get(namespace, name, resource_version).await {
-        Ok(o) => Ok(Some(o.value().map_err(kas_registry::Error::from)?)),
-        Err(e) if e.to_status().code == 404 => Ok(None),
-        Err(e) => Err(e.into()),
+    match store
+        .get_if_exists(namespace, name, resource_version)
+        .await?
+    {
+        Some(o) => Ok(Some(o.value().map_err(kas_registry::Error::from)?)),
+        None => Ok(None),
     }
 }
 
