@@ -11,7 +11,7 @@ use cel::objects::Opaque;
 use cel::{DeclarationError, Env, ExecutionError, Value};
 use kas_apimachinery::golang::strconv::quote;
 
-use super::library::{no_such_overload, overload};
+use super::library::{no_such_overload, opaque, overload};
 
 const IP_TYPE: &str = "net.IP";
 const CIDR_TYPE: &str = "net.CIDR";
@@ -219,19 +219,6 @@ fn string_arg<'a>(name: &str, args: &'a [Value]) -> Result<&'a str, ExecutionErr
         Some(Value::String(s)) => Ok(s.as_str()),
         _ => Err(no_such_overload(name, args)),
     }
-}
-
-fn opaque<'a, T: 'static>(
-    name: &str,
-    args: &'a [Value],
-    i: usize,
-) -> Result<&'a T, ExecutionError> {
-    if let Some(Value::Opaque(o)) = args.get(i)
-        && let Some(v) = (o.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
-    {
-        return Ok(v);
-    }
-    Err(no_such_overload(name, args))
 }
 
 fn to_ip_impl(args: &[Value]) -> Result<Value, ExecutionError> {

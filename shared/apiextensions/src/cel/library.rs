@@ -125,6 +125,20 @@ fn sets_intersects_impl(args: &[Value]) -> Result<Value, ExecutionError> {
 }
 overload!(sets_intersects => sets_intersects_impl);
 
+/// Argument `i` as the library type `T` (an opaque value), else no such overload.
+pub(crate) fn opaque<'a, T: 'static>(
+    name: &str,
+    args: &'a [Value],
+    i: usize,
+) -> Result<&'a T, ExecutionError> {
+    if let Some(Value::Opaque(o)) = args.get(i)
+        && let Some(v) = (o.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
+    {
+        return Ok(v);
+    }
+    Err(no_such_overload(name, args))
+}
+
 pub(crate) fn no_such_overload(function: &str, args: &[Value]) -> ExecutionError {
     let types = args.iter().map(|a| a.type_of().to_string()).collect();
     ExecutionError::no_such_member_overload(function, types)

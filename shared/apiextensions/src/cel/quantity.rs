@@ -64,12 +64,7 @@ fn arg<'a>(
     args: &'a [Value],
     i: usize,
 ) -> Result<&'a resource::Quantity, ExecutionError> {
-    if let Some(Value::Opaque(o)) = args.get(i)
-        && let Some(q) = (o.as_ref() as &dyn std::any::Any).downcast_ref::<Quantity>()
-    {
-        return Ok(&q.0);
-    }
-    Err(no_such_overload(name, args))
+    super::library::opaque::<Quantity>(name, args, i).map(|q| &q.0)
 }
 
 fn parse_impl(args: &[Value]) -> Result<Value, ExecutionError> {

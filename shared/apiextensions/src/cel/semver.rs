@@ -10,7 +10,7 @@ use cel::common::types::{BOOL_TYPE, STRING_TYPE, Type};
 use cel::objects::Opaque;
 use cel::{DeclarationError, Env, ExecutionError, Value};
 
-use super::library::{no_such_overload, overload};
+use super::library::{no_such_overload, opaque, overload};
 
 const TYPE_NAME: &str = "kubernetes.Semver";
 const NUMBERS: &str = "0123456789";
@@ -258,12 +258,7 @@ fn is_semver_impl(args: &[Value]) -> Result<Value, ExecutionError> {
 overload!(is_semver => is_semver_impl);
 
 fn arg<'a>(name: &str, args: &'a [Value], i: usize) -> Result<&'a Semver, ExecutionError> {
-    if let Some(Value::Opaque(o)) = args.get(i)
-        && let Some(v) = (o.as_ref() as &dyn std::any::Any).downcast_ref::<Semver>()
-    {
-        return Ok(v);
-    }
-    Err(no_such_overload(name, args))
+    opaque(name, args, i)
 }
 
 fn cmp(name: &str, args: &[Value]) -> Result<Ordering, ExecutionError> {

@@ -156,12 +156,7 @@ fn query_unescape(s: &str) -> Option<String> {
 }
 
 fn url_arg<'a>(name: &str, args: &'a [Value]) -> Result<&'a Url, ExecutionError> {
-    if let Some(Value::Opaque(o)) = args.first()
-        && let Some(u) = (o.as_ref() as &dyn std::any::Any).downcast_ref::<Url>()
-    {
-        return Ok(u);
-    }
-    Err(no_such_overload(name, args))
+    super::library::opaque(name, args, 0)
 }
 
 fn string(s: &str) -> Value {
