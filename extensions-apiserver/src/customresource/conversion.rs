@@ -193,26 +193,25 @@ impl WebhookConverter {
                 "invalid groupVersion (expected {desired}, received {got})"
             )));
         }
-        let text = |o: &Map<String, Value>, p: &str| -> String {
-            let v = Value::Object(o.clone());
-            v.pointer(p)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
+        // A string at `path` ("" when absent), read in place.
+        let text = |o: &Map<String, Value>, path: &[&str]| -> String {
+            let mut v = o.get(path[0]);
+            for key in &path[1..] {
+                v = v.and_then(|v| v.get(key));
+            }
+            v.and_then(Value::as_str).unwrap_or("").to_owned()
         };
-        let original_map = original.as_object().cloned().unwrap_or_default();
-        let (want_kind, got_kind) = (text(&original_map, "/kind"), text(&converted, "/kind"));
+        let empty = Map::new();
+        let original_map = original.as_object().unwrap_or(&empty);
+        let (want_kind, got_kind) = (text(original_map, &["kind"]), text(&converted, &["kind"]));
         if want_kind != got_kind {
             return Err(object(format!(
                 "invalid kind (expected {want_kind}, received {got_kind})"
             )));
         }
-        for (what, p) in [
-            ("name", "/metadata/name"),
-            ("namespace", "/metadata/namespace"),
-            ("UID", "/metadata/uid"),
-        ] {
-            let (e, a) = (text(&original_map, p), text(&converted, p));
+        for (what, field) in [("name", "name"), ("namespace", "namespace"), ("UID", "uid")] {
+            let path = ["metadata", field];
+            let (e, a) = (text(original_map, &path), text(&converted, &path));
             if e != a {
                 return Err(object(format!("must have the same {what}: {e} != {a}")));
             }

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::{WebhookConverter, with_type, without_type};
 
+#[derive(Clone)]
 pub struct ConvertingStorage {
     pub inner: Arc<dyn Storage>,
     pub converter: Arc<WebhookConverter>,
@@ -151,13 +152,7 @@ impl Storage for ConvertingStorage {
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
         let events = self.inner.watch(key, opts).await?;
-        let this = ConvertingStorage {
-            inner: self.inner.clone(),
-            converter: self.converter.clone(),
-            served: self.served.clone(),
-            stored: self.stored.clone(),
-            kind: self.kind,
-        };
+        let this = self.clone();
         Ok(Box::pin(events.map(move |event| {
             event.map_object(|obj| this.to_served(obj))
         })))
