@@ -3,6 +3,7 @@
 //! written, listed, patched and watched through either version come out in that version;
 //! a list is one review; objects stored in an earlier storage version are converted when
 //! read; a webhook that cannot be reached fails the request with upstream's message.
+//! Field selectors of a version select on that version's form (lists, pages, watches).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,6 +93,7 @@ spec:
             type: object
             properties:
               hostPort: {{type: string}}
+    selectableFields: [{{jsonPath: .spec.hostPort}}]
   - name: v2
     served: true
     storage: {v2_storage}
@@ -104,6 +106,7 @@ spec:
             properties:
               host: {{type: string}}
               port: {{type: integer}}
+    selectableFields: [{{jsonPath: .spec.host}}]
 "#
     )
 }
@@ -298,4 +301,160 @@ fn a_conversion_webhook_converts_both_ways_on_read_write_list_and_watch() {
         get("endpoints.v2.example.com", "three").unwrap()["spec"],
         json!({"host": "c.example", "port": 1})
     );
+}
+
+/// The events `kubectl get -w` printed (`--output-watch-events -o json`) while `act` ran.
+fn watch_events(c: &kas_e2e::TestCluster, args: &[&str], act: impl FnOnce()) -> Vec<Value> {
+    let mut watch = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args([
+            "get",
+            "-w",
+            "-o",
+            "json",
+            "--output-watch-events",
+            "--request-timeout=4s",
+        ])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    std::thread::sleep(Duration::from_millis(700));
+    act();
+    std::thread::sleep(Duration::from_millis(700));
+    let _ = watch.kill();
+    let out = watch.wait_with_output().expect("kubectl -w");
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::Deserializer::from_str(&text)
+        .into_iter::<Value>()
+        .filter_map(Result::ok)
+        .collect()
+}
+
+#[test]
+fn field_selectors_select_on_the_requested_versions_form() {
+    let c = start_cluster(|_| {});
+    let (reviews, objects) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let server = webhook(reviews, objects);
+    c.kubectl_stdin(
+        &["apply"],
+        &crd(&server.url("/convert"), &server.ca_pem, "v1"),
+    );
+    let create = |name: &str, host_port: &str| {
+        let manifest = format!(
+            "apiVersion: example.com/v1\nkind: Endpoint\nmetadata: {{name: {name}}}\nspec: {{hostPort: \"{host_port}\"}}\n"
+        );
+        retry("create through v1", || {
+            let out = c.kubectl_stdin(&["create"], &manifest);
+            out.status
+                .success()
+                .then_some(())
+                .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+        })
+    };
+    create("a", "a.example:80");
+    create("b", "b.example:443");
+    create("c", "a.example:81");
+    let names = |args: &[&str]| -> String {
+        let mut all = vec!["get", "-o", "name"];
+        all.extend_from_slice(args);
+        c.kubectl_ok(&all)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+
+    // v2's field, which the stored v1 form does not have, selects through v2.
+    let v2 = "endpoints.v2.example.com";
+    let selected = "endpoint.example.com/a endpoint.example.com/c";
+    assert_eq!(
+        names(&[v2, "--field-selector", "spec.host=a.example"]),
+        selected
+    );
+    // Pages count the selected objects: two pages of one, then the end.
+    let page: Value = serde_json::from_str(&c.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/apis/example.com/v2/namespaces/default/endpoints?fieldSelector=spec.host%3Da.example&limit=1",
+    ]))
+    .unwrap();
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(1));
+    assert_eq!(page["items"][0]["metadata"]["name"], "a");
+    let token = page["metadata"]["continue"]
+        .as_str()
+        .expect("a continue token");
+    let next: Value = serde_json::from_str(&c.kubectl_ok(&[
+        "get",
+        "--raw",
+        &format!(
+            "/apis/example.com/v2/namespaces/default/endpoints?fieldSelector=spec.host%3Da.example&limit=1&continue={token}"
+        ),
+    ]))
+    .unwrap();
+    assert_eq!(next["items"][0]["metadata"]["name"], "c");
+    assert_eq!(next["metadata"].get("continue"), None, "{next}");
+    assert_eq!(
+        names(&[
+            v2,
+            "--field-selector",
+            "spec.host!=a.example",
+            "--chunk-size=1"
+        ]),
+        "endpoint.example.com/b"
+    );
+    // v1's field selects through v1 (the stored form).
+    assert_eq!(
+        names(&[
+            "endpoints.v1.example.com",
+            "--field-selector",
+            "spec.hostPort=b.example:443"
+        ]),
+        "endpoint.example.com/b"
+    );
+
+    // A watch through v2 from the listed state: an object moving out of the selection is
+    // DELETED (its previous state), one moving in is ADDED.
+    let patch = |name: &str, host_port: &str| {
+        c.kubectl_ok(&[
+            "patch",
+            "endpoints.v1.example.com",
+            name,
+            "--type",
+            "merge",
+            "-p",
+            &format!(r#"{{"spec":{{"hostPort":"{host_port}"}}}}"#),
+        ]);
+    };
+    let events = watch_events(&c, &[v2, "--field-selector", "spec.host=b.example"], || {
+        patch("b", "z.example:443");
+        patch("a", "b.example:80");
+    });
+    let seen: Vec<(String, String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_owned(),
+                e["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                e["object"]["spec"]["host"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let ev = |t: &str, n: &str, h: &str| (t.to_owned(), n.to_owned(), h.to_owned());
+    assert_eq!(
+        seen,
+        [
+            ev("ADDED", "b", "b.example"),
+            ev("DELETED", "b", "b.example"),
+            ev("ADDED", "a", "b.example"),
+        ],
+        "{events:?}"
+    );
+    assert_eq!(events[1]["object"]["apiVersion"], "example.com/v2");
 }

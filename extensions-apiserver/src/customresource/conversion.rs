@@ -14,6 +14,7 @@
 //! compare-and-swap loop, which is synchronous, so a call blocks its worker thread with
 //! `block_in_place`, as a Go handler blocks its goroutine.
 
+mod selection;
 pub mod storage;
 
 use std::sync::Arc;

@@ -2,7 +2,8 @@
 //! storage version) through its conversion webhook, as upstream's storage codec of that
 //! version: what is written is converted to the storage version first, what is read (a
 //! get, a list's items in one review, each watch event, the object an update starts
-//! from, what a write returns) to the served version. A failed conversion fails the
+//! from, what a write returns) to the served version; selectors apply to the served form
+//! ([`super::selection`]). A failed conversion fails the
 //! request with the webhook's error (a 500 without a reason, as upstream answers it).
 
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use kas_storage::{
 };
 use serde_json::Value;
 
-use super::{WebhookConverter, with_type, without_type};
+use super::{WebhookConverter, selection, with_type, without_type};
 
 #[derive(Clone)]
 pub struct ConvertingStorage {
@@ -57,13 +58,30 @@ impl ConvertingStorage {
         Ok(out.pop().unwrap_or_default())
     }
 
-    fn to_served(&self, obj: ObjectRef) -> Result<ObjectRef> {
+    pub(super) fn to_served(&self, obj: ObjectRef) -> Result<ObjectRef> {
         let served = self.to_served_value(obj.value()?)?;
         Ok(Arc::new(Object::new(
             obj.key.clone(),
             obj.resource_version,
             served,
         )?))
+    }
+
+    /// The served form of `items`, in one review.
+    pub(super) fn served_items(&self, items: &[ObjectRef]) -> Result<Vec<ObjectRef>> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs = items
+            .iter()
+            .map(|o| o.value())
+            .collect::<Result<Vec<_>>>()?;
+        let served = self.convert(docs, &self.stored, &self.served, true)?;
+        items
+            .iter()
+            .zip(served)
+            .map(|(o, doc)| Object::new(o.key.clone(), o.resource_version, doc).map(Arc::new))
+            .collect()
     }
 }
 
@@ -83,22 +101,11 @@ impl Storage for ConvertingStorage {
     }
 
     async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
-        let mut list = self.inner.list(key, opts).await?;
-        if list.items.is_empty() {
-            return Ok(list);
+        if !opts.predicate.is_empty() {
+            return selection::list(self, key, opts).await;
         }
-        let docs = list
-            .items
-            .iter()
-            .map(|o| o.value())
-            .collect::<Result<Vec<_>>>()?;
-        let served = self.convert(docs, &self.stored, &self.served, true)?;
-        list.items = list
-            .items
-            .iter()
-            .zip(served)
-            .map(|(o, doc)| Object::new(o.key.clone(), o.resource_version, doc).map(Arc::new))
-            .collect::<Result<_>>()?;
+        let mut list = self.inner.list(key, opts).await?;
+        list.items = self.served_items(&list.items)?;
         Ok(list)
     }
 
@@ -151,6 +158,9 @@ impl Storage for ConvertingStorage {
     }
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
+        if !opts.predicate.is_empty() {
+            return selection::watch(self, key, opts).await;
+        }
         let events = self.inner.watch(key, opts).await?;
         let this = self.clone();
         Ok(Box::pin(events.map(move |event| {
