@@ -240,10 +240,11 @@ async fn build(
         &'static kas_registry::ResourceDescriptor,
         Arc<customresource::strategy::Strategy>,
     )| {
-        // With a conversion webhook, a version other than the storage version reads and
-        // writes through it (upstream's storage codec of that version).
+        // With a conversion webhook, every version reads and writes through it (upstream's
+        // storage codec of that version); the storage version's own only for objects the
+        // cache could not convert.
         let storage = match &webhook {
-            Some(converter) if descriptor.version != storage_descriptor.version => {
+            Some(converter) => {
                 Arc::new(ConvertingStorage {
                     inner: storage.clone(),
                     converter: converter.clone(),
@@ -277,7 +278,9 @@ async fn build(
 /// every read, here its next write does)
 /// and, with a conversion webhook, recording each object's version (`apiVersion` and
 /// `kind` in etcd, as upstream stores every custom resource) so that objects stored in
-/// an earlier storage version are converted to the current one when read. Without a
+/// an earlier storage version are converted to the current one when read (one the
+/// webhook fails to convert keeps its version, and is converted when it is served, or the
+/// request fails as upstream's read through its codec). Without a
 /// webhook every version's objects are the same but for `apiVersion`, which is not
 /// stored.
 fn codec(
@@ -313,7 +316,9 @@ fn codec(
             match webhook.convert(vec![typed], &read_as, false) {
                 Ok(mut converted) => *obj = converted.pop().unwrap_or_default(),
                 Err(e) => {
-                    tracing::warn!(error = %e, "reading a custom resource stored in {version}")
+                    // Kept in its version, to be converted when served.
+                    tracing::warn!(error = %e, "reading a custom resource stored in {version}");
+                    return;
                 }
             }
         }

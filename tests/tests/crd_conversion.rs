@@ -4,9 +4,11 @@
 //! a list is one review; objects stored in an earlier storage version are converted when
 //! read; a webhook that cannot be reached fails the request with upstream's message.
 //! Field selectors of a version select on that version's form (lists, pages, watches).
+//! An object the cache could not convert after a storage-version switch is converted when
+//! it is served, and fails the request while the webhook fails.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -41,6 +43,15 @@ fn convert(obj: &Value, desired: &str) -> Value {
 
 /// The webhook: converts every object it gets; counts reviews and objects.
 fn webhook(reviews: Arc<AtomicUsize>, objects: Arc<AtomicUsize>) -> TlsServer {
+    failing_webhook(reviews, objects, Arc::new(AtomicBool::new(false)))
+}
+
+/// The webhook, answering every review with a failure while `failing` holds.
+fn failing_webhook(
+    reviews: Arc<AtomicUsize>,
+    objects: Arc<AtomicUsize>,
+    failing: Arc<AtomicBool>,
+) -> TlsServer {
     TlsServer::start(move |req| {
         let review: Value = serde_json::from_slice(req.body()).unwrap_or_default();
         let request = &review["request"];
@@ -49,10 +60,15 @@ fn webhook(reviews: Arc<AtomicUsize>, objects: Arc<AtomicUsize>) -> TlsServer {
         reviews.fetch_add(1, Ordering::SeqCst);
         objects.fetch_add(items.len(), Ordering::SeqCst);
         let converted: Vec<Value> = items.iter().map(|o| convert(o, desired)).collect();
+        let result = if failing.load(Ordering::SeqCst) {
+            json!({"status": "Failure", "message": "not now"})
+        } else {
+            json!({"status": "Success"})
+        };
         let answer = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "ConversionReview",
-            "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted},
+            "response": {"uid": request["uid"], "result": result, "convertedObjects": converted},
         });
         http::Response::builder()
             .header("content-type", "application/json")
@@ -457,4 +473,76 @@ fn field_selectors_select_on_the_requested_versions_form() {
         "{events:?}"
     );
     assert_eq!(events[1]["object"]["apiVersion"], "example.com/v2");
+}
+
+#[test]
+fn an_object_the_cache_could_not_convert_is_converted_when_served() {
+    let c = start_cluster(|_| {});
+    let failing = Arc::new(AtomicBool::new(false));
+    let (reviews, objects) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let server = failing_webhook(reviews, objects, failing.clone());
+    let url = server.url("/convert");
+    c.kubectl_stdin(&["apply"], &crd(&url, &server.ca_pem, "v1"));
+    retry("create through v1", || {
+        let out = c.kubectl_stdin(
+            &["create"],
+            "apiVersion: example.com/v1\nkind: Endpoint\nmetadata: {name: a}\nspec: {hostPort: \"a.example:80\"}\n",
+        );
+        out.status
+            .success()
+            .then_some(())
+            .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+
+    // The storage version becomes v2 while the webhook fails: the cache cannot convert `a`.
+    failing.store(true, Ordering::SeqCst);
+    c.kubectl_stdin(&["apply"], &crd(&url, &server.ca_pem, "v2"));
+    retry("a create through v2 needing no conversion", || {
+        let out = c.kubectl_stdin(
+            &["create"],
+            "apiVersion: example.com/v2\nkind: Endpoint\nmetadata: {name: b}\nspec: {host: b.example, port: 1}\n",
+        );
+        out.status
+            .success()
+            .then_some(())
+            .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    let v2 = "endpoints.v2.example.com";
+    let failure =
+        "Error from server: conversion webhook for example.com/v1, Kind=Endpoint failed: not now";
+    let err = c.kubectl_fails(&["get", v2, "a"]);
+    assert_eq!(err.trim_end(), failure);
+    let err = c.kubectl_fails(&["get", v2]);
+    assert_eq!(err.trim_end(), failure);
+    assert_eq!(
+        c.kubectl_json(&["get", v2, "b"])["spec"],
+        json!({"host": "b.example", "port": 1})
+    );
+
+    // The webhook recovers: `a` is converted when served.
+    failing.store(false, Ordering::SeqCst);
+    let a = c.kubectl_json(&["get", v2, "a"]);
+    assert_eq!(a["apiVersion"], "example.com/v2");
+    assert_eq!(a["spec"], json!({"host": "a.example", "port": 80}));
+    let list = c.kubectl_json(&["get", v2]);
+    let specs: Vec<&Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["spec"])
+        .collect();
+    assert_eq!(
+        specs,
+        [
+            &json!({"host": "a.example", "port": 80}),
+            &json!({"host": "b.example", "port": 1})
+        ]
+    );
+    // Updated through v2, it is stored as v2.
+    c.kubectl_ok(&["label", v2, "a", "x=y"]);
+    failing.store(true, Ordering::SeqCst);
+    assert_eq!(
+        c.kubectl_json(&["get", v2, "a"])["metadata"]["labels"]["x"],
+        "y"
+    );
 }

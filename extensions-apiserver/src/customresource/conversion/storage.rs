@@ -3,7 +3,9 @@
 //! version: what is written is converted to the storage version first, what is read (a
 //! get, a list's items in one review, each watch event, the object an update starts
 //! from, what a write returns) to the served version; selectors apply to the served form
-//! ([`super::selection`]). A failed conversion fails the
+//! ([`super::selection`]). The storage version's own view converts only what the cache
+//! could not (an object stored in an earlier version while the webhook failed), when it
+//! is served. A failed conversion fails the
 //! request with the webhook's error (a 500 without a reason, as upstream answers it).
 
 use std::sync::Arc;
@@ -38,17 +40,31 @@ fn failed(message: String) -> Error {
 }
 
 impl ConvertingStorage {
-    /// Documents from version `from` to `to`; `list` words failures by index.
+    /// Whether this serves the storage version itself (only objects left in an earlier
+    /// version are converted).
+    fn is_stored(&self) -> bool {
+        self.served == self.stored
+    }
+
+    /// Documents to `to`, each from its own version (or `from`); `list` words failures
+    /// by index.
     fn convert(&self, docs: Vec<Value>, from: &str, to: &str, list: bool) -> Result<Vec<Value>> {
         let typed = docs
             .into_iter()
-            .map(|d| with_type(d, from, self.kind))
+            .map(|d| {
+                let version = d.get("apiVersion").and_then(Value::as_str);
+                let version = version.unwrap_or(from).to_owned();
+                with_type(d, &version, self.kind)
+            })
             .collect();
         let converted = self.converter.convert(typed, to, list).map_err(failed)?;
         Ok(converted.into_iter().map(without_type).collect())
     }
 
     fn to_stored(&self, doc: Value) -> Result<Value> {
+        if self.is_stored() {
+            return Ok(doc);
+        }
         let mut out = self.convert(vec![doc], &self.served, &self.stored, false)?;
         Ok(out.pop().unwrap_or_default())
     }
@@ -58,7 +74,15 @@ impl ConvertingStorage {
         Ok(out.pop().unwrap_or_default())
     }
 
+    /// Whether a stored document needs converting to be served.
+    fn needs_conversion(&self, doc: &Value) -> bool {
+        !self.is_stored() || doc.get("apiVersion").is_some()
+    }
+
     pub(super) fn to_served(&self, obj: ObjectRef) -> Result<ObjectRef> {
+        if self.is_stored() && unconverted(&obj).is_none() {
+            return Ok(obj);
+        }
         let served = self.to_served_value(obj.value()?)?;
         Ok(Arc::new(Object::new(
             obj.key.clone(),
@@ -69,8 +93,9 @@ impl ConvertingStorage {
 
     /// The served form of `items`, in one review.
     pub(super) fn served_items(&self, items: &[ObjectRef]) -> Result<Vec<ObjectRef>> {
-        if items.is_empty() {
-            return Ok(Vec::new());
+        if items.is_empty() || (self.is_stored() && items.iter().all(|o| unconverted(o).is_none()))
+        {
+            return Ok(items.to_vec());
         }
         let docs = items
             .iter()
@@ -83,6 +108,16 @@ impl ConvertingStorage {
             .map(|(o, doc)| Object::new(o.key.clone(), o.resource_version, doc).map(Arc::new))
             .collect()
     }
+}
+
+/// The version of an object the cache could not convert to the storage version when it
+/// read it (it keeps its `apiVersion`; converted objects are held without one), to be
+/// converted when it is served. Only the top level is looked at, and only documents that
+/// contain the key anywhere are decoded for it.
+fn unconverted(obj: &Object) -> Option<String> {
+    memchr::memmem::find(&obj.json, b"\"apiVersion\"")?;
+    let doc: serde_json::Map<String, Value> = serde_json::from_slice(&obj.json).ok()?;
+    doc.get("apiVersion")?.as_str().map(str::to_owned)
 }
 
 #[async_trait]
@@ -101,7 +136,7 @@ impl Storage for ConvertingStorage {
     }
 
     async fn list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
-        if !opts.predicate.is_empty() {
+        if !opts.predicate.is_empty() && !self.is_stored() {
             return selection::list(self, key, opts).await;
         }
         let mut list = self.inner.list(key, opts).await?;
@@ -119,11 +154,15 @@ impl Storage for ConvertingStorage {
         ttl_seconds: Option<i64>,
     ) -> Result<ObjectRef> {
         let converting = |current: Option<&Value>| -> Result<Option<Value>> {
+            let converted;
             let current = match current {
-                Some(c) => Some(self.to_served_value(c.clone())?),
-                None => None,
+                Some(c) if self.needs_conversion(c) => {
+                    converted = self.to_served_value(c.clone())?;
+                    Some(&converted)
+                }
+                other => other,
             };
-            match try_update(current.as_ref())? {
+            match try_update(current)? {
                 Some(new) => Ok(Some(self.to_stored(new)?)),
                 None => Ok(None),
             }
@@ -158,7 +197,7 @@ impl Storage for ConvertingStorage {
     }
 
     async fn watch(&self, key: &str, opts: &WatchOptions) -> Result<WatchStream> {
-        if !opts.predicate.is_empty() {
+        if !opts.predicate.is_empty() && !self.is_stored() {
             return selection::watch(self, key, opts).await;
         }
         let events = self.inner.watch(key, opts).await?;
