@@ -244,15 +244,13 @@ async fn build(
         // storage codec of that version); the storage version's own only for objects the
         // cache could not convert.
         let storage = match &webhook {
-            Some(converter) => {
-                Arc::new(ConvertingStorage {
-                    inner: storage.clone(),
-                    converter: converter.clone(),
-                    served: descriptor.api_version(),
-                    stored: storage_descriptor.api_version(),
-                    kind: descriptor.kind,
-                })
-            }
+            Some(converter) => Arc::new(ConvertingStorage {
+                inner: storage.clone(),
+                converter: converter.clone(),
+                served: descriptor.api_version(),
+                stored: storage_descriptor.api_version(),
+                kind: descriptor.kind,
+            }),
             _ => storage.clone(),
         };
         Store::new(descriptor, strategy, storage).with_admission(admission.clone())
@@ -336,7 +334,7 @@ fn codec(
 }
 
 /// What a CRD's cache depends on beyond its key prefix: the storage version's schema
-/// (objects are read through it) and every served version's `selectableFields` (the
+/// and whether unknown fields are preserved (objects are read through them) and every served version's `selectableFields` (the
 /// cache indexes them all).
 fn read_with(crd: &Value, storage_version: &str) -> Value {
     let selectable: Vec<&Value> = customresource::served_versions(crd)
@@ -348,6 +346,7 @@ fn read_with(crd: &Value, storage_version: &str) -> Value {
             .and_then(|v| v.pointer("/schema/openAPIV3Schema")),
         "selectableFields": selectable,
         "conversion": crd.pointer("/spec/conversion"),
+        "preserveUnknownFields": crd.pointer("/spec/preserveUnknownFields"),
     })
 }
 

@@ -23,6 +23,9 @@ pub struct VersionSchema {
     validator: SchemaValidator,
     /// The `x-kubernetes-validations` rules, compiled once; `None` without rules.
     rules: Option<kas_apiextensions::cel::Validator>,
+    /// The CRD's `spec.preserveUnknownFields` (a CRD kept from `v1beta1`): nothing is
+    /// pruned, as upstream's coercer skips pruning then.
+    pub preserve_unknown_fields: bool,
 }
 
 const DECODING: ObjectMetaOptions = ObjectMetaOptions {
@@ -43,10 +46,12 @@ impl VersionSchema {
             validator: SchemaValidator::from_structural(&structural),
             structural,
             defaulting,
+            preserve_unknown_fields: false,
         }
     }
 
-    /// Drops the fields the schema does not declare; answers their paths.
+    /// Drops the fields the schema does not declare (unless the CRD preserves unknown
+    /// fields); answers their paths (the root metadata's always).
     pub fn prune(&self, obj: &mut Value) -> Vec<String> {
         let mut unknown = Vec::new();
         if let Some(map) = obj.as_object_mut()
@@ -54,8 +59,10 @@ impl VersionSchema {
         {
             unknown.extend(paths);
         }
-        unknown.extend(prune(obj, &self.structural, true, true));
-        prune_non_nullable_nulls_without_defaults(obj, Some(&self.structural));
+        if !self.preserve_unknown_fields {
+            unknown.extend(prune(obj, &self.structural, true, true));
+            prune_non_nullable_nulls_without_defaults(obj, Some(&self.structural));
+        }
         if let Ok(paths) = coerce_object_meta(&Path::nil(), obj, &self.structural, false, DECODING)
         {
             unknown.extend(paths);

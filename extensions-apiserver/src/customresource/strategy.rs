@@ -76,10 +76,13 @@ impl Strategy {
         }
     }
 
-    /// Takes the CRD's `spec.preserveUnknownFields` into account (its OpenAPI v2
-    /// definition is then a bare object, as upstream's).
+    /// Takes the CRD's `spec.preserveUnknownFields` into account: nothing is pruned, and
+    /// its OpenAPI v2 definition is a bare object, as upstream's.
     pub fn preserving_unknown_fields(mut self, preserve: bool) -> Strategy {
         self.openapi.preserve_unknown_fields = preserve;
+        if let Some(schema) = self.schema.as_mut().and_then(Arc::get_mut) {
+            schema.preserve_unknown_fields = preserve;
+        }
         self
     }
 
