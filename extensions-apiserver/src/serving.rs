@@ -236,21 +236,29 @@ async fn build(
         lifecycle.clone(),
     ]);
     let storage: Arc<dyn Storage> = cache.clone();
+    let stored_elsewhere = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|versions| versions.iter().any(|v| v.as_str() != Some(storage_version)));
     let store = |(descriptor, strategy): (
         &'static kas_registry::ResourceDescriptor,
         Arc<customresource::strategy::Strategy>,
     )| {
-        // With a conversion webhook, every version reads and writes through it (upstream's
-        // storage codec of that version); the storage version's own only for objects the
-        // cache could not convert.
+        // With a conversion webhook, every other version reads and writes through it
+        // (upstream's storage codec of that version); the storage version's own too when
+        // objects may be stored in another version, for those the cache could not convert.
         let storage = match &webhook {
-            Some(converter) => Arc::new(ConvertingStorage {
-                inner: storage.clone(),
-                converter: converter.clone(),
-                served: descriptor.api_version(),
-                stored: storage_descriptor.api_version(),
-                kind: descriptor.kind,
-            }),
+            Some(converter)
+                if descriptor.version != storage_descriptor.version || stored_elsewhere =>
+            {
+                Arc::new(ConvertingStorage {
+                    inner: storage.clone(),
+                    converter: converter.clone(),
+                    served: descriptor.api_version(),
+                    stored: storage_descriptor.api_version(),
+                    kind: descriptor.kind,
+                })
+            }
             _ => storage.clone(),
         };
         Store::new(descriptor, strategy, storage).with_admission(admission.clone())
