@@ -131,6 +131,18 @@ async fn a_kubelet_writes_only_its_own_node_and_mirror_pods() {
             r#"node "n1" is not allowed to modify node "n2""#
         )
     );
+    // An update that changes nothing is admitted too, as upstream's.
+    let path = "/api/v1/nodes/n2";
+    let (status, body) = send(&c, &n1, Method::PATCH, path, merge, json!({})).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body,
+        forbidden(
+            "n2",
+            "nodes",
+            r#"node "n1" is not allowed to modify node "n2""#
+        )
+    );
 
     // Mirror pods: bound to itself, referencing no secret.
     let pods = "/api/v1/namespaces/default/pods";

@@ -42,19 +42,19 @@ impl Store {
                     return Err(e);
                 }
             };
-            if let Some(new) = &prepared {
-                let validated = self.validate_admission(
-                    Operation::Update,
-                    namespace,
-                    "",
-                    new,
-                    Some(&current),
-                    opts,
-                );
-                if let Err(e) = validated.await {
-                    finish.finish(false).await;
-                    return Err(e);
-                }
+            // An update that changes nothing is validated too, as upstream's (its storage
+            // skips the write after the validation).
+            let validated = self.validate_admission(
+                Operation::Update,
+                namespace,
+                "",
+                prepared.as_ref().unwrap_or(&current),
+                Some(&current),
+                opts,
+            );
+            if let Err(e) = validated.await {
+                finish.finish(false).await;
+                return Err(e);
             }
             if opts.dry_run {
                 finish.finish(true).await;

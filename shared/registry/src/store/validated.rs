@@ -96,17 +96,17 @@ impl Store {
             let stored = self.get_stored(namespace, name, None).await?;
             let current = stored.value()?;
             let new = attempt(&current)?;
-            if let Some(new) = &new {
-                self.validate_admission(
-                    Operation::Update,
-                    namespace,
-                    subresource,
-                    new,
-                    Some(&current),
-                    opts,
-                )
-                .await?;
-            }
+            // An update that changes nothing is validated too, as upstream's (its storage
+            // skips the write after the validation).
+            self.validate_admission(
+                Operation::Update,
+                namespace,
+                subresource,
+                new.as_ref().unwrap_or(&current),
+                Some(&current),
+                opts,
+            )
+            .await?;
             if opts.dry_run {
                 let new = at_revision(new.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
