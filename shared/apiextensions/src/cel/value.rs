@@ -22,6 +22,7 @@ mod borrowed;
 mod map_list;
 mod native;
 mod set_list;
+mod typed_empty;
 
 use std::collections::HashMap;
 
@@ -39,6 +40,7 @@ use super::node::Node;
 pub(crate) use borrowed::Borrowed;
 use map_list::UnstructuredMapList;
 use set_list::UnstructuredSetList;
+use typed_empty::{TypedEmptyList, Zero};
 
 /// A CEL value that owns its data.
 pub(crate) type Boxed = Box<dyn Val>;
@@ -161,8 +163,30 @@ fn array(v: &Json, schema: Node<'_>) -> Result<Boxed, String> {
             list,
             schema.list_map_keys(),
         )),
-        _ => Box::new(CelList::from(list)),
+        _ => match sum_zero_type(item_schema).filter(|_| items.is_empty()) {
+            Some(zero) => Box::new(TypedEmptyList::new(zero)),
+            None => Box::new(CelList::from(list)),
+        },
     })
+}
+
+/// The element types whose zero upstream's `sum()` returns, other than `int`.
+fn sum_zero_type(items: Node<'_>) -> Option<Zero> {
+    if items.int_or_string() {
+        return None;
+    }
+    match (items.type_(), items.format()) {
+        ("number", _) => Some(Zero::Double),
+        ("string", "duration") => Some(Zero::Duration),
+        _ => None,
+    }
+}
+
+/// What `sum()` of `list` is when its type decides (an empty list of doubles or
+/// durations as decoded).
+pub(crate) fn typed_sum_zero(list: &dyn Val) -> Option<Boxed> {
+    list.downcast_ref::<TypedEmptyList>()
+        .map(TypedEmptyList::zero)
 }
 
 fn string(v: &Json, schema: Node<'_>) -> Result<Boxed, String> {

@@ -348,3 +348,30 @@ fn crd_schema_through_the_validator() {
         ]
     );
 }
+
+#[test]
+fn sum_of_an_empty_list_is_the_zero_of_its_element_type() {
+    let list = |items: Json| json!({ "type": "array", "items": items });
+    let props = json!({
+        "emptyInts": list(json!({ "type": "integer" })),
+        "emptyDoubles": list(json!({ "type": "number" })),
+        "emptyDurations": list(json!({ "type": "string", "format": "duration" })),
+    });
+    let obj = json!({ "emptyInts": [], "emptyDoubles": [], "emptyDurations": [] });
+    check_rules(
+        props,
+        obj,
+        &[
+            "self.emptyInts.sum() == 0 && type(self.emptyInts.sum()) == int",
+            "self.emptyDoubles.sum() == 0.0 && type(self.emptyDoubles.sum()) == double",
+            "self.emptyDoubles.sum() + 1.5 == 1.5",
+            "self.emptyDurations.sum() == duration('0')",
+            "self.emptyDurations.sum() < duration('1s')",
+            // Otherwise the plain empty list it is.
+            "self.emptyDoubles == [] && [] == self.emptyDoubles && size(self.emptyDoubles) == 0",
+            "self.emptyDoubles + [1.0] == [1.0] && self.emptyDoubles.all(x, false)",
+            "[].sum() == 0 && type([].sum()) == int",
+        ],
+        &[],
+    );
+}
