@@ -375,3 +375,50 @@ fn sum_of_an_empty_list_is_the_zero_of_its_element_type() {
         &[],
     );
 }
+
+#[test]
+fn map_list_keyed_by_a_property_whose_name_escapes() {
+    // Upstream reads a key property under its escaped name (`__namespace__`), which the
+    // decoded entry does not have: every entry has the same key, and each entry of the
+    // other list is compared with the last entry of this one.
+    let item = json!({ "namespace": strings(), "v": strings() });
+    let props = json!({
+        "one": map_list(&["namespace"], item.clone()),
+        "two": map_list(&["namespace"], item),
+    });
+    let obj = json!({
+        "one": [{ "namespace": "a", "v": "1" }],
+        "two": [{ "namespace": "a", "v": "1" }, { "namespace": "b", "v": "2" }],
+    });
+    check_rules(
+        props,
+        obj,
+        &[
+            "self.one == self.one",
+            "self.two != self.two",
+            "self.one == [self.one[0]] && self.two != [self.two[0], self.two[1]]",
+            // A merge replaces the last entry, whatever the key.
+            "(self.two + self.one).size() == 2 && (self.two + self.one)[1].v == '1'",
+            "(self.one + self.two).size() == 1 && (self.one + self.two)[0].v == '2'",
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn set_of_objects_union_fails_as_go_hashing_a_map() {
+    // Upstream hashes the set's elements, Go maps here: the runtime panics, and cel-go
+    // reports the panic as an internal error.
+    let item = json!({ "type": "object", "x-kubernetes-map-type": "atomic",
+        "properties": { "a": strings() } });
+    let props = json!({ "o": set_of(item) });
+    check_rules(
+        props,
+        json!({ "o": [{ "a": "x" }] }),
+        &["self.o.size() == 1 && self.o[0].a == 'x'"],
+        &[(
+            "(self.o + []).size() == 1",
+            "internal error: runtime error: hash of unhashable type map[string]interface {} evaluating rule: (self.o + []).size() == 1",
+        )],
+    );
+}

@@ -121,6 +121,8 @@ impl UnstructuredMapList {
 
     /// The key of an entry known only as a CEL value: an object's fields as upstream
     /// would have decoded them (integral doubles as `int64`, as JSON numbers decode).
+    /// Upstream looks a property up in the decoded object under its escaped name, which
+    /// is the property whose CEL name is that name escaped again.
     fn key_of(&self, entry: &dyn Val) -> MapKey {
         let Some(map) = entry.downcast_ref::<CelMap>() else {
             return MapKey::Unique;
@@ -129,7 +131,8 @@ impl UnstructuredMapList {
             .props
             .iter()
             .map(|p| {
-                let Some(v) = map.inner().get(&CelMapKey::from(p.clone())) else {
+                let field = escape(p).and_then(|f| map.inner().get(&CelMapKey::from(f)));
+                let Some(v) = field else {
                     return Native::Nil;
                 };
                 match val_native(v.as_ref()) {
