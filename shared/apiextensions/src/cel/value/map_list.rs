@@ -5,9 +5,11 @@
 //!
 //! Not covered: the key of an entry of the other list that is not a map-list entry is
 //! read from its CEL values (upstream reads the object as decoded; an integral double is
-//! taken for an `int64`); where Go panics hashing a key, `==` is false (`+` reports the
-//! error); an entry upstream's `+` keeps as a Go value it cannot convert back (a map
-//! literal) stays the CEL value it was.
+//! taken for an `int64`), also for a map literal, whose key upstream never matches (its
+//! type checker rejects comparing objects with map literals; only `dyn` gets there);
+//! where Go panics hashing a key, `==` is false (`+` reports the error); an entry
+//! upstream's `+` keeps as a Go value it cannot convert back (a map literal) stays the
+//! CEL value it was.
 
 use std::collections::HashMap;
 
