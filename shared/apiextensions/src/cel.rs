@@ -15,9 +15,11 @@
 //! fields, scalar comparison mismatches and literal validators are found at compile time;
 //! other type errors surface when a rule runs); exact runtime costs (the per-call limit
 //! and per-request budget are enforced on the cost model with the data's sizes, which
-//! counts every loop iteration); order-insensitive equality and keyed concatenation of
-//! map and set lists; typed zero of `sum()` on an empty list (always int 0); `string()` of a timestamp
-//! keeps no offset; the authz and semver libraries.
+//! counts every loop iteration); the typed zero of `sum()` on an empty list a rule computes
+//! (int 0; lists as decoded have theirs, `value/typed_empty.rs`); `string()` of a
+//! timestamp keeps no offset (cel-rust's standard `string` overload formats in UTC, and
+//! an environment cannot replace a standard overload); the Go-panic corners of set and
+//! map lists (`value/set_list.rs`, `value/map_list.rs`); the authz and semver libraries.
 
 mod check;
 mod compile;

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use cel::objects::OptionalValue;
+use cel::common::types::CelOptional;
+use cel::common::value::Val;
 use cel::{Context, Env, ExecutionError, Program, Value};
 use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value as Json;
@@ -13,7 +14,7 @@ use super::compile::CompiledRule;
 use super::cost::runtime_cost;
 use super::depth;
 use super::node::Node;
-use super::value::to_cel;
+use super::value::{Borrowed, to_cel};
 
 /// Upstream `celconfig.PerCallLimit`: the cost one evaluation may reach.
 pub(crate) const PER_CALL_LIMIT: u64 = 1_000_000;
@@ -118,7 +119,7 @@ pub(crate) fn evaluate_rules(
             continue;
         }
         let self_val = match &new {
-            Ok(v) => v.clone(),
+            Ok(v) => v.as_ref(),
             Err(e) => {
                 let detail = format!("{e} evaluating rule: {}", rule.error_string());
                 report
@@ -151,10 +152,11 @@ pub(crate) fn evaluate_rules(
             report.budget = -1;
             return;
         }
-        let base = context(env, &self_val, old.as_ref(), false);
+        let old = old.as_deref();
+        let base = context(env, self_val, old, false);
         let result = depth::with_stack(compiled.depth, || {
             if optional {
-                program.execute(&context(env, &self_val, old.as_ref(), true))
+                program.execute(&context(env, self_val, old, true))
             } else {
                 program.execute(&base)
             }
@@ -190,22 +192,23 @@ pub(crate) fn evaluate_rules(
     }
 }
 
+/// The variables of a rule, bound by reference to values converted once per node.
 fn context<'a>(
     env: &Arc<Env>,
-    new: &Value,
-    old: Option<&Value>,
+    new: &'a dyn Val,
+    old: Option<&'a dyn Val>,
     optional: bool,
 ) -> Context<'a, 'a> {
     let mut ctx = Context::with_env(env.clone());
-    ctx.add_variable_from_value("self", new.clone());
+    ctx.add_variable_as_val("self", Box::new(Borrowed(new)));
     if optional {
         let opt = match old {
-            Some(o) => OptionalValue::of(o.clone()),
-            None => OptionalValue::none(),
+            Some(o) => CelOptional::of(Box::new(Borrowed(o))),
+            None => CelOptional::none(),
         };
-        ctx.add_variable_from_value("oldSelf", Value::Opaque(Arc::new(opt)));
+        ctx.add_variable_as_val("oldSelf", Box::new(opt));
     } else if let Some(o) = old {
-        ctx.add_variable_from_value("oldSelf", o.clone());
+        ctx.add_variable_as_val("oldSelf", Box::new(Borrowed(o)));
     }
     ctx
 }

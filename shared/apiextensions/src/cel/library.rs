@@ -7,7 +7,10 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
+use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError, Value};
+
+use super::value::typed_sum_zero;
 
 /// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as one of cel-rust's overload
 /// functions, which work on its `Val` trait objects.
@@ -209,7 +212,16 @@ fn sum_impl(args: &[Value]) -> Result<Value, ExecutionError> {
         _ => Err(no_such_overload("sum", args)),
     }
 }
-overload!(sum => sum_impl);
+overload!(sum_values => sum_impl);
+
+/// Upstream's `sum()` is an overload per element type: an empty list sums to the zero of
+/// its type where the schema gives one.
+fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if let Some(zero) = args.first().and_then(|l| typed_sum_zero(l.as_ref())) {
+        return Ok(CowVal::from(zero as Box<dyn Val + 'v>));
+    }
+    sum_values(args)
+}
 
 fn extreme(name: &str, args: &[Value], prefer: Ordering) -> Result<Value, ExecutionError> {
     let items = list(name, args)?;

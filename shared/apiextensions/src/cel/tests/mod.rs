@@ -5,6 +5,7 @@ mod access;
 mod compile;
 mod e2e;
 mod library;
+mod lists;
 mod upstream;
 mod validate;
 
