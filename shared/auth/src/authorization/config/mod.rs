@@ -14,7 +14,7 @@ mod decode;
 pub mod reload;
 pub mod validation;
 
-pub use decode::{load_from_data, load_from_file};
+pub use decode::{load_from_data, load_from_file, read_file};
 pub use reload::{ReloadableAuthorizer, WebhookFactory, new_for_config};
 pub use validation::{load_and_validate_data, validate_authorization_configuration};
 
