@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
+use kas_apimachinery::golang::strconv::quote;
 use kas_auth::authorization::config::reload::RELOAD_INTERVAL;
+use kas_auth::authorization::config::validation::AUTHORIZATION_MODE_CHOICES;
 use kas_auth::authorization::config::{
     AuthorizationConfiguration, ReloadableAuthorizer, WebhookFactory, load_and_validate_data,
 };
@@ -107,14 +109,40 @@ impl AuthorizationOptions {
                 Err(e) => vec![e],
             };
         }
-        let mut errs = self.webhook.validate(&self.authorization_mode);
-        let mut seen = std::collections::BTreeSet::new();
-        for mode in &self.authorization_mode {
-            if !seen.insert(mode) {
+        self.validate_legacy_flags()
+    }
+
+    /// Upstream's checks of `--authorization-mode` and the webhook flags.
+    fn validate_legacy_flags(&self) -> Vec<String> {
+        let modes = &self.authorization_mode;
+        let mut errs = Vec::new();
+        // pflag reads `--authorization-mode=` as no modes.
+        if modes.iter().all(String::is_empty) {
+            errs.push("at least one authorization-mode must be passed".to_owned());
+            return errs;
+        }
+        for mode in modes {
+            if !AUTHORIZATION_MODE_CHOICES.contains(&mode.as_str()) {
                 errs.push(format!(
-                    "authorization-mode {mode:?} has mode specified more than once"
+                    "authorization-mode {} is not a valid mode",
+                    quote(mode)
                 ));
             }
+            if mode == "ABAC" {
+                // No --authorization-policy-file here.
+                errs.push(
+                    "authorization-mode ABAC's authorization policy file not passed".to_owned(),
+                );
+            }
+        }
+        errs.extend(self.webhook.validate(modes));
+        let distinct: std::collections::BTreeSet<&String> = modes.iter().collect();
+        if distinct.len() != modes.len() {
+            let quoted: Vec<String> = modes.iter().map(|m| quote(m)).collect();
+            errs.push(format!(
+                "authorization-mode [{}] has mode specified more than once",
+                quoted.join(" ")
+            ));
         }
         errs
     }

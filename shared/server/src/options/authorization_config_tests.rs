@@ -171,3 +171,28 @@ async fn the_chain_is_reloaded_when_the_file_changes() {
         1
     );
 }
+
+#[test]
+fn the_legacy_flags_are_checked_as_upstream_checks_them() {
+    assert!(
+        parse(&["--authorization-mode=Node,RBAC"])
+            .validate()
+            .is_empty()
+    );
+    assert_eq!(
+        parse(&["--authorization-mode="]).validate(),
+        ["at least one authorization-mode must be passed"]
+    );
+    assert_eq!(
+        parse(&["--authorization-mode=RBAC,Bogus,ABAC,RBAC"]).validate(),
+        [
+            "authorization-mode \"Bogus\" is not a valid mode",
+            "authorization-mode ABAC's authorization policy file not passed",
+            "authorization-mode [\"RBAC\" \"Bogus\" \"ABAC\" \"RBAC\"] has mode specified more than once",
+        ]
+    );
+    assert_eq!(
+        parse(&["--authorization-mode=Webhook"]).validate(),
+        ["authorization-mode Webhook's authorization config file not passed"]
+    );
+}
