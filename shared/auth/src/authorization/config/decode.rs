@@ -91,7 +91,14 @@ pub fn load_from_data(data: &[u8]) -> Result<AuthorizationConfiguration, String>
             ),
         });
     }
-    if let Some(err) = serializer::yaml_strict_error(data) {
+    // The JSON serializer reads JSON (sigs.k8s.io/json's strict errors), the YAML one
+    // the rest (goyaml's).
+    let is_json = data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let strict = match is_json {
+        true => serializer::json_strict_error(data),
+        false => serializer::yaml_strict_error(data),
+    };
+    if let Some(err) = strict {
         return Err(err.to_string());
     }
     let mut reader = Reader::default();
@@ -418,5 +425,17 @@ authorizers:
             "time: unknown unit \"x\" in duration \"5x\""
         );
         assert!(err("apiVersion: apiserver.config.k8s.io").contains("Object 'Kind' is missing"));
+        assert_eq!(
+            err(
+                r#"{"apiVersion":"apiserver.config.k8s.io/v1","kind":"AuthorizationConfiguration","authorizers":[{"type":"A","type":"B"}]}"#
+            ),
+            "strict decoding error: duplicate field \"authorizers[0].type\""
+        );
+        assert_eq!(
+            err(
+                "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers: []\nauthorizers: []\n"
+            ),
+            "strict decoding error: error converting YAML to JSON: yaml: unmarshal errors:\n  line 4: key \"authorizers\" already set in map"
+        );
     }
 }
