@@ -512,8 +512,8 @@ pub fn new_from_config(
 ) -> Result<Arc<WebhookAuthorizer>> {
     let Some(w) = &a.webhook else {
         return Err(Error::Config(format!(
-            "authorizer {:?} of type Webhook has no webhook configuration",
-            a.name
+            "authorizer {} of type Webhook has no webhook configuration",
+            kas_apimachinery::golang::strconv::quote(&a.name)
         )));
     };
     let file = match (
@@ -523,8 +523,9 @@ pub fn new_from_config(
         (CONNECTION_INFO_KUBECONFIG_FILE, Some(file)) => file,
         (t, _) => {
             return Err(Error::Config(format!(
-                "authorizer {:?}: webhook connectionInfo type {t:?} is not supported",
-                a.name
+                "authorizer {}: webhook connectionInfo type {} is not supported",
+                kas_apimachinery::golang::strconv::quote(&a.name),
+                kas_apimachinery::golang::strconv::quote(t)
             )));
         }
     };
