@@ -26,6 +26,11 @@ pub enum Error {
     /// A webhook authorizer's call failed, or its answer cannot be used.
     #[error("{0}")]
     Webhook(String),
+    /// An authorizer failed and its failure policy denies (a webhook's `failurePolicy:
+    /// Deny`): upstream's Deny decision with an error. A union stops there; the filter
+    /// answers 500 with the message, as upstream checks the error before the decision.
+    #[error(transparent)]
+    DeniedOnError(Box<Error>),
     /// Several authenticators or authorizers failed; upstream's `utilerrors.Aggregate`.
     /// From an authenticator this still means 401, from an authorizer 500.
     #[error("{}", aggregate_message(.0))]

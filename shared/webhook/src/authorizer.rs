@@ -2,8 +2,11 @@
 //! are sent as a SubjectAccessReview (`authorization.k8s.io/v1` or `v1beta1`); the status
 //! allows, denies or has no opinion, with a reason. Answers are remembered by the review's
 //! spec: allowed ones for the authorized TTL, the others for the unauthorized TTL. A failed
-//! call is an error (upstream's no opinion with the error: the filter's 500 unless another
-//! authorizer allows).
+//! call is an error: with the failure policy `NoOpinion` (the flags' webhook) upstream's no
+//! opinion with the error (the filter's 500 unless another authorizer allows), with `Deny`
+//! kas-auth's `DeniedOnError` (the chain stops there). A webhook of
+//! `--authorization-config` may have a name and match conditions (CEL over the review's
+//! spec, asked before the call: a false one skips the webhook, an error is a failure).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -13,6 +16,11 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use kas_apimachinery::fields::{Operator, parse_selector};
 use kas_auth::UserInfo;
+use kas_auth::authorization::config::cel::Matcher;
+use kas_auth::authorization::config::{
+    AuthorizerConfiguration, CONNECTION_INFO_KUBECONFIG_FILE, FAILURE_POLICY_DENY,
+    FAILURE_POLICY_NO_OPINION,
+};
 use kas_auth::authorization::{Attributes, Authorizer, Decision, RuleResolver, RulesInfo};
 use serde::Serialize;
 use serde_json::Value;
@@ -288,6 +296,10 @@ pub struct WebhookAuthorizer {
     unauthorized_ttl: Duration,
     /// By the spec's JSON: when the answer expires, and the answer.
     cache: Mutex<HashMap<String, (Instant, Status)>>,
+    /// Upstream's `decisionOnError`: NoOpinion or Deny.
+    decision_on_error: Decision,
+    matcher: Option<Matcher>,
+    name: String,
 }
 
 impl WebhookAuthorizer {
@@ -303,6 +315,37 @@ impl WebhookAuthorizer {
             authorized_ttl,
             unauthorized_ttl,
             cache: Mutex::new(HashMap::new()),
+            decision_on_error: Decision::NoOpinion,
+            matcher: None,
+            name: String::new(),
+        }
+    }
+
+    /// The decision a failure (a failed call, a match condition's error) stands for:
+    /// `Decision::Deny` makes it kas-auth's `DeniedOnError`.
+    pub fn with_decision_on_error(mut self, decision: Decision) -> WebhookAuthorizer {
+        self.decision_on_error = decision;
+        self
+    }
+
+    /// Match conditions, asked before each call.
+    pub fn with_match_conditions(mut self, matcher: Option<Matcher>) -> WebhookAuthorizer {
+        self.matcher = matcher;
+        self
+    }
+
+    /// The webhook's name in the configuration, which its log lines carry.
+    pub fn with_name(mut self, name: &str) -> WebhookAuthorizer {
+        self.name = name.to_owned();
+        self
+    }
+
+    /// A failure as the failure policy decides it.
+    fn failure(&self, message: String) -> kas_auth::Error {
+        let err = kas_auth::Error::Webhook(message);
+        match self.decision_on_error {
+            Decision::Deny => kas_auth::Error::DeniedOnError(Box::new(err)),
+            _ => err,
         }
     }
 
@@ -397,19 +440,29 @@ impl Authorizer for WebhookAuthorizer {
     ) -> BoxFuture<'a, kas_auth::Result<(Decision, String)>> {
         Box::pin(async move {
             let spec = spec_for(attrs);
+            if let Some(matcher) = &self.matcher {
+                let json = serde_json::to_value(&spec).unwrap_or_default();
+                match matcher.eval(&json) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok((Decision::NoOpinion, String::new())),
+                    Err(err) => return Err(self.failure(err)),
+                }
+            }
             let status = match self.review(&spec, should_cache(attrs)).await {
                 Ok(status) => status,
                 Err(err) => {
-                    tracing::error!(error = %err, "Failed to make webhook authorizer request");
-                    return Err(kas_auth::Error::Webhook(err.to_string()));
+                    tracing::error!(error = %err, name = %self.name, "Failed to make webhook authorizer request");
+                    return Err(self.failure(err.to_string()));
                 }
             };
             match (status.allowed, status.denied) {
-                // Upstream answers Deny with this error: the filter's 500.
-                (true, true) => Err(kas_auth::Error::Webhook(
-                    "webhook subject access review returned both allow and deny response"
-                        .to_owned(),
-                )),
+                // Upstream's Deny with this error: the chain stops, the filter's 500.
+                (true, true) => Err(kas_auth::Error::DeniedOnError(Box::new(
+                    kas_auth::Error::Webhook(
+                        "webhook subject access review returned both allow and deny response"
+                            .to_owned(),
+                    ),
+                ))),
                 (_, true) => Ok((Decision::Deny, status.reason)),
                 (true, _) => Ok((Decision::Allow, status.reason)),
                 _ => Ok((Decision::NoOpinion, status.reason)),
@@ -449,5 +502,71 @@ pub fn new_from_flags(
     )))
 }
 
+/// A webhook of `--authorization-config` (kube-apiserver's `newForConfig`): its kubeconfig,
+/// its timeout when set, its SubjectAccessReview version, TTLs, failure policy, match
+/// conditions and name. The configuration was validated; `InClusterConfig` is refused
+/// (kube-apiserver 1.33 dereferences the absent kubeconfig path and panics).
+pub fn new_from_config(
+    a: &AuthorizerConfiguration,
+    retry_backoff: Backoff,
+) -> Result<Arc<WebhookAuthorizer>> {
+    let Some(w) = &a.webhook else {
+        return Err(Error::Config(format!(
+            "authorizer {} of type Webhook has no webhook configuration",
+            kas_apimachinery::golang::strconv::quote(&a.name)
+        )));
+    };
+    let file = match (
+        &w.connection_info.connection_type[..],
+        &w.connection_info.kube_config_file,
+    ) {
+        (CONNECTION_INFO_KUBECONFIG_FILE, Some(file)) => file,
+        (t, _) => {
+            return Err(Error::Config(format!(
+                "authorizer {}: webhook connectionInfo type {} is not supported",
+                kas_apimachinery::golang::strconv::quote(&a.name),
+                kas_apimachinery::golang::strconv::quote(t)
+            )));
+        }
+    };
+    let mut config = crate::kubeconfig::load(Path::new(file))?;
+    if let Some(timeout) = w.timeout.to_std().filter(|t| !t.is_zero()) {
+        config.timeout = timeout;
+    }
+    let decision_on_error = match &w.failure_policy[..] {
+        FAILURE_POLICY_NO_OPINION => Decision::NoOpinion,
+        FAILURE_POLICY_DENY => Decision::Deny,
+        other => {
+            return Err(Error::Config(format!(
+                "unknown failurePolicy {}",
+                kas_apimachinery::golang::strconv::quote(other)
+            )));
+        }
+    };
+    let (matcher, errs) = kas_auth::authorization::config::cel::compile_match_conditions(
+        &w.match_conditions,
+        &kas_apimachinery::validation::field::Path::nil(),
+    );
+    if let Some(message) = kas_apimachinery::validation::field::aggregate_message(&errs) {
+        return Err(Error::Config(message));
+    }
+    let version = SubjectAccessReviewVersion::parse(&w.subject_access_review_version)?;
+    let webhook = GenericWebhook::new(config, retry_backoff)?;
+    let ttl = |d: kas_apimachinery::golang::time::Duration| d.to_std().unwrap_or_default();
+    Ok(Arc::new(
+        WebhookAuthorizer::new(
+            webhook,
+            version,
+            ttl(w.authorized_ttl),
+            ttl(w.unauthorized_ttl),
+        )
+        .with_decision_on_error(decision_on_error)
+        .with_match_conditions(matcher)
+        .with_name(&a.name),
+    ))
+}
+
+#[cfg(test)]
+mod config_tests;
 #[cfg(test)]
 mod tests;

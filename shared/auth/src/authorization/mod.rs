@@ -1,6 +1,7 @@
 //! Authorizers: decide whether a user may do what a request asks.
 
 pub mod always;
+pub mod config;
 pub mod privileged_group;
 pub mod union;
 

@@ -7,7 +7,8 @@ use super::{
 };
 use crate::{Error, Result, UserInfo};
 
-/// The first Allow or Deny wins, with its own reason. When everyone has no opinion, the
+/// The first Allow or Deny wins, with its own reason (a Deny with an error,
+/// [`Error::DeniedOnError`], wins with its error). When everyone has no opinion, the
 /// reasons are joined with newlines; errors are then returned, aggregated (an error from
 /// an authorizer counts as no opinion until the end, as upstream's filter lets an Allow
 /// override errors).
@@ -36,6 +37,8 @@ impl Authorizer for Union {
                             reasons.push(reason);
                         }
                     }
+                    // Upstream's Deny with an error: the first decision wins.
+                    Err(err @ Error::DeniedOnError(_)) => return Err(err),
                     Err(err) => errs.push(err),
                 }
             }
@@ -135,6 +138,27 @@ mod tests {
             run(&union(Vec::new())).await.unwrap(),
             (Decision::NoOpinion, String::new())
         );
+    }
+
+    struct DeniesOnError;
+
+    impl Authorizer for DeniesOnError {
+        fn authorize<'a>(&'a self, _: &'a Attributes) -> BoxFuture<'a, Result<(Decision, String)>> {
+            let err = Error::DeniedOnError(Box::new(Error::Webhook("hook down".into())));
+            Box::pin(std::future::ready(Err(err)))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_deny_with_an_error_stops_the_union_with_only_its_error() {
+        let u = Union::new(vec![
+            Arc::new(Fixed(Err("earlier"))),
+            Arc::new(DeniesOnError),
+            Arc::new(Fixed(Ok((Decision::Allow, "")))),
+        ]);
+        let err = run(&u).await.unwrap_err();
+        assert!(matches!(err, Error::DeniedOnError(_)));
+        assert_eq!(err.to_string(), "hook down");
     }
 
     #[tokio::test]

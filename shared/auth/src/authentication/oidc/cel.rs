@@ -136,7 +136,7 @@ fn entry(e: &EntryExpr, scopes: &mut Vec<String>, out: &mut Vec<(u64, String)>) 
 }
 
 /// One issue at byte `offset` of `source`, as cel-go prints it.
-fn render_at(source: &str, offset: usize, message: &str) -> String {
+pub fn render_at(source: &str, offset: usize, message: &str) -> String {
     let line_start = source[..offset.min(source.len())]
         .rfind('\n')
         .map_or(0, |i| i + 1);
