@@ -129,9 +129,12 @@ async fn mode_authorizers(
     common: &CommonOptions,
     storage: Option<Arc<dyn kas_storage::Storage>>,
 ) -> Result<ModeAuthorizers, String> {
-    let modes = &common.authorization.authorization_mode;
+    // The modes of the flags, or the types the configuration file names.
+    let modes = &common.authorization.modes()?;
     let mut provided = ModeAuthorizers::default();
-    common.authorization.webhook.add_to(modes, &mut provided)?;
+    if common.authorization.authorization_config.is_none() {
+        common.authorization.webhook.add_to(modes, &mut provided)?;
+    }
     let Some(storage) = storage else {
         return Ok(provided);
     };

@@ -37,7 +37,8 @@ pub async fn api_service<S>(
     hooks: &[PostStartHook],
     next: S,
 ) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
-    let authorization_modes = &common.authorization.authorization_mode;
+    // The modes of the flags, or the types the configuration file names.
+    let authorization_modes = &common.authorization.modes()?;
     let (etcd, compactor) = etcd.storage().await?;
     // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
     // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
@@ -59,13 +60,18 @@ pub async fn api_service<S>(
         provided.node = Some(node.clone());
         provided.node_rules = Some(node);
     }
-    common
+    if common.authorization.authorization_config.is_none() {
+        common
+            .authorization
+            .webhook
+            .add_to(authorization_modes, &mut provided)?;
+    }
+    // The authorizer of --authorization-mode or --authorization-config, for the decisions
+    // made inside requests (admission plugins asking whether the user may approve, sign,
+    // bind; the reviews).
+    let (authorizer, rule_resolver) = common
         .authorization
-        .webhook
-        .add_to(authorization_modes, &mut provided)?;
-    // The authorizer of --authorization-mode, for the decisions made inside requests
-    // (admission plugins asking whether the user may approve, sign, bind; the reviews).
-    let authorizer = kas_auth::authorization::build(authorization_modes, &provided)
+        .authorizer(&provided)
         .map_err(|e| e.to_string())?;
     let mut resource_options = resource_options.clone();
     resource_options.reviewers = resources::Reviewers {
@@ -76,10 +82,7 @@ pub async fn api_service<S>(
         )?,
         api_audiences: resource_options.service_accounts.api_audiences(),
         authorizer: Some(authorizer.clone()),
-        rule_resolver: Some(kas_auth::authorization::build_rule_resolver(
-            authorization_modes,
-            &provided,
-        )),
+        rule_resolver: Some(rule_resolver),
     };
     let resource_options = &resource_options;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.

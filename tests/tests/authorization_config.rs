@@ -1,10 +1,10 @@
 //! `--authorization-config` end to end: an aggregator started with a structured
 //! authorization configuration (and without the launcher's `--authorization-mode`, which
 //! the file excludes) in front of the cluster's core: a webhook whose match conditions
-//! send it only the requests in the namespace `guarded`, then `AlwaysAllow` (core's RBAC
-//! decides the rest). The webhook denies alice there; when it is down, `failurePolicy:
+//! send it only the requests in the namespace `guarded`, then `RBAC` (the aggregator's own
+//! index of roles and bindings, built because the file names the type). The webhook denies alice there; when it is down, `failurePolicy:
 //! Deny` answers 500, and after the file is rewritten with `NoOpinion` (reloaded while the
-//! aggregator runs) the request goes on to core, where RBAC lets alice read.
+//! aggregator runs) the request goes on to RBAC, which lets alice read.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,8 +90,8 @@ authorizers:
     matchConditions:
     - expression: has(request.resourceAttributes)
     - expression: request.resourceAttributes.namespace == 'guarded'
-- type: AlwaysAllow
-  name: alwaysallow
+- type: RBAC
+  name: rbac
 ",
         dir.join("guard.kubeconfig").display()
     );
@@ -216,7 +216,7 @@ fn a_structured_configuration_authorizes_and_reloads() {
     };
     let seen = || std::mem::take(&mut *guard.seen.lock().unwrap());
 
-    // Outside `guarded` the guard is not asked: AlwaysAllow, then core's RBAC.
+    // Outside `guarded` the guard is not asked: RBAC allows alice's view.
     assert_eq!(list("default").status, 200);
     assert!(seen().is_empty());
     // In `guarded` it is, and its denial is the 403's reason.
@@ -258,7 +258,7 @@ fn a_structured_configuration_authorizes_and_reloads() {
         "{logged}"
     );
 
-    // failurePolicy NoOpinion, reloaded: the chain goes on to AlwaysAllow and core's RBAC.
+    // failurePolicy NoOpinion, reloaded: the chain goes on to RBAC.
     write_config(dir.path(), "NoOpinion");
     let start = Instant::now();
     let answer = loop {

@@ -94,6 +94,10 @@ pub(crate) fn user_from_spec(spec: &Value) -> UserInfo {
 pub(crate) async fn decide(authorizer: &DynAuthorizer, attrs: &Attributes, spec: &Value) -> Value {
     let (decision, reason, error) = match authorizer.authorize(attrs).await {
         Ok((decision, reason)) => (decision, reason, None),
+        // A webhook whose failure policy is Deny: denied, with its error.
+        Err(kas_auth::Error::DeniedOnError(err)) => {
+            (Decision::Deny, String::new(), Some(err.to_string()))
+        }
         Err(err) => (Decision::NoOpinion, String::new(), Some(err.to_string())),
     };
     let mut errors: Vec<String> = error.into_iter().collect();
