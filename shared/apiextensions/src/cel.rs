@@ -8,12 +8,13 @@
 //! overloads and opaque types). Rejected: `cel-interpreter` (its unmaintained
 //! predecessor), `cel-cxx` (cel-cpp over FFI, needs a C++/Bazel build), ledger forks such
 //! as `cala-cel-interpreter` (minimal). No Rust CEL has cel-go's type checker or cost
-//! estimator: `check.rs`, `literals.rs` and `cost.rs` add what CRD validation needs, and
+//! estimator: `check/`, `literals.rs` and `cost.rs` add what CRD validation needs, and
 //! `depth.rs` keeps cel-go's recursion limit (cel-rust recurses on the thread's stack).
 //!
-//! Not covered: cel-go's full type checking (only undeclared references, undefined
-//! fields, scalar comparison mismatches and literal validators are found at compile time;
-//! other type errors surface when a rule runs); exact runtime costs (the per-call limit
+//! Not covered: cel-go's type variables (where cel-go binds one, as the accumulator of
+//! `map()`, `filter()` and the transforms, or `optional.none()`, the checker leaves the
+//! type unknown and accepts it: type errors downstream of those surface when the rule
+//! runs); exact runtime costs (the per-call limit
 //! and per-request budget are enforced on the cost model with the data's sizes, which
 //! counts every loop iteration); order-insensitive equality and keyed concatenation of
 //! map and set lists; typed zero of `sum()` on an empty list (always int 0); `string()` of a timestamp

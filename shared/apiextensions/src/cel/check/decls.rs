@@ -284,7 +284,7 @@ fn overload(sig: &str) -> Option<Overload> {
 fn count_params(t: &Type<'_>) -> usize {
     match t {
         Type::Param(i) => *i as usize + 1,
-        Type::List(e) | Type::Type(e) => count_params(e),
+        Type::List(e) | Type::Kind(e) => count_params(e),
         Type::Map(k, v) => count_params(k).max(count_params(v)),
         Type::Opaque(_, p) => p.iter().map(count_params).max().unwrap_or(0),
         _ => 0,
@@ -357,7 +357,7 @@ fn parse_type(s: &str) -> Option<Type<'static>> {
         "timestamp" => Type::Timestamp,
         "list" => Type::list(next()?),
         "map" => Type::map(next()?, next()?),
-        "type" => Type::Type(Box::new(next()?)),
+        "type" => Type::Kind(Box::new(next()?)),
         "optional_type" => Type::optional(next()?),
         "net.IP" => Type::Opaque("net.IP", Box::new([])),
         "net.CIDR" => Type::Opaque("net.CIDR", Box::new([])),

@@ -59,7 +59,7 @@ impl<'a> Checker<'a> {
         if let Some((_, t)) = self.scope.iter().rev().find(|(n, _)| n == name) {
             return t.clone();
         }
-        let ty = |t| Type::Type(Box::new(t));
+        let ty = |t| Type::Kind(Box::new(t));
         match name {
             "self" => self.self_type.clone(),
             "oldSelf" => {
@@ -429,5 +429,5 @@ fn qualified_type<'a>(e: &IdedExpr) -> Option<Type<'a>> {
         "Timestamp" => Type::Timestamp,
         _ => Type::Unknown,
     };
-    Some(Type::Type(Box::new(t)))
+    Some(Type::Kind(Box::new(t)))
 }

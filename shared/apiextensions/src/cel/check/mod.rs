@@ -74,7 +74,7 @@ impl<'a> Checker<'a> {
     }
 
     /// The type inferred for the expression with id `id`.
-    #[allow(dead_code)]
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn type_of(&self, id: u64) -> Option<&Type<'a>> {
         self.types.get(&id)
     }

@@ -28,8 +28,8 @@ pub(crate) enum Type<'a> {
     Timestamp,
     List(Box<Type<'a>>),
     Map(Box<Type<'a>>, Box<Type<'a>>),
-    /// `type(T)`: the type of a type name.
-    Type(Box<Type<'a>>),
+    /// `type(T)`: the type of a type name (cel-go's `TypeKind`).
+    Kind(Box<Type<'a>>),
     /// An object of the schema (upstream's `DeclType` object, a struct type).
     Object(Arc<Object<'a>>),
     /// A struct type of the Kubernetes libraries (`kubernetes.Quantity`...), which has no
@@ -81,7 +81,7 @@ impl<'a> Type<'a> {
     pub fn has_unknown(&self) -> bool {
         match self {
             Type::Unknown => true,
-            Type::List(e) | Type::Type(e) => e.has_unknown(),
+            Type::List(e) | Type::Kind(e) => e.has_unknown(),
             Type::Map(k, v) => k.has_unknown() || v.has_unknown(),
             Type::Opaque(_, p) => p.iter().any(Type::has_unknown),
             _ => false,
@@ -91,7 +91,7 @@ impl<'a> Type<'a> {
     /// cel-go's `IsExactType`/`IsEquivalentType` for checked types.
     pub fn same(&self, other: &Type<'a>) -> bool {
         match (self, other) {
-            (Type::List(a), Type::List(b)) | (Type::Type(a), Type::Type(b)) => a.same(b),
+            (Type::List(a), Type::List(b)) | (Type::Kind(a), Type::Kind(b)) => a.same(b),
             (Type::Map(a, b), Type::Map(c, d)) => a.same(c) && b.same(d),
             (Type::Object(a), Type::Object(b)) => a.name == b.name,
             (Type::Struct(a), Type::Struct(b)) => a == b,
@@ -125,7 +125,7 @@ impl<'a> Type<'a> {
                 .flatten()
                 .unwrap_or(Type::Unknown),
             Type::List(e) => Type::list(e.substitute(binds)),
-            Type::Type(e) => Type::Type(Box::new(e.substitute(binds))),
+            Type::Kind(e) => Type::Kind(Box::new(e.substitute(binds))),
             Type::Map(k, v) => Type::map(k.substitute(binds), v.substitute(binds)),
             Type::Opaque(n, p) => Type::Opaque(n, p.iter().map(|t| t.substitute(binds)).collect()),
             t => t.clone(),
@@ -171,7 +171,7 @@ pub(crate) fn assignable<'a>(
     match (decl, actual) {
         (Type::List(a), Type::List(b)) => assignable(a, b, binds),
         (Type::Map(a, b), Type::Map(c, d)) => assignable(a, c, binds) && assignable(b, d, binds),
-        (Type::Type(_), Type::Type(_)) => true,
+        (Type::Kind(_), Type::Kind(_)) => true,
         (Type::Opaque(a, p), Type::Opaque(b, q)) => {
             a == b
                 && p.len() == q.len()
@@ -199,7 +199,7 @@ fn less_specific(a: &Type<'_>, b: &Type<'_>) -> bool {
         (Type::Opaque(n, p), Type::Opaque(m, q)) => {
             n == m && p.len() == q.len() && p.iter().zip(q.iter()).all(|(x, y)| less_specific(x, y))
         }
-        (Type::Type(_), Type::Type(_)) => true,
+        (Type::Kind(_), Type::Kind(_)) => true,
         (a, b) => a.same(b),
     }
 }
@@ -222,7 +222,7 @@ impl fmt::Display for Type<'_> {
             Type::Timestamp => "timestamp",
             Type::List(e) => return write!(f, "list({e})"),
             Type::Map(k, v) => return write!(f, "map({k}, {v})"),
-            Type::Type(t) => return write!(f, "type({t})"),
+            Type::Kind(t) => return write!(f, "type({t})"),
             Type::Object(o) => &o.name,
             Type::Struct(n) => n,
             Type::Opaque(n, p) if p.is_empty() => n,
