@@ -109,7 +109,7 @@ impl<'a> Checker<'a> {
                 self.issue(id, format!("undefined field '{field}'"));
                 Type::Error
             }
-            Type::Unknown => Type::Unknown,
+            Type::Unknown | Type::Free => Type::Unknown,
             Type::Dyn | Type::Error => Type::Dyn,
             t => {
                 let message = format!("type '{t}' does not support field selection");
@@ -142,7 +142,7 @@ impl<'a> Checker<'a> {
         match name {
             "_&&_" | "_||_" => return self.logical(call, &types),
             KEYS => return keys_type(types.first()),
-            INSERT | MERGE => return Type::map(Type::Unknown, Type::Unknown),
+            INSERT | MERGE => return map_insert(types),
             _ => {}
         }
         let Some(target) = call.target.as_deref() else {
@@ -238,7 +238,7 @@ impl<'a> Checker<'a> {
             (Type::List(e), false) => ((**e).clone(), None),
             (Type::List(e), true) => (Type::Int, Some((**e).clone())),
             (Type::Map(k, v), two) => ((**k).clone(), two.then(|| (**v).clone())),
-            (Type::Unknown, two) => (Type::Unknown, two.then_some(Type::Unknown)),
+            (Type::Unknown | Type::Free, two) => (Type::Unknown, two.then_some(Type::Unknown)),
             (t, two) if t.is_dyn_like() => (Type::Dyn, two.then_some(Type::Dyn)),
             (t, two) => {
                 let message = format!(
@@ -259,6 +259,10 @@ impl<'a> Checker<'a> {
         let step = self.check(&c.loop_step);
         self.assert_type(&c.loop_step, &accu, &step);
         self.scope.truncate(depth + 1);
+        // The step binds the free variables of the accumulator (`[]` of `map()`).
+        if accu.has_unknown() && assignable(&accu, &step, &mut []) {
+            self.scope[depth].1 = most_general(accu, &step);
+        }
         let result = self.check(&c.result);
         self.scope.truncate(depth);
         result
@@ -292,7 +296,7 @@ impl<'a> Checker<'a> {
         if self.in_format == 0 {
             self.validator_issues.extend(mismatch);
         }
-        Type::list(elem.unwrap_or(Type::Unknown))
+        Type::list(elem.unwrap_or(Type::Free))
     }
 
     fn map(&mut self, m: &MapExpr) -> Type<'a> {
@@ -325,7 +329,7 @@ impl<'a> Checker<'a> {
         if self.in_format == 0 {
             self.validator_issues.extend(mismatches);
         }
-        Type::map(key.unwrap_or(Type::Unknown), value.unwrap_or(Type::Unknown))
+        Type::map(key.unwrap_or(Type::Free), value.unwrap_or(Type::Free))
     }
 
     /// An optional element `?x` of a list or map literal: `x` must be an optional.
@@ -389,6 +393,23 @@ fn keys_type<'a>(target: Option<&Type<'a>>) -> Type<'a> {
         Some(Type::Dyn | Type::Error) => Type::Dyn,
         _ => Type::Unknown,
     })
+}
+
+/// The type of `@kasMapInsert(map, key, value)` and `@kasMapMerge(map, entry)`: the map's,
+/// bound by what is added.
+fn map_insert(types: Vec<Type<'_>>) -> Type<'_> {
+    let mut types = types.into_iter();
+    let map = types.next().unwrap_or(Type::Unknown);
+    let added = match (types.next(), types.next()) {
+        (Some(k), Some(v)) => Type::map(k, v),
+        (Some(entry @ Type::Map(..)), None) => entry,
+        _ => return Type::map(Type::Unknown, Type::Unknown),
+    };
+    if assignable(&map, &added, &mut []) {
+        most_general(map, &added)
+    } else {
+        Type::map(Type::Dyn, Type::Dyn)
+    }
 }
 
 /// Where cel-go reports an issue about `e`: for a binding that a macro expansion put

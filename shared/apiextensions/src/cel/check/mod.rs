@@ -8,9 +8,10 @@
 //! off the checked reference map), and cel-go's AST validators that upstream enables
 //! (`literals.rs`, and the homogeneous aggregate literals check over inferred types).
 //!
-//! Where cel-go would infer a type through free type variables (the accumulators of
-//! `map()` and `filter()`, empty literals, `optional.none()`), the type is left
-//! [`Type::Unknown`], which accepts everything, so that a valid rule is never refused.
+//! cel-go's free type variables (empty literals, `optional.none()`, the accumulators of
+//! `map()` and `filter()`) are bound where they are used, not once for the whole
+//! expression; where that leaves a type unknown, the type accepts everything, so that a
+//! valid rule is never refused.
 
 mod decls;
 mod infer;
@@ -87,12 +88,12 @@ impl<'a> Checker<'a> {
 /// Whether an expression of type `t` may be a rule: upstream requires the checked output
 /// type to be `bool`; a type not inferred gets the benefit of the doubt.
 pub(crate) fn may_be_bool(t: &Type<'_>) -> bool {
-    matches!(t, Type::Bool | Type::Unknown)
+    matches!(t, Type::Bool | Type::Unknown | Type::Free)
 }
 
 /// Whether an expression of type `t` may be a messageExpression (output type `string`).
 pub(crate) fn may_be_string(t: &Type<'_>) -> bool {
-    matches!(t, Type::String | Type::Unknown)
+    matches!(t, Type::String | Type::Unknown | Type::Free)
 }
 
 /// cel-go's rendering of issues, sorted by position as cel-go sorts them:

@@ -2,10 +2,12 @@
 //! them: assignability with type parameters (`checker/types.go`), the most general of two
 //! types, and `FormatCELType` for messages.
 //!
-//! One addition: [`Type::Unknown`], a type this checker does not infer (where cel-go has
-//! a free type variable, or a type a finer inference would give). It is assignable to and
-//! from everything, as `dyn`, so that no valid expression is refused; unlike `dyn`, a rule
-//! of unknown type is not refused for not being a bool.
+//! Two additions, both assignable to and from everything as `dyn` is, so that no valid
+//! expression is refused, and neither refused as a rule that is not a bool:
+//! [`Type::Free`], a free type variable of cel-go's (the elements of an empty literal, a
+//! type parameter an overload leaves unbound), which the first type joined with it binds,
+//! one use at a time (cel-go binds it once for the whole expression); and
+//! [`Type::Unknown`], a type this checker does not infer, which stays unknown.
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use super::super::node::Node;
 #[derive(Clone, Debug)]
 pub(crate) enum Type<'a> {
     Unknown,
+    Free,
     Error,
     Dyn,
     Null,
@@ -75,12 +78,13 @@ impl<'a> Type<'a> {
 
     /// `dyn`, an error, or a type not inferred: assignable to and from anything.
     pub fn is_dyn_like(&self) -> bool {
-        matches!(self, Type::Unknown | Type::Error | Type::Dyn)
+        matches!(self, Type::Unknown | Type::Free | Type::Error | Type::Dyn)
     }
 
+    /// Whether the type is not fully known: unknown, or with a free variable.
     pub fn has_unknown(&self) -> bool {
         match self {
-            Type::Unknown => true,
+            Type::Unknown | Type::Free => true,
             Type::List(e) | Type::Kind(e) => e.has_unknown(),
             Type::Map(k, v) => k.has_unknown() || v.has_unknown(),
             Type::Opaque(_, p) => p.iter().any(Type::has_unknown),
@@ -123,7 +127,7 @@ impl<'a> Type<'a> {
                 .get(*i as usize)
                 .cloned()
                 .flatten()
-                .unwrap_or(Type::Unknown),
+                .unwrap_or(Type::Free),
             Type::List(e) => Type::list(e.substitute(binds)),
             Type::Kind(e) => Type::Kind(Box::new(e.substitute(binds))),
             Type::Map(k, v) => Type::map(k.substitute(binds), v.substitute(binds)),
@@ -187,6 +191,13 @@ pub(crate) fn most_general<'a>(a: Type<'a>, b: &Type<'a>) -> Type<'a> {
 }
 
 fn less_specific(a: &Type<'_>, b: &Type<'_>) -> bool {
+    // A free variable takes the other type (cel-go binds it to that type).
+    if let Type::Free = b {
+        return true;
+    }
+    if let Type::Free = a {
+        return false;
+    }
     if a.is_dyn_like() || matches!(a, Type::Param(_)) {
         return true;
     }
@@ -209,7 +220,7 @@ fn less_specific(a: &Type<'_>, b: &Type<'_>) -> bool {
 impl fmt::Display for Type<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self {
-            Type::Unknown | Type::Dyn => "dyn",
+            Type::Unknown | Type::Free | Type::Dyn => "dyn",
             Type::Error => "!error!",
             Type::Null => "null",
             Type::Bool => "bool",

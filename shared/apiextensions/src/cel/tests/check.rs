@@ -523,7 +523,14 @@ fn inferred_types() {
     let env = env();
     for (expr, want) in [
         ("self.l", "list(string)"),
-        ("self.li.map(x, x * 2)", "list(dyn)"),
+        ("self.li.map(x, x * 2)", "list(int)"),
+        ("self.lo.filter(o, o.v > 0)", "list(object)"),
+        ("self.li.transformList(i, v, v > 0)", "list(bool)"),
+        ("self.m.transformMap(k, v, size(v))", "map(string, int)"),
+        ("self.m.transformMapEntry(k, v, {v: 1})", "map(string, int)"),
+        ("self.m.?a.optMap(v, size(v))", "optional_type(int)"),
+        ("[]", "list(dyn)"),
+        ("[] + [1]", "list(int)"),
         ("self.mo", "map(string, object)"),
         ("self.t", "timestamp"),
         ("self.dt", "timestamp"),
