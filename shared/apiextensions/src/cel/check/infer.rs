@@ -49,7 +49,16 @@ impl<'a> Checker<'a> {
                         self.check(&f.value);
                     }
                 }
-                Type::Unknown
+                // No message type is declared but the well-known ones.
+                if s.type_name.starts_with("google.protobuf.") {
+                    return Type::Unknown;
+                }
+                let name = &s.type_name;
+                self.issue(
+                    e.id,
+                    format!("undeclared reference to '{name}' (in container '')"),
+                );
+                Type::Error
             }
             Expr::Unspecified => Type::Unknown,
         }

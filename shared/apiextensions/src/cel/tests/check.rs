@@ -401,6 +401,30 @@ fn other_type_errors() {
             "ERROR: <input>:1:9: expected type 'int' but found 'dyn'\n | [1, self.ios].size() == 2\n | ........^",
         ),
         (
+            "self.m.all(k, v, v)",
+            "ERROR: <input>:1:18: expected type 'bool' but found 'string'\n | self.m.all(k, v, v)\n | .................^",
+        ),
+        (
+            "self.li.exists(i, v, v + 1)",
+            "ERROR: <input>:1:24: expected type 'bool' but found 'int'\n | self.li.exists(i, v, v + 1)\n | .......................^",
+        ),
+        (
+            "Foo{a: 1} == Foo{a: 1}",
+            "ERROR: <input>:1:4: undeclared reference to 'Foo' (in container '')\n | Foo{a: 1} == Foo{a: 1}\n | ...^\nERROR: <input>:1:17: undeclared reference to 'Foo' (in container '')\n | Foo{a: 1} == Foo{a: 1}\n | ................^",
+        ),
+        (
+            "[?optional.of(1), 'a'].size() == 2",
+            "ERROR: <input>:1:19: expected type 'int' but found 'string'\n | [?optional.of(1), 'a'].size() == 2\n | ..................^",
+        ),
+        (
+            "[?1].size() == 1",
+            "ERROR: <input>:1:3: expected type 'optional_type(int)' but found 'int'\n | [?1].size() == 1\n | ..^",
+        ),
+        (
+            "self.lo.map(o, o.v).exists(v, v == 'a')",
+            "found no matching overload for '_==_' applied to '(int, string)'\n | self.lo.map(o, o.v).exists(v, v == 'a')\n | ................................^",
+        ),
+        (
             "{'a': 1, 'b': 'c'}.size() == 2",
             "ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'c'}.size() == 2\n | ..............^",
         ),
