@@ -65,6 +65,9 @@ impl<'a> Checker<'a> {
     }
 
     fn ident(&mut self, id: u64, name: &str) -> Type<'a> {
+        // Upstream reads this off the reference map, where a comprehension variable named
+        // `oldSelf` counts as well.
+        self.uses_old_self |= name == "oldSelf";
         if let Some((_, t)) = self.scope.iter().rev().find(|(n, _)| n == name) {
             return t.clone();
         }
@@ -72,7 +75,6 @@ impl<'a> Checker<'a> {
         match name {
             "self" => self.self_type.clone(),
             "oldSelf" => {
-                self.uses_old_self = true;
                 if self.optional_old_self {
                     Type::optional(self.self_type.clone())
                 } else {
