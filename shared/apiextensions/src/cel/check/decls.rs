@@ -128,6 +128,10 @@ const SIGNATURES: &[&str] = &[
     "sets.contains: (list(A), list(A)) bool",
     "sets.equivalent: (list(A), list(A)) bool",
     "sets.intersects: (list(A), list(A)) bool",
+    // the two-variable comprehensions' insertion (`cel.@mapInsert`), as `comprehensions.rs`
+    // names it
+    "@kasMapInsert: (map(A, B), A, B) map(A, B)",
+    "@kasMapMerge: (map(A, B), map(A, B)) map(A, B)",
     // Kubernetes regex, urls
     "find: string.(string) string",
     "findAll: string.(string) list(string) | string.(string, int) list(string)",

@@ -8,19 +8,35 @@ use cel::common::ast::{
 
 use super::super::literals;
 use super::Checker;
-use super::decls::{FUNCTIONS, Overload};
+use super::decls::FUNCTIONS;
 use super::schema::field_type;
-use super::types::{Type, assignable, most_general};
+use super::types::{Type, most_general};
 
 /// Names of the comprehension helpers of `comprehensions.rs`.
 const KEYS: &str = "@kasKeys";
 const INSERT: &str = "@kasMapInsert";
 const MERGE: &str = "@kasMapMerge";
+const TARGET: &str = "@kas_target";
 /// The iteration variable of the bindings macros expand into (`cel.bind`).
 const BIND_VAR: &str = "#unused";
 
+/// Element types of a list or map literal, for the homogeneous literals validator, which
+/// runs on the final types.
+pub(super) struct Literal<'a> {
+    /// (expression id, type) of each element; keys and values alternate for a map.
+    pub elems: Vec<(u64, Type<'a>)>,
+    pub map: bool,
+}
+
 impl<'a> Checker<'a> {
-    pub(super) fn infer(&mut self, e: &IdedExpr) -> Type<'a> {
+    /// cel-go's `check`: the type of `e`, as far as bound so far.
+    pub(super) fn visit(&mut self, e: &IdedExpr) -> Type<'a> {
+        let t = self.infer(e);
+        self.types.insert(e.id, t.clone());
+        t
+    }
+
+    fn infer(&mut self, e: &IdedExpr) -> Type<'a> {
         match &e.expr {
             Expr::Literal(l) => match l {
                 LiteralValue::Boolean(_) => Type::Bool,
@@ -37,7 +53,8 @@ impl<'a> Checker<'a> {
                     return t;
                 }
                 let t = self.select(e.id, &sel.operand, &sel.field, false);
-                if sel.test { Type::Bool } else { t }
+                let t = if sel.test { Type::Bool } else { t };
+                self.mapping.substitute(&t, false)
             }
             Expr::Call(call) => self.call(e.id, call),
             Expr::Comprehension(c) => self.comprehension(c),
@@ -46,7 +63,7 @@ impl<'a> Checker<'a> {
             Expr::Struct(s) => {
                 for entry in &s.entries {
                     if let EntryExpr::StructField(f) = &entry.expr {
-                        self.check(&f.value);
+                        self.visit(&f.value);
                     }
                 }
                 // No message type is declared but the well-known ones.
@@ -105,7 +122,8 @@ impl<'a> Checker<'a> {
 
     /// cel-go's `checkSelectField`: field `field` of `operand`.
     fn select(&mut self, id: u64, operand: &IdedExpr, field: &str, optional: bool) -> Type<'a> {
-        let operand_type = self.check(operand);
+        let operand_type = self.visit(operand);
+        let operand_type = self.mapping.substitute(&operand_type, false);
         let (target, is_opt) = operand_type.unwrap_optional();
         let result = match target {
             Type::Map(_, v) => (**v).clone(),
@@ -120,7 +138,11 @@ impl<'a> Checker<'a> {
                 self.issue(id, format!("undefined field '{field}'"));
                 Type::Error
             }
-            Type::Unknown | Type::Free => Type::Unknown,
+            Type::Var(_) => {
+                self.mapping.is_assignable(&Type::Dyn, target);
+                Type::Dyn
+            }
+            Type::Unknown => Type::Unknown,
             Type::Dyn | Type::Error => Type::Dyn,
             t => {
                 let message = format!("type '{t}' does not support field selection");
@@ -147,13 +169,12 @@ impl<'a> Checker<'a> {
         self.in_format += usize::from(format);
         let mut types: Vec<Type<'a>> = Vec::with_capacity(call.args.len() + 1);
         for a in &call.args {
-            types.push(self.check(a));
+            types.push(self.visit(a));
         }
         self.in_format -= usize::from(format);
         match name {
             "_&&_" | "_||_" => return self.logical(call, &types),
-            KEYS => return keys_type(types.first()),
-            INSERT | MERGE => return map_insert(types),
+            KEYS => return self.keys(types.first()),
             _ => {}
         }
         let Some(target) = call.target.as_deref() else {
@@ -165,7 +186,7 @@ impl<'a> Checker<'a> {
                 return self.resolve(id, &qualified, false, types);
             }
         }
-        let target_type = self.check(target);
+        let target_type = self.visit(target);
         types.insert(0, target_type);
         self.resolve(id, name, true, types)
     }
@@ -174,7 +195,7 @@ impl<'a> Checker<'a> {
     fn logical(&mut self, call: &CallExpr, types: &[Type<'a>]) -> Type<'a> {
         let mut ok = true;
         for (arg, t) in call.args.iter().zip(types) {
-            if !assignable(&Type::Bool, t, &mut []) {
+            if !self.mapping.is_assignable(t, &Type::Bool) {
                 let at = located(arg);
                 self.issue(at, format!("expected type 'bool' but found '{t}'"));
                 ok = false;
@@ -189,10 +210,14 @@ impl<'a> Checker<'a> {
             return Type::Unknown;
         };
         match &field.expr {
-            Expr::Literal(LiteralValue::String(s)) => self.select(id, operand, s.inner(), true),
+            Expr::Literal(LiteralValue::String(s)) => {
+                let t = self.select(id, operand, s.inner(), true);
+                self.mapping.substitute(&t, false)
+            }
             _ => {
-                self.check(operand);
-                self.issue(field.id, "unsupported optional field selection".to_owned());
+                self.visit(operand);
+                let message = "unsupported optional field selection".to_owned();
+                self.issue(field.id, message);
                 Type::Error
             }
         }
@@ -210,19 +235,25 @@ impl<'a> Checker<'a> {
             return Type::Error;
         };
         let mut result: Option<Type<'a>> = None;
-        let mut differ = false;
         for o in overloads.iter().filter(|o| o.member == member) {
-            let Some(r) = matches(o, &types) else {
+            let vars: Vec<Type<'a>> = (0..o.params).map(|_| self.mapping.new_var()).collect();
+            let args: Vec<Type<'a>> = o.args.iter().map(|a| a.instantiate(&vars)).collect();
+            if !self.mapping.is_assignable_list(&types, &args) {
                 continue;
-            };
-            match &result {
-                None => result = Some(r),
-                Some(prev) if !prev.same(&r) => differ = true,
-                Some(_) => {}
             }
+            let r = self.mapping.substitute(&o.result.instantiate(&vars), false);
+            result = Some(match result {
+                None => r,
+                Some(prev) if !matches!(prev, Type::Dyn) && !r.same(&prev) => Type::Dyn,
+                Some(prev) => prev,
+            });
         }
         match result {
             None => {
+                let types: Vec<Type<'a>> = types
+                    .iter()
+                    .map(|t| self.mapping.substitute(t, true))
+                    .collect();
                 let (target, args) = if member {
                     (types.first().map(|t| format!("{t}.")), &types[1..])
                 } else {
@@ -230,197 +261,208 @@ impl<'a> Checker<'a> {
                 };
                 let args: Vec<String> = args.iter().map(ToString::to_string).collect();
                 let signature = format!("{}({})", target.unwrap_or_default(), args.join(", "));
+                let name = match name {
+                    INSERT | MERGE => "cel.@mapInsert",
+                    n => n,
+                };
                 self.issue(
                     id,
                     format!("found no matching overload for '{name}' applied to '{signature}'"),
                 );
                 Type::Error
             }
-            Some(_) if differ && types.iter().any(Type::has_unknown) => Type::Unknown,
-            Some(_) if differ => Type::Dyn,
+            // Where a type is not inferred, fewer overloads may match in cel-go.
+            Some(Type::Dyn) if types.iter().any(Type::has_unknown) => Type::Unknown,
             Some(r) => r,
         }
     }
 
+    /// `@kasKeys(target)`, the range of a two-variable comprehension: the indices of a
+    /// list, the keys of a map.
+    fn keys(&mut self, target: Option<&Type<'a>>) -> Type<'a> {
+        let target = target.map_or(Type::Unknown, |t| self.mapping.substitute(t, false));
+        Type::list(match target {
+            Type::List(_) => Type::Int,
+            Type::Map(k, _) => *k,
+            Type::Unknown => Type::Unknown,
+            Type::Var(_) => {
+                self.mapping.is_assignable(&Type::Dyn, &target);
+                Type::Dyn
+            }
+            t if t.is_dyn_like() => Type::Dyn,
+            t => {
+                if let Some(&id) = self.targets.last() {
+                    self.issue(id, not_a_range(&t));
+                }
+                // The value variable is taken off the target: no more issues about it.
+                if let Some(entry) = self.scope.iter_mut().rev().find(|(n, _)| n == TARGET) {
+                    entry.1 = Type::Error;
+                }
+                Type::Error
+            }
+        })
+    }
+
     fn comprehension(&mut self, c: &ComprehensionExpr) -> Type<'a> {
-        let range = self.check(&c.iter_range);
-        let accu = self.check(&c.accu_init);
+        let range = self.visit(&c.iter_range);
+        let accu = self.visit(&c.accu_init);
+        let range = self.mapping.substitute(&range, false);
         let (var, var2) = match (&range, c.iter_var2.is_some()) {
             (Type::List(e), false) => ((**e).clone(), None),
             (Type::List(e), true) => (Type::Int, Some((**e).clone())),
             (Type::Map(k, v), two) => ((**k).clone(), two.then(|| (**v).clone())),
-            (Type::Unknown | Type::Free, two) => (Type::Unknown, two.then_some(Type::Unknown)),
-            (t, two) if t.is_dyn_like() => (Type::Dyn, two.then_some(Type::Dyn)),
+            (Type::Unknown, two) => (Type::Unknown, two.then_some(Type::Unknown)),
+            (t, two) if t.is_dyn_like() || matches!(t, Type::Var(_)) => {
+                self.mapping.is_assignable(&Type::Dyn, t);
+                (Type::Dyn, two.then_some(Type::Dyn))
+            }
             (t, two) => {
-                let message = format!(
-                    "expression of type '{t}' cannot be range of a comprehension (must be list, map, or dynamic)"
-                );
-                self.issue(c.iter_range.id, message);
+                self.issue(c.iter_range.id, not_a_range(t));
                 (Type::Error, two.then_some(Type::Error))
             }
         };
         let depth = self.scope.len();
+        let target = c.accu_var == TARGET;
+        if target {
+            self.targets.push(c.accu_init.id);
+        }
         self.scope.push((c.accu_var.clone(), accu.clone()));
         self.scope.push((c.iter_var.clone(), var));
         if let (Some(v2), Some(t2)) = (&c.iter_var2, var2) {
             self.scope.push((v2.clone(), t2));
         }
-        let cond = self.check(&c.loop_cond);
+        let cond = self.visit(&c.loop_cond);
         self.assert_type(&c.loop_cond, &Type::Bool, &cond);
-        let step = self.check(&c.loop_step);
+        let step = self.visit(&c.loop_step);
         self.assert_type(&c.loop_step, &accu, &step);
         self.scope.truncate(depth + 1);
-        // The step binds the free variables of the accumulator (`[]` of `map()`).
-        if accu.has_unknown() && assignable(&accu, &step, &mut []) {
-            self.scope[depth].1 = most_general(accu, &step);
-        }
-        let result = self.check(&c.result);
+        let result = self.visit(&c.result);
         self.scope.truncate(depth);
-        result
+        if target {
+            self.targets.pop();
+        }
+        self.mapping.substitute(&result, false)
     }
 
     fn assert_type(&mut self, e: &IdedExpr, want: &Type<'a>, found: &Type<'a>) {
-        if !assignable(want, found, &mut []) {
+        if !self.mapping.is_assignable(want, found) {
             let message = format!("expected type '{want}' but found '{found}'");
             self.issue(located(e), message);
         }
     }
 
+    /// cel-go's `joinTypes` for the elements of a literal (mixed types join as `dyn`).
+    fn join(&mut self, prev: Option<Type<'a>>, t: Type<'a>) -> Type<'a> {
+        match prev {
+            None => t,
+            Some(p) if self.mapping.is_assignable(&p, &t) => most_general(&p, &t),
+            Some(_) => Type::Dyn,
+        }
+    }
+
     fn list(&mut self, l: &ListExpr) -> Type<'a> {
         let mut elem: Option<Type<'a>> = None;
-        let mut first: Option<Type<'a>> = None;
-        let mut mismatch = None;
+        let mut literal = Literal {
+            elems: Vec::with_capacity(l.elements.len()),
+            map: false,
+        };
         for (i, e) in l.elements.iter().enumerate() {
-            let mut t = self.check(e);
+            let mut t = self.visit(e);
             if l.optional_indices.contains(&i) {
                 t = self.unwrap_optional_entry(e.id, t);
             }
-            match &first {
-                None => first = Some(t.clone()),
-                Some(f) if mismatch.is_none() && differs(f, &t) => {
-                    mismatch = Some(literal_mismatch(e.id, f, &t));
-                }
-                Some(_) => {}
-            }
-            elem = Some(join(elem, t));
+            literal.elems.push((e.id, t.clone()));
+            elem = Some(self.join(elem, t));
         }
         if self.in_format == 0 {
-            self.validator_issues.extend(mismatch);
+            self.literals.push(literal);
         }
-        Type::list(elem.unwrap_or(Type::Free))
+        let elem = elem.unwrap_or_else(|| self.mapping.new_var());
+        Type::list(elem)
     }
 
     fn map(&mut self, m: &MapExpr) -> Type<'a> {
         let (mut key, mut value): (Option<Type<'a>>, Option<Type<'a>>) = (None, None);
-        let mut first: Option<(Type<'a>, Type<'a>)> = None;
-        let mut mismatches = Vec::new();
+        let mut literal = Literal {
+            elems: Vec::with_capacity(m.entries.len() * 2),
+            map: true,
+        };
         for entry in &m.entries {
             let EntryExpr::MapEntry(me) = &entry.expr else {
                 continue;
             };
-            let k = self.check(&me.key);
-            let mut v = self.check(&me.value);
+            let k = self.visit(&me.key);
+            key = Some(self.join(key, k.clone()));
+            let mut v = self.visit(&me.value);
             if me.optional {
                 v = self.unwrap_optional_entry(me.value.id, v);
             }
-            match &first {
-                None => first = Some((k.clone(), v.clone())),
-                Some((fk, fv)) => {
-                    if differs(fk, &k) {
-                        mismatches.push(literal_mismatch(me.key.id, fk, &k));
-                    }
-                    if differs(fv, &v) {
-                        mismatches.push(literal_mismatch(me.value.id, fv, &v));
-                    }
-                }
-            }
-            key = Some(join(key, k));
-            value = Some(join(value, v));
+            literal.elems.push((me.key.id, k));
+            literal.elems.push((me.value.id, v.clone()));
+            value = Some(self.join(value, v));
         }
         if self.in_format == 0 {
-            self.validator_issues.extend(mismatches);
+            self.literals.push(literal);
         }
-        Type::map(key.unwrap_or(Type::Free), value.unwrap_or(Type::Free))
+        match (key, value) {
+            (Some(k), Some(v)) => Type::map(k, v),
+            _ => {
+                let k = self.mapping.new_var();
+                Type::map(k, self.mapping.new_var())
+            }
+        }
     }
 
     /// An optional element `?x` of a list or map literal: `x` must be an optional.
     fn unwrap_optional_entry(&mut self, id: u64, t: Type<'a>) -> Type<'a> {
         match t.unwrap_optional() {
             (inner, true) => inner.clone(),
-            (_, false) if t.is_dyn_like() => t,
+            (_, false) if matches!(t, Type::Dyn | Type::Unknown) => t,
             (_, false) => {
-                let message = format!(
-                    "expected type '{}' but found '{t}'",
-                    Type::optional(t.clone())
-                );
-                self.issue(id, message);
+                let optional = Type::optional(t.clone());
+                self.issue(id, format!("expected type '{optional}' but found '{t}'"));
                 t
+            }
+        }
+    }
+
+    /// cel-go's homogeneous aggregate literals validator, on the final types: the first
+    /// element of each list literal whose type differs from the first element's, and each
+    /// key and value of a map literal that differs from the first entry's.
+    pub(super) fn validate_literals(&mut self) {
+        for literal in std::mem::take(&mut self.literals) {
+            let types: Vec<(u64, Type<'a>)> = literal
+                .elems
+                .into_iter()
+                .map(|(id, t)| (id, self.mapping.substitute(&t, true)))
+                .collect();
+            let stride = if literal.map { 2 } else { 1 };
+            for lane in 0..stride {
+                let mut lane_types = types.iter().skip(lane).step_by(stride);
+                let Some((_, first)) = lane_types.next() else {
+                    continue;
+                };
+                for (id, t) in lane_types {
+                    if first.has_unknown() || t.has_unknown() || first.same(t) {
+                        continue;
+                    }
+                    self.validator_issues.push(super::super::Issue {
+                        id: *id,
+                        message: format!("expected type '{first}' but found '{t}'"),
+                    });
+                    if !literal.map {
+                        break;
+                    }
+                }
             }
         }
     }
 }
 
-/// The result of overload `o` for the argument types, if they are assignable to its own.
-fn matches<'a>(o: &Overload, types: &[Type<'a>]) -> Option<Type<'a>> {
-    if o.args.len() != types.len() {
-        return None;
-    }
-    let mut binds: Vec<Option<Type<'a>>> = vec![None; o.params];
-    for (decl, actual) in o.args.iter().zip(types) {
-        if !assignable(decl, actual, &mut binds) {
-            return None;
-        }
-    }
-    Some(o.result.substitute(&binds))
-}
-
-/// cel-go's `joinTypes` for the elements of a literal (mixed types join as `dyn`).
-fn join<'a>(prev: Option<Type<'a>>, t: Type<'a>) -> Type<'a> {
-    match prev {
-        None => t,
-        Some(p) if assignable(&p, &t, &mut []) => most_general(p, &t),
-        Some(_) => Type::Dyn,
-    }
-}
-
-/// Whether two element types of a literal certainly differ (the homogeneous aggregate
-/// literal validator's `IsEquivalentType`), which is unknown for types not inferred.
-fn differs(a: &Type<'_>, b: &Type<'_>) -> bool {
-    !a.has_unknown() && !b.has_unknown() && !a.same(b)
-}
-
-fn literal_mismatch(id: u64, want: &Type<'_>, found: &Type<'_>) -> super::super::Issue {
-    super::super::Issue {
-        id,
-        message: format!("expected type '{want}' but found '{found}'"),
-    }
-}
-
-/// The element type of `@kasKeys(target)`: the indices of a list, the keys of a map.
-fn keys_type<'a>(target: Option<&Type<'a>>) -> Type<'a> {
-    Type::list(match target {
-        Some(Type::List(_)) => Type::Int,
-        Some(Type::Map(k, _)) => (**k).clone(),
-        Some(Type::Dyn | Type::Error) => Type::Dyn,
-        _ => Type::Unknown,
-    })
-}
-
-/// The type of `@kasMapInsert(map, key, value)` and `@kasMapMerge(map, entry)`: the map's,
-/// bound by what is added.
-fn map_insert(types: Vec<Type<'_>>) -> Type<'_> {
-    let mut types = types.into_iter();
-    let map = types.next().unwrap_or(Type::Unknown);
-    let added = match (types.next(), types.next()) {
-        (Some(k), Some(v)) => Type::map(k, v),
-        (Some(entry @ Type::Map(..)), None) => entry,
-        _ => return Type::map(Type::Unknown, Type::Unknown),
-    };
-    if assignable(&map, &added, &mut []) {
-        most_general(map, &added)
-    } else {
-        Type::map(Type::Dyn, Type::Dyn)
-    }
+fn not_a_range(t: &Type<'_>) -> String {
+    format!(
+        "expression of type '{t}' cannot be range of a comprehension (must be list, map, or dynamic)"
+    )
 }
 
 /// Where cel-go reports an issue about `e`: for a binding that a macro expansion put

@@ -8,10 +8,8 @@
 //! off the checked reference map), and cel-go's AST validators that upstream enables
 //! (`literals.rs`, and the homogeneous aggregate literals check over inferred types).
 //!
-//! cel-go's free type variables (empty literals, `optional.none()`, the accumulators of
-//! `map()` and `filter()`) are bound where they are used, not once for the whole
-//! expression; where that leaves a type unknown, the type accepts everything, so that a
-//! valid rule is never refused.
+//! Types this checker does not infer are [`Type::Unknown`], which accepts everything, so
+//! that a valid rule is never refused.
 
 mod decls;
 mod infer;
@@ -24,6 +22,7 @@ use cel::common::ast::{IdedExpr, SourceInfo};
 
 use super::Issue;
 use super::node::Node;
+use types::Mapping;
 pub(crate) use types::Type;
 
 pub(crate) struct Checker<'a> {
@@ -43,6 +42,12 @@ pub(crate) struct Checker<'a> {
     in_format: usize,
     /// The type inferred for each expression, by id.
     types: HashMap<u64, Type<'a>>,
+    /// The bindings of type variables.
+    mapping: Mapping<'a>,
+    /// The targets of the enclosing two-variable comprehensions (expression ids).
+    targets: Vec<u64>,
+    /// The list and map literals, for the homogeneous literals validator.
+    literals: Vec<infer::Literal<'a>>,
 }
 
 impl<'a> Checker<'a> {
@@ -64,14 +69,21 @@ impl<'a> Checker<'a> {
             scope: Vec::new(),
             in_format: 0,
             types: HashMap::new(),
+            mapping: Mapping::default(),
+            targets: Vec::new(),
+            literals: Vec::new(),
         }
     }
 
-    /// Checks `e`, returning its type (upstream's `OutputType` for the root).
+    /// Checks the expression `e`, returning its type (upstream's `OutputType`), with the
+    /// type variables left unbound as `dyn`, as cel-go's `Check` ends.
     pub fn check(&mut self, e: &IdedExpr) -> Type<'a> {
-        let t = self.infer(e);
-        self.types.insert(e.id, t.clone());
-        t
+        let t = self.visit(e);
+        for t in self.types.values_mut() {
+            *t = self.mapping.substitute(t, true);
+        }
+        self.validate_literals();
+        self.mapping.substitute(&t, true)
     }
 
     /// The type inferred for the expression with id `id`.
@@ -88,12 +100,12 @@ impl<'a> Checker<'a> {
 /// Whether an expression of type `t` may be a rule: upstream requires the checked output
 /// type to be `bool`; a type not inferred gets the benefit of the doubt.
 pub(crate) fn may_be_bool(t: &Type<'_>) -> bool {
-    matches!(t, Type::Bool | Type::Unknown | Type::Free)
+    matches!(t, Type::Bool | Type::Unknown)
 }
 
 /// Whether an expression of type `t` may be a messageExpression (output type `string`).
 pub(crate) fn may_be_string(t: &Type<'_>) -> bool {
-    matches!(t, Type::String | Type::Unknown | Type::Free)
+    matches!(t, Type::String | Type::Unknown)
 }
 
 /// cel-go's rendering of issues, sorted by position as cel-go sorts them:
