@@ -425,6 +425,22 @@ fn other_type_errors() {
             "found no matching overload for '_==_' applied to '(int, string)'\n | self.lo.map(o, o.v).exists(v, v == 'a')\n | ................................^",
         ),
         (
+            "self.l.map(x, x, x).size() > 0",
+            "ERROR: <input>:1:11: found no matching overload for '_?_:_' applied to '(string, list(string), list(string))'\n | self.l.map(x, x, x).size() > 0\n | ..........^",
+        ),
+        (
+            "self.l.filter(x, 1).size() > 0",
+            "ERROR: <input>:1:14: found no matching overload for '_?_:_' applied to '(int, list(string), list(string))'\n | self.l.filter(x, 1).size() > 0\n | .............^",
+        ),
+        (
+            "self.i.all(k, v, true)",
+            "ERROR: <input>:1:5: expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic)\n | self.i.all(k, v, true)\n | ....^",
+        ),
+        (
+            "self.m.transformMapEntry(k, v, v) == {}",
+            "ERROR: <input>:1:25: found no matching overload for 'cel.@mapInsert' applied to '(map(dyn, dyn), string)'\n | self.m.transformMapEntry(k, v, v) == {}\n | ........................^",
+        ),
+        (
             "{'a': 1, 'b': 'c'}.size() == 2",
             "ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'c'}.size() == 2\n | ..............^",
         ),
@@ -452,6 +468,9 @@ fn rules_must_evaluate_to_a_bool() {
         "dyn(true)",
         "self.b ? 1 : 2",
         "self.l.map(x, x)",
+        "[][0]",
+        "self.ios[0]",
+        "self.li.map(x, dyn(x))[0]",
     ] {
         assert_error(rule, ": cel expression must evaluate to a bool");
     }
@@ -595,5 +614,56 @@ fn inferred_types() {
     assert!(
         object.starts_with("selfType") && object.ends_with(".o.o"),
         "{object}"
+    );
+}
+
+/// Compile errors of upstream's `validation_test.go` (the error maps of its cases).
+#[test]
+fn upstream_compile_errors() {
+    for (rule, want) in [
+        (
+            "[1, 'a', false].filter(x, string(x) == 'a')",
+            "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n | [1, 'a', false].filter(x, string(x) == 'a')\n | ....^",
+        ),
+        (
+            "{'k1': 'a', 'k2': 1, 'k2': false}.size() == 3",
+            "compilation failed: ERROR: <input>:1:19: expected type 'string' but found 'int'\n | {'k1': 'a', 'k2': 1, 'k2': false}.size() == 3\n | ..................^\nERROR: <input>:1:28: expected type 'string' but found 'bool'\n | {'k1': 'a', 'k2': 1, 'k2': false}.size() == 3\n | ...........................^",
+        ),
+        (
+            "self.lo[0] == {'k': 'a', 'v': '1'}",
+            "found no matching overload for '_==_' applied to '(object, map(string, string))'\n | self.lo[0] == {'k': 'a', 'v': '1'}\n | ...........^",
+        ),
+        (
+            "self.o['i'] == 1",
+            "found no matching overload for '_[_]' applied to '(selfType",
+        ),
+        (
+            "['a', 'b'].sum() == 'c'",
+            "found no matching overload for 'sum' applied to 'list(string).()'\n | ['a', 'b'].sum() == 'c'\n | ..............^",
+        ),
+        (
+            "[[1], [2]].min() == [1]",
+            "found no matching overload for 'min' applied to 'list(list(int)).()'\n | [[1], [2]].min() == [1]\n | ..............^",
+        ),
+        (
+            "[{'a': 1}, {'b': 2}].max() == {'b': 2}",
+            "found no matching overload for 'max' applied to 'list(map(string, int)).()'\n | [{'a': 1}, {'b': 2}].max() == {'b': 2}\n | ........................^",
+        ),
+        (
+            "authorizer.path('/healthz').check('get').allowed()",
+            "ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')\n | authorizer.path('/healthz').check('get').allowed()\n | ^",
+        ),
+    ] {
+        let errs = compile(rule);
+        let found = errs.len() == 1
+            && (errs[0].ends_with(want) || (want.ends_with("(selfType") && errs[0].contains(want)));
+        assert!(found, "{rule}: {errs:#?}\nwant: {want}");
+    }
+    let errs = compile("string(type(self.lo[0])).endsWith('.lo.@idx')");
+    assert!(
+        errs.len() == 1
+            && errs[0]
+                .contains("found no matching overload for 'string' applied to '(type(object))'"),
+        "{errs:#?}"
     );
 }
