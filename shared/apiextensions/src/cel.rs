@@ -11,10 +11,9 @@
 //! estimator: `check/`, `literals.rs` and `cost.rs` add what CRD validation needs, and
 //! `depth.rs` keeps cel-go's recursion limit (cel-rust recurses on the thread's stack).
 //!
-//! Not covered: cel-go's type variables (where cel-go binds one, as the accumulator of
-//! `map()`, `filter()` and the transforms, or `optional.none()`, the checker leaves the
-//! type unknown and accepts it: type errors downstream of those surface when the rule
-//! runs); exact runtime costs (the per-call limit
+//! Not covered: the type checker's rare unknowns (`google.protobuf.*` names other than
+//! `Duration` and `Timestamp`, and message literals of them, are accepted untyped), and
+//! cel-go's cap of 100 reported issues; exact runtime costs (the per-call limit
 //! and per-request budget are enforced on the cost model with the data's sizes, which
 //! counts every loop iteration); order-insensitive equality and keyed concatenation of
 //! map and set lists; typed zero of `sum()` on an empty list (always int 0); `string()` of a timestamp
