@@ -17,7 +17,8 @@
 //! and per-request budget are enforced on the cost model with the data's sizes, which
 //! counts every loop iteration); order-insensitive equality and keyed concatenation of
 //! map and set lists; typed zero of `sum()` on an empty list (always int 0); `string()` of a timestamp
-//! keeps no offset; the authz and semver libraries.
+//! keeps no offset; the authz library (its functions are declared to the checker, but CRD
+//! rules have no authorizer to call them on).
 
 mod check;
 mod compile;

@@ -236,12 +236,22 @@ impl<'a> Checker<'a> {
         };
         let mut result: Option<Type<'a>> = None;
         for o in overloads.iter().filter(|o| o.member == member) {
-            let vars: Vec<Type<'a>> = (0..o.params).map(|_| self.mapping.new_var()).collect();
-            let args: Vec<Type<'a>> = o.args.iter().map(|a| a.instantiate(&vars)).collect();
-            if !self.mapping.is_assignable_list(&types, &args) {
+            if o.args.len() != types.len() {
                 continue;
             }
-            let r = self.mapping.substitute(&o.result.instantiate(&vars), false);
+            let r = if o.params == 0 {
+                if !self.mapping.is_assignable_list(&types, &o.args) {
+                    continue;
+                }
+                o.result.clone()
+            } else {
+                let vars: Vec<Type<'a>> = (0..o.params).map(|_| self.mapping.new_var()).collect();
+                let args: Vec<Type<'a>> = o.args.iter().map(|a| a.instantiate(&vars)).collect();
+                if !self.mapping.is_assignable_list(&types, &args) {
+                    continue;
+                }
+                self.mapping.substitute(&o.result.instantiate(&vars), false)
+            };
             result = Some(match result {
                 None => r,
                 Some(prev) if !matches!(prev, Type::Dyn) && !r.same(&prev) => Type::Dyn,
