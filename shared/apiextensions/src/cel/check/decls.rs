@@ -370,7 +370,7 @@ fn parse_type(s: &str) -> Option<Type<'static>> {
 }
 
 /// The struct types of the Kubernetes libraries.
-const STRUCTS: &[&str] = &[
+pub(crate) const STRUCTS: &[&str] = &[
     "kubernetes.URL",
     "kubernetes.Quantity",
     "kubernetes.Semver",

@@ -8,7 +8,7 @@ use cel::common::ast::{
 
 use super::super::literals;
 use super::Checker;
-use super::decls::FUNCTIONS;
+use super::decls::{FUNCTIONS, STRUCTS};
 use super::schema::field_type;
 use super::types::{Type, most_general};
 
@@ -498,20 +498,23 @@ fn qualified_name(e: &IdedExpr) -> Option<String> {
     }
 }
 
-/// The type names of the well-known protobuf types, which upstream's rules compare
-/// `type()` against.
+/// Type names written qualified: the well-known protobuf types upstream's rules compare
+/// `type()` against, and the types of the Kubernetes libraries.
 fn qualified_type<'a>(e: &IdedExpr) -> Option<Type<'a>> {
     let Expr::Select(s) = &e.expr else {
         return None;
     };
-    if !matches!(&s.operand.expr, Expr::Select(_)) {
+    if s.test || !matches!(&s.operand.expr, Expr::Select(_) | Expr::Ident(_)) {
         return None;
     }
     let name = qualified_name(e)?;
-    let t = match name.strip_prefix("google.protobuf.")? {
-        "Duration" => Type::Duration,
-        "Timestamp" => Type::Timestamp,
-        _ => Type::Unknown,
+    let t = match name.as_str() {
+        "google.protobuf.Duration" => Type::Duration,
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        n if n.starts_with("google.protobuf.") => Type::Unknown,
+        "net.IP" => Type::Opaque("net.IP", Box::new([])),
+        "net.CIDR" => Type::Opaque("net.CIDR", Box::new([])),
+        n => Type::Struct(STRUCTS.iter().find(|s| **s == n)?),
     };
     Some(Type::Kind(Box::new(t)))
 }
