@@ -343,6 +343,14 @@ fn no_matching_overload() {
             "self.li.join(',') == ''",
             "found no matching overload for 'join' applied to 'list(int).(string)'\n | self.li.join(',') == ''\n | ............^",
         ),
+        (
+            "isIP(cidr('192.168.0.0/24'))",
+            "ERROR: <input>:1:5: found no matching overload for 'isIP' applied to '(net.CIDR)'\n | isIP(cidr('192.168.0.0/24'))\n | ....^",
+        ),
+        (
+            "isQuantity([1, 2, 3])",
+            "ERROR: <input>:1:11: found no matching overload for 'isQuantity' applied to '(list(int))'\n | isQuantity([1, 2, 3])\n | ..........^",
+        ),
     ] {
         assert_error(rule, want);
     }
