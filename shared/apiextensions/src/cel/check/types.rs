@@ -278,7 +278,7 @@ impl<'a> Mapping<'a> {
 
     fn substitute_depth(&self, t: &Type<'a>, to_dyn: bool, depth: usize) -> Type<'a> {
         // Bindings never form cycles (`notReferencedIn`); the depth only bounds the work.
-        if depth > 64 {
+        if depth > 512 {
             return Type::Unknown;
         }
         let sub = |t: &Type<'a>| self.substitute_depth(t, to_dyn, depth + 1);

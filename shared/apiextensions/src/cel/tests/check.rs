@@ -678,3 +678,22 @@ fn upstream_compile_errors() {
         "{errs:#?}"
     );
 }
+
+/// Deep expressions check, and keep their types.
+#[test]
+fn deep_expressions() {
+    // cel-rust's parser takes far more stack per nested list literal than per operator.
+    let nested = "[".repeat(10) + "1" + &"]".repeat(10);
+    assert!(compile(&format!("{nested} == {nested}")).is_empty());
+    let errs = compile(&format!("{nested} == 1"));
+    let list10 = "list(".repeat(10) + "int" + &")".repeat(10);
+    assert!(
+        errs.len() == 1
+            && errs[0].contains(&format!(
+                "found no matching overload for '_==_' applied to '({list10}, int)'"
+            )),
+        "{errs:?}"
+    );
+    let sum = vec!["self.i"; 240].join(" + ");
+    assert!(compile(&format!("{sum} > 0")).is_empty());
+}
