@@ -265,7 +265,8 @@ impl<'a> Checker<'a> {
                     .map(|t| self.mapping.substitute(t, true))
                     .collect();
                 let (target, args) = if member {
-                    (types.first().map(|t| format!("{t}.")), &types[1..])
+                    let args = types.get(1..).unwrap_or_default();
+                    (types.first().map(|t| format!("{t}.")), args)
                 } else {
                     (None, &types[..])
                 };
@@ -282,7 +283,13 @@ impl<'a> Checker<'a> {
                 Type::Error
             }
             // Where a type is not inferred, fewer overloads may match in cel-go.
-            Some(Type::Dyn) if types.iter().any(Type::has_unknown) => Type::Unknown,
+            Some(Type::Dyn)
+                if types
+                    .iter()
+                    .any(|t| self.mapping.substitute(t, false).has_unknown()) =>
+            {
+                Type::Unknown
+            }
             Some(r) => r,
         }
     }
