@@ -8,18 +8,20 @@
 //! overloads and opaque types). Rejected: `cel-interpreter` (its unmaintained
 //! predecessor), `cel-cxx` (cel-cpp over FFI, needs a C++/Bazel build), ledger forks such
 //! as `cala-cel-interpreter` (minimal). No Rust CEL has cel-go's type checker or cost
-//! estimator: `check.rs`, `literals.rs` and `cost.rs` add what CRD validation needs, and
+//! estimator: `check/`, `literals.rs` and `cost.rs` add what CRD validation needs, and
 //! `depth.rs` keeps cel-go's recursion limit (cel-rust recurses on the thread's stack).
 //!
-//! Not covered: cel-go's full type checking (only undeclared references, undefined
-//! fields, scalar comparison mismatches and literal validators are found at compile time;
-//! other type errors surface when a rule runs); exact runtime costs (the per-call limit
+//! Not covered: the type checker's rare unknowns (`google.protobuf.*` names other than
+//! `Duration` and `Timestamp`, and message literals of them, are accepted untyped), and
+//! cel-go's cap of 100 reported issues; exact runtime costs (the per-call limit
 //! and per-request budget are enforced on the cost model with the data's sizes, which
-//! counts every loop iteration); the typed zero of `sum()` on an empty list a rule computes
-//! (int 0; lists as decoded have theirs, `value/typed_empty.rs`); `string()` of a
-//! timestamp keeps no offset (cel-rust's standard `string` overload formats in UTC, and
-//! an environment cannot replace a standard overload); the Go-panic corners of set and
-//! map lists (`value/set_list.rs`, `value/map_list.rs`); the authz and semver libraries.
+//! counts every loop iteration, where cel-go's tracker stops at a loop's short circuit);
+//! the typed zero of `sum()` on an empty list a rule computes (int 0; lists as decoded
+//! have theirs, `value/typed_empty.rs`); `string()` of a timestamp keeps no offset
+//! (cel-rust's standard `string` overload formats in UTC, and an environment cannot
+//! replace a standard overload); the Go-panic corners of set and map lists
+//! (`value/set_list.rs`, `value/map_list.rs`); the authz library (its functions are
+//! declared to the checker, but CRD rules have no authorizer to call them on).
 
 mod check;
 mod compile;

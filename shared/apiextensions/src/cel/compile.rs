@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cel::{Env, Program};
 use serde_json::Value as Json;
 
-use super::check::{self, Checker};
+use super::check::{self, Checker, Type};
 use super::cost;
 use super::depth;
 use super::field_path::valid_field_path;
@@ -81,14 +81,14 @@ fn compile_rule(scope: &Scope<'_>, rule: ValidationRule) -> CompiledRule {
         return out;
     }
     let optional = out.rule.optional_old_self == Some(true);
-    let (program, uses_old_self) = match compile_expr(scope, &out.rule.rule, optional) {
+    let (program, uses_old_self, output) = match compile_expr(scope, &out.rule.rule, optional) {
         Ok(p) => p,
         Err(issues) => {
             out.error = Some(format!("compilation failed: {issues}"));
             return out;
         }
     };
-    if check::certainly_not_bool(program.expression()) {
+    if !check::may_be_bool(&output) {
         out.error = Some("cel expression must evaluate to a bool".to_owned());
         return out;
     }
@@ -103,12 +103,12 @@ fn compile_rule(scope: &Scope<'_>, rule: ValidationRule) -> CompiledRule {
                     Some(format!("messageExpression compilation failed: {issues}"));
                 return out;
             }
-            Ok((p, _)) if check::certainly_not_string(p.expression()) => {
+            Ok((_, _, output)) if !check::may_be_string(&output) => {
                 out.message_expression_error =
                     Some("messageExpression must evaluate to a string".to_owned());
                 return out;
             }
-            Ok((p, _)) => {
+            Ok((p, _, _)) => {
                 out.message_expression_max_cost = cost::estimate(p.expression(), schema);
                 out.message_expression = Some(p);
             }
@@ -122,12 +122,13 @@ fn compile_rule(scope: &Scope<'_>, rule: ValidationRule) -> CompiledRule {
     out
 }
 
-/// Parses and checks one expression; the error is cel-go's rendering of the issues.
-fn compile_expr(
-    scope: &Scope<'_>,
+/// Parses and checks one expression: the program, whether it uses `oldSelf`, and its
+/// type; the error is cel-go's rendering of the issues.
+fn compile_expr<'a>(
+    scope: &Scope<'a>,
     source: &str,
     optional_old_self: bool,
-) -> Result<(Program, bool), String> {
+) -> Result<(Program, bool, Type<'a>), String> {
     if depth::estimate(source) > depth::MAX_RECURSION_DEPTH {
         return Err("ERROR: <input>:-1:0: max recursion depth exceeded".to_owned());
     }
@@ -136,11 +137,11 @@ fn compile_expr(
         .compile(source)
         .map_err(|e| e.to_string().replace("\n| ", "\n | "))?;
     let mut checker = Checker::new(scope.schema, scope.is_resource_root, optional_old_self);
-    checker.walk(program.expression());
+    let output = checker.check(program.expression());
     for issues in [&checker.issues, &checker.validator_issues] {
         if !issues.is_empty() {
             return Err(check::render(issues, program.source_info(), source));
         }
     }
-    Ok((program, checker.uses_old_self))
+    Ok((program, checker.uses_old_self, output))
 }

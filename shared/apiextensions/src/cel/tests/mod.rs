@@ -2,6 +2,7 @@
 //! `compilation_test.go`, and CRD validation's CEL cases).
 
 mod access;
+mod check;
 mod compile;
 mod e2e;
 mod library;

@@ -238,7 +238,6 @@ fn escaped_property_names() {
             "self.__namespace__ == 'ns'",
             "self.a__dot__b == 1",
             "self.x__underscores__y == 2",
-            "!('1x' in self)",
         ],
         &[],
     );
