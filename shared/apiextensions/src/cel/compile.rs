@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cel::{Env, Program};
+use cel::Env;
 use serde_json::Value as Json;
 
 use super::check::{self, Checker, Type};
@@ -11,6 +11,7 @@ use super::cost;
 use super::depth;
 use super::field_path::valid_field_path;
 use super::node::Node;
+use super::program::Program;
 use super::rule::ValidationRule;
 
 /// Upstream `CompilationResult`.
@@ -129,12 +130,11 @@ fn compile_expr<'a>(
     source: &str,
     optional_old_self: bool,
 ) -> Result<(Program, bool, Type<'a>), String> {
-    if depth::estimate(source) > depth::MAX_RECURSION_DEPTH {
+    let depth = depth::estimate(source);
+    if depth > depth::MAX_RECURSION_DEPTH {
         return Err("ERROR: <input>:-1:0: max recursion depth exceeded".to_owned());
     }
-    let program = scope
-        .env
-        .compile(source)
+    let program = Program::parse(scope.env, source, depth)
         .map_err(|e| e.to_string().replace("\n| ", "\n | "))?;
     let mut checker = Checker::new(scope.schema, scope.is_resource_root, optional_old_self);
     let output = checker.check(program.expression());

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use cel::common::types::CelOptional;
 use cel::common::value::Val;
-use cel::{Context, Env, ExecutionError, Program, Value};
+use cel::{Context, Env, ExecutionError, Value};
+
+use super::program::Program;
 use kas_apimachinery::validation::field::{self, Path};
 use serde_json::Value as Json;
 

@@ -338,3 +338,30 @@ fn unchanged_schemas_skip_per_expression_cost() {
             .any(|e| e.to_string().contains("estimated rule cost exceeds"))
     );
 }
+
+/// The deepest rules of each nesting kind the depth estimate lets through (lists, maps,
+/// parentheses, calls, ternaries), compiled and evaluated: none may overflow the stack.
+#[test]
+fn deepest_nestings_compile_and_run_without_overflow() {
+    let props = json!({ "val1": { "type": "boolean" } });
+    let nest = |open: &str, inner: &str, close: &str, n: usize| {
+        format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+    };
+    let n = crate::cel::depth::MAX_RECURSION_DEPTH - 12;
+    let rules = [
+        format!("size({}) == 1", nest("[", "1", "]", n)),
+        format!("size({}) == 1", nest("{'a': ", "1", "}", n)),
+        nest("(", "self.val1", ")", n),
+        nest("!", "!self.val1", "", n - n % 2),
+        format!("{} == 1", nest("int(", "1", ")", n)),
+        nest("true ? (", "self.val1", ") : false", n / 2),
+    ];
+    for rule in &rules {
+        assert!(crate::cel::depth::estimate(rule) <= crate::cel::depth::MAX_RECURSION_DEPTH);
+        let schema = spec_with(json!({ "rule": rule }), props.clone());
+        let errs = compile(schema.clone());
+        assert!(errs.is_empty(), "{}: {errs:?}", &rule[..40]);
+        let validator = crate::cel::Validator::new(&schema);
+        let _ = validator.validate(&Path::nil(), &json!({ "spec": { "val1": true } }), None);
+    }
+}
