@@ -136,6 +136,8 @@ const PER_LEVEL_KIB: usize = if cfg!(debug_assertions) { 256 } else { 64 };
 /// Runs `f` (parsing or evaluating an expression of estimated `depth`) with stack to
 /// spare: on the current stack when enough is left, else on a fresh one.
 pub(crate) fn with_stack<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    // Deeper expressions are refused before they are parsed.
+    let depth = depth.min(MAX_RECURSION_DEPTH + 8);
     let need = (256 + PER_LEVEL_KIB * depth) * 1024;
     stacker::maybe_grow(need, need * 2, f)
 }
