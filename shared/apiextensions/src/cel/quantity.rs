@@ -43,7 +43,8 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     let member = |env: &mut Env, name: &str, args: Vec<Type>, f| {
         env.add_member_overload(name, &format!("quantity_{name}"), q(), args, f)
     };
-    member(env, "sign", vec![], sign)?;
+    // Upstream declares `sign` as a global function (`sign(quantity(...))`).
+    env.add_overload("sign", "quantity_sign", vec![q()], sign)?;
     member(env, "isInteger", vec![], is_integer)?;
     member(env, "asInteger", vec![], as_integer)?;
     member(env, "asApproximateFloat", vec![], as_float)?;

@@ -89,6 +89,7 @@ fn quantity_library() {
             "quantity('2').add(3).asInteger() == 5",
             "quantity('2').sub(quantity('500m')).asApproximateFloat() == 1.5",
             "!quantity('1.5').isInteger()",
+            "sign(quantity('-1')) == -1 && sign(quantity('0')) == 0 && sign(quantity(self.q)) == 1",
         ],
         &[(
             "quantity('1.5').asInteger() == 1",
