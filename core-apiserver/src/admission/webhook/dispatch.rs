@@ -194,7 +194,7 @@ impl Webhooks {
 
     /// The answer's JSONPatch applied to `object` (upstream decodes the result into the
     /// type again and defaults it: the resource's defaulting runs here).
-    fn apply_patch(
+    pub(super) fn apply_patch(
         &self,
         hook: &Hook,
         request: &Request<'_>,
