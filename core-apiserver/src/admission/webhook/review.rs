@@ -54,14 +54,16 @@ fn options(request: &Request<'_>) -> Value {
 /// webhooks before it).
 pub fn body(version: &str, uid: &str, request: &Request<'_>, object: Option<&Value>) -> Value {
     let d = request.descriptor;
-    let api_version = d.api_version();
     let (kind_group, kind_version, kind) = request.kind;
     let typed = |o: &Value| with_type(o, &api_version_of(kind_group, kind_version), kind);
     let (user, uid_of_user, groups, extra) = match request.user {
         Some(u) => (u.name.as_str(), u.uid.as_str(), u.groups.clone(), &u.extra),
         None => ("", "", Vec::new(), &Default::default()),
     };
-    let mut user_info = json!({"username": user});
+    let mut user_info = json!({});
+    if !user.is_empty() {
+        user_info["username"] = json!(user);
+    }
     if !uid_of_user.is_empty() {
         user_info["uid"] = json!(uid_of_user);
     }
@@ -94,12 +96,11 @@ pub fn body(version: &str, uid: &str, request: &Request<'_>, object: Option<&Val
     if !request.namespace.is_empty() {
         req["namespace"] = json!(request.namespace);
     }
-    if request.name.is_empty() {
-        if let Some(map) = req.as_object_mut() {
-            map.remove("name");
-        }
+    if request.name.is_empty()
+        && let Some(map) = req.as_object_mut()
+    {
+        map.remove("name");
     }
-    let _ = api_version;
     json!({
         "kind": "AdmissionReview",
         "apiVersion": format!("admission.k8s.io/{version}"),
@@ -123,6 +124,7 @@ pub struct Response {
     pub patch: Vec<u8>,
     /// `JSONPatch`, or empty without a patch.
     pub patch_type: String,
+    /// `response.status`: why the webhook refused.
     pub result: Option<Value>,
     pub warnings: Vec<String>,
 }
@@ -151,7 +153,8 @@ pub fn verify(
     let patch_type = response.get("patchType").filter(|p| !p.is_null());
     let mut verified = Response {
         allowed: response.get("allowed").and_then(Value::as_bool) == Some(true),
-        result: response.get("result").filter(|r| !r.is_null()).cloned(),
+        // Upstream's `Result` field, written `status`.
+        result: response.get("status").filter(|r| !r.is_null()).cloned(),
         warnings: response
             .get("warnings")
             .and_then(Value::as_array)

@@ -367,6 +367,14 @@ fn answers_are_verified_as_upstreams() {
     assert_eq!(ok.patch, b"[]");
     assert_eq!(ok.warnings, ["w1"]);
     // v1beta1: no uid or type check; a patch is a JSONPatch.
+    let refused = verify(
+        "v1",
+        "u",
+        false,
+        &v1(json!({"uid": "u", "allowed": false, "status": {"message": "no"}})),
+    )
+    .unwrap();
+    assert_eq!(refused.result, Some(json!({"message": "no"})));
     let beta = verify(
         "v1beta1",
         "u",
