@@ -13,6 +13,7 @@ use kas_apimachinery::golang::strconv::quote;
 use serde_json::Value;
 
 use super::errors::{CallError, dry_run_unsupported, to_status_err};
+use super::matchconditions::{Outcome, evaluate};
 use super::review::{self, with_type};
 use super::rules::{Target, hook_matches};
 use super::source::Hook;
@@ -75,9 +76,8 @@ impl Webhooks {
         }
     }
 
-    /// Upstream `ShouldCallHook` (without `matchConditions`): the rules, then the
-    /// namespace and object selectors, whose errors count only for a webhook whose rules
-    /// match.
+    /// Upstream `ShouldCallHook`: the rules, then the namespace and object selectors,
+    /// whose errors count only for a webhook whose rules match, then `matchConditions`.
     async fn should_call(
         &self,
         hook: &Hook,
@@ -114,7 +114,20 @@ impl Webhooks {
                 return Ok(false);
             }
         }
-        Ok(true)
+        if hook.match_conditions.is_empty() {
+            return Ok(true);
+        }
+        let variables = review::condition_request(request);
+        let conditions = &hook.match_conditions;
+        match evaluate(conditions, object, request.old_object, &variables) {
+            Outcome::Match => Ok(true),
+            Outcome::NoMatch(_) => Ok(false),
+            Outcome::Error(_) if hook.ignore_failures => Ok(false),
+            Outcome::Error(e) => {
+                let d = request.descriptor;
+                Err(Status::forbidden(d.group, d.plural, request.name, &e))
+            }
+        }
     }
 
     /// The mutating webhooks on `object` (`None` on a delete).

@@ -9,11 +9,11 @@
 //! update's runs inside the store's compare-and-swap loop and blocks its worker thread
 //! meanwhile) and on deletes (an `Admit` check, with the stored object as `oldObject`);
 //! validating webhooks on creates, updates and subresource writes (a `Validate` plugin)
-//! and on deletes. `matchConditions` (CEL) are not evaluated: a webhook that has them is
-//! called as if they matched.
+//! and on deletes. `matchConditions` are CEL (`matchconditions`).
 
 pub mod dispatch;
 pub mod errors;
+pub mod matchconditions;
 pub mod review;
 pub mod rules;
 pub mod source;

@@ -116,6 +116,22 @@ fn api_version_of(group: &str, version: &str) -> String {
     }
 }
 
+/// The AdmissionRequest `matchConditions` see as `request` (upstream
+/// `CreateAdmissionRequest`: no uid, objects or options; every string field present).
+pub fn condition_request(request: &Request<'_>) -> Value {
+    let mut review = body("v1", "", request, None);
+    let mut req = review["request"].take();
+    if let Some(map) = req.as_object_mut() {
+        for gone in ["uid", "object", "oldObject", "options"] {
+            map.remove(gone);
+        }
+        for present in ["name", "namespace", "subResource", "requestSubResource"] {
+            map.entry(present).or_insert_with(|| json!(""));
+        }
+    }
+    req
+}
+
 /// A webhook's verified answer (upstream `AdmissionResponse`).
 #[derive(Debug, Default, PartialEq)]
 pub struct Response {

@@ -50,8 +50,8 @@ pub struct Hook {
     pub admission_review_versions: Vec<String>,
     /// `reinvocationPolicy: IfNeeded` (mutating webhooks).
     pub reinvoke_if_needed: bool,
-    /// How many `matchConditions` it has (not evaluated here).
-    pub match_conditions: usize,
+    /// Its `matchConditions`, compiled.
+    pub match_conditions: Vec<super::matchconditions::Condition>,
     pub url: String,
     /// The client of its `clientConfig`, or why it could not be built.
     pub client: Result<kas_webhook::Client, String>,
@@ -131,7 +131,6 @@ pub fn hooks_of(configuration: &Value) -> Vec<Arc<Hook>> {
                 .and_then(Value::as_u64)
                 .unwrap_or(10);
             let (url, client) = client(h.get("clientConfig").unwrap_or(&Value::Null));
-            let conditions = h.get("matchConditions").and_then(Value::as_array);
             Arc::new(Hook {
                 configuration: name.to_owned(),
                 name: text(h, "name").unwrap_or_default(),
@@ -144,7 +143,7 @@ pub fn hooks_of(configuration: &Value) -> Vec<Arc<Hook>> {
                 ignore_failures: text(h, "failurePolicy").as_deref() == Some("Ignore"),
                 admission_review_versions: strings(h.get("admissionReviewVersions")),
                 reinvoke_if_needed: text(h, "reinvocationPolicy").as_deref() == Some("IfNeeded"),
-                match_conditions: conditions.map_or(0, Vec::len),
+                match_conditions: super::matchconditions::conditions_of(h),
                 url,
                 client,
             })

@@ -547,3 +547,88 @@ async fn object_selectors_look_at_the_object_or_the_old_one() {
             .is_err()
     );
 }
+
+#[test]
+fn match_conditions_evaluate_in_order_false_before_errors() {
+    use super::matchconditions::{Condition, Outcome, evaluate};
+    let alice = user();
+    let req = request("CREATE", &alice, None);
+    let variables = review::condition_request(&req);
+    assert_eq!(variables["name"], "cm");
+    assert_eq!(variables["subResource"], "");
+    assert_eq!(variables.get("object"), None);
+    let object = json!({"metadata": {"name": "cm", "labels": {}}});
+    let run = |exprs: &[&str]| {
+        let conditions: Vec<Condition> = exprs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Condition::new(&format!("c{i}"), e))
+            .collect();
+        evaluate(&conditions, Some(&object), None, &variables)
+    };
+    assert_eq!(
+        run(&[
+            "object.metadata.name == 'cm'",
+            "request.operation == 'CREATE' && request.userInfo.username == 'alice'",
+            "oldObject == null",
+        ]),
+        Outcome::Match
+    );
+    assert_eq!(
+        run(&["true", "request.namespace == 'other'"]),
+        Outcome::NoMatch("c1".into())
+    );
+    let missing = "object.metadata.labels.missing == 'x'";
+    assert_eq!(
+        run(&[missing]),
+        Outcome::Error(format!(
+            "expression '{missing}' resulted in error: no such key: missing"
+        ))
+    );
+    assert_eq!(run(&[missing, "false"]), Outcome::NoMatch("c1".into()));
+    let Outcome::Error(both) = run(&[missing, missing]) else {
+        panic!("two errors");
+    };
+    assert!(
+        both.starts_with("[expression '") && both.contains("missing, expression"),
+        "{both}"
+    );
+}
+
+#[tokio::test]
+async fn match_conditions_skip_a_webhook_or_fail_closed() {
+    let alice = user();
+    let req = request("CREATE", &alice, None);
+    let object = json!({"metadata": {"name": "cm", "namespace": "team", "labels": {}}});
+    let with = |policy: &str, expression: &str| {
+        let mut hooks = unreachable(policy);
+        hooks[0]["matchConditions"] = json!([{"name": "only", "expression": expression}]);
+        webhooks(hooks)
+    };
+    // A false condition: the unreachable webhook is not called.
+    with("Fail", "object.metadata.name != 'cm'")
+        .validate(&req, Some(&object))
+        .await
+        .unwrap();
+    let status = with("Fail", "object.metadata.labels.nope")
+        .validate(&req, Some(&object))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code, 403);
+    assert_eq!(
+        status.message.as_deref(),
+        Some(
+            "configmaps \"cm\" is forbidden: expression 'object.metadata.labels.nope' resulted in error: no such key: nope"
+        )
+    );
+    with("Ignore", "object.metadata.labels.nope")
+        .validate(&req, Some(&object))
+        .await
+        .unwrap();
+    // A true condition calls it.
+    let status = with("Fail", "object.metadata.name == 'cm'")
+        .validate(&req, Some(&object))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code, 500);
+}
