@@ -222,7 +222,11 @@ impl Source {
     /// from its revision, again after any end or error.
     pub fn follow(self: &Arc<Self>, configurations: Store) {
         let this = self.clone();
-        tokio::spawn(async move {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("webhook configurations are not followed outside a runtime");
+            return;
+        };
+        runtime.spawn(async move {
             loop {
                 if let Err(e) = this.sync(&configurations).await {
                     let message = e.to_status().message.unwrap_or_default();
