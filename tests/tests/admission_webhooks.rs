@@ -55,7 +55,18 @@ fn answer(path: &str, review: &Value) -> Value {
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
 }
 
-fn configuration(kind: &str, name: &str, url: &str, ca: &str, policy: &str, ops: Value) -> String {
+fn rule(operations: Value, resource: &str) -> Value {
+    json!({"operations": operations, "apiGroups": [""], "apiVersions": ["v1"], "resources": [resource]})
+}
+
+fn configuration(
+    kind: &str,
+    name: &str,
+    url: &str,
+    ca: &str,
+    policy: &str,
+    rules: Value,
+) -> String {
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": kind,
@@ -63,8 +74,7 @@ fn configuration(kind: &str, name: &str, url: &str, ca: &str, policy: &str, ops:
         "webhooks": [{
             "name": name,
             "clientConfig": {"url": url, "caBundle": ca},
-            "rules": [{"operations": ops, "apiGroups": [""], "apiVersions": ["v1"],
-                       "resources": ["configmaps"]}],
+            "rules": rules,
             "namespaceSelector": {"matchLabels": {"webhooks": "on"}},
             "failurePolicy": policy,
             "sideEffects": "None",
@@ -106,7 +116,10 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
         &server.url("/mutate"),
         &ca,
         "Ignore",
-        json!(["CREATE", "UPDATE"]),
+        json!([
+            rule(json!(["CREATE", "UPDATE"]), "configmaps"),
+            rule(json!(["UPDATE"]), "namespaces/status")
+        ]),
     );
     let validating = configuration(
         "ValidatingWebhookConfiguration",
@@ -114,7 +127,7 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
         &server.url("/validate"),
         &ca,
         "Fail",
-        json!(["CREATE", "UPDATE", "DELETE"]),
+        json!([rule(json!(["CREATE", "UPDATE", "DELETE"]), "configmaps")]),
     );
     for manifest in [&mutating, &validating] {
         let out = c.kubectl_stdin(&["create"], manifest);
@@ -250,6 +263,29 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
         deleted["review"]["request"]["options"]["kind"],
         "DeleteOptions"
     );
+
+    // A subresource's update is sent too (the namespace's own labels select it).
+    let namespace = c.kubectl_json(&["get", "namespace", "hooked"]);
+    let answer = rt.block_on(c.send(
+        Method::PUT,
+        "/api/v1/namespaces/hooked/status",
+        &[("content-type", "application/json")],
+        &namespace.to_string(),
+    ));
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let status_review = reviews
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|r| r["review"]["request"]["subResource"] == "status")
+        .cloned()
+        .expect("a review of namespaces/status");
+    let request = &status_review["review"]["request"];
+    assert_eq!(status_review["path"], "/mutate");
+    assert_eq!(request["resource"]["resource"], "namespaces");
+    assert_eq!(request["namespace"], "hooked");
+    assert_eq!(request["oldObject"]["metadata"]["name"], "hooked");
 
     // The webhook gone: Ignore lets the mutating webhook's failure pass, Fail refuses.
     let url = server.url("/validate");

@@ -145,14 +145,16 @@ pub trait Mutate: Send + Sync {
         })
     }
 
-    /// The plugin on an update of the main resource with the write's attributes
-    /// (`attributes.old_object` the stored object, `attributes.object` `None`: the new
-    /// state is `new`), synchronous as [`mutate_update`](Self::mutate_update), which it
-    /// calls by default.
+    /// The plugin on an update with the write's attributes (`attributes.old_object` the
+    /// stored object, `attributes.object` `None`: the new state is `new`; a subresource's
+    /// update names it), synchronous as [`mutate_update`](Self::mutate_update), which it
+    /// calls by default for the main resource.
     fn mutate_update_with(&self, attributes: &Attributes<'_>, new: &mut Value) -> Result<()> {
         match attributes.old_object {
-            Some(old) => self.mutate_update(attributes.descriptor, new, old),
-            None => Ok(()),
+            Some(old) if attributes.subresource.is_empty() => {
+                self.mutate_update(attributes.descriptor, new, old)
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -254,6 +256,18 @@ impl Chain {
         old: &Value,
         opts: &WriteOptions,
     ) -> Result<()> {
+        self.mutate_subresource_update(descriptor, "", new, old, opts)
+    }
+
+    /// The mutating plugins on an update of `subresource` (empty for the resource).
+    pub fn mutate_subresource_update(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        subresource: &str,
+        new: &mut Value,
+        old: &Value,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         if self.mutators.is_empty() {
             return Ok(());
         }
@@ -262,6 +276,7 @@ impl Chain {
         let mut attributes = write_attributes(Operation::Update, descriptor, &namespace, opts);
         attributes.name = &name;
         attributes.old_object = Some(old);
+        attributes.subresource = subresource;
         for plugin in &self.mutators {
             plugin.mutate_update_with(&attributes, new)?;
         }
