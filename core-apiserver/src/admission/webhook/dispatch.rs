@@ -66,14 +66,21 @@ impl Webhooks {
         let Some(namespaces) = &self.namespaces else {
             return Ok(BTreeMap::new());
         };
-        match namespaces.get("", request.namespace, None).await {
-            Ok(found) => Ok(labels_of(
-                &found
-                    .value()
-                    .map_err(|e| Status::internal_error(&e.to_string()))?,
-            )),
-            Err(e) => Err(e.to_status()),
-        }
+        // The cache first, then storage (upstream's lister, then a live GET for a
+        // namespace the lister does not know yet).
+        let cached = namespaces.get_if_exists("", request.namespace, Some("0".into()));
+        let found = match cached.await {
+            Ok(Some(found)) => found,
+            Ok(None) => namespaces
+                .get("", request.namespace, None)
+                .await
+                .map_err(|e| e.to_status())?,
+            Err(e) => return Err(e.to_status()),
+        };
+        let namespace = found
+            .value()
+            .map_err(|e| Status::internal_error(&e.to_string()))?;
+        Ok(labels_of(&namespace))
     }
 
     /// Upstream `ShouldCallHook`: the rules, then the namespace and object selectors,

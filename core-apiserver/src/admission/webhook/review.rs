@@ -73,6 +73,19 @@ pub fn body(version: &str, uid: &str, request: &Request<'_>, object: Option<&Val
     if !extra.is_empty() {
         user_info["extra"] = json!(extra);
     }
+    // An update's new state is stored without a resourceVersion; upstream's carries the
+    // one it was written against.
+    let mut object = object.map(typed);
+    if let (Some(object), Some(old)) = (object.as_mut(), request.old_object)
+        && request.operation == "UPDATE"
+        && object.pointer("/metadata/resourceVersion").is_none()
+        && let (Some(rv), Some(meta)) = (
+            old.pointer("/metadata/resourceVersion"),
+            object.get_mut("metadata").and_then(Value::as_object_mut),
+        )
+    {
+        meta.insert("resourceVersion".into(), rv.clone());
+    }
     let gvk = json!({"group": kind_group, "version": kind_version, "kind": kind});
     let gvr = json!({"group": d.group, "version": d.version, "resource": d.plural});
     let mut req = json!({
@@ -84,7 +97,7 @@ pub fn body(version: &str, uid: &str, request: &Request<'_>, object: Option<&Val
         "name": request.name,
         "operation": request.operation,
         "userInfo": user_info,
-        "object": object.map(typed),
+        "object": object,
         "oldObject": request.old_object.map(typed),
         "dryRun": request.dry_run,
         "options": options(request),

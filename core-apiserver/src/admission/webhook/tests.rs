@@ -253,7 +253,7 @@ fn request<'a>(
 #[test]
 fn reviews_carry_the_request_as_upstreams() {
     let alice = user();
-    let old = json!({"metadata": {"name": "cm", "namespace": "team"}});
+    let old = json!({"metadata": {"name": "cm", "namespace": "team", "resourceVersion": "5"}});
     let object = json!({"metadata": {"name": "cm", "namespace": "team"}, "data": {"a": "b"}});
     let mut req = request("UPDATE", &alice, Some(&old));
     req.dry_run = true;
@@ -271,8 +271,10 @@ fn reviews_carry_the_request_as_upstreams() {
                 "name": "cm", "namespace": "team", "operation": "UPDATE",
                 "userInfo": {"username": "alice", "uid": "7", "groups": ["devs"], "extra": {"scopes": ["read"]}},
                 "object": {"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": "cm", "namespace": "team"}, "data": {"a": "b"}},
-                "oldObject": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "team"}},
+                           "metadata": {"name": "cm", "namespace": "team", "resourceVersion": "5"},
+                           "data": {"a": "b"}},
+                "oldObject": {"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "cm", "namespace": "team", "resourceVersion": "5"}},
                 "dryRun": true,
                 "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
             }
@@ -631,4 +633,24 @@ async fn match_conditions_skip_a_webhook_or_fail_closed() {
         .await
         .unwrap_err();
     assert_eq!(status.code, 500);
+}
+
+#[test]
+fn a_namespaces_own_writes_name_it_and_subresources_their_kind() {
+    use kas_registry::admission::{Attributes, Operation};
+    let namespaces = &crate::resources::namespaces::DESCRIPTOR;
+    let update = Attributes::new(Operation::Update, namespaces, "", "team", None);
+    assert_eq!(Request::new(&update).namespace, "team");
+    let create = Attributes::new(Operation::Create, namespaces, "", "team", None);
+    assert_eq!(Request::new(&create).namespace, "");
+    let eviction = Attributes {
+        subresource: "eviction",
+        ..Attributes::new(Operation::Create, &PODS, "team", "p", None)
+    };
+    assert_eq!(Request::new(&eviction).kind, ("policy", "v1", "Eviction"));
+    let status = Attributes {
+        subresource: "status",
+        ..Attributes::new(Operation::Update, &PODS, "team", "p", None)
+    };
+    assert_eq!(Request::new(&status).kind, ("", "v1", "Pod"));
 }
