@@ -654,3 +654,184 @@ fn a_namespaces_own_writes_name_it_and_subresources_their_kind() {
     };
     assert_eq!(Request::new(&status).kind, ("", "v1", "Pod"));
 }
+
+/// A plain-HTTP webhook on a free port answering each review with `handler(path, review)`
+/// (the client speaks HTTP as well as HTTPS); its base URL.
+async fn serve(handler: impl Fn(&str, &Value) -> Value + Send + Sync + 'static) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handler = Arc::new(handler);
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head_end, length) = loop {
+                    let n = tcp.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (end + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let n = tcp.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+                let path = path.split('?').next().unwrap_or("/").to_owned();
+                let review: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+                let body = handler(&path, &review).to_string();
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tcp.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+fn allowed(review: &Value, patch: Option<Value>, warnings: &[&str]) -> Value {
+    use base64::Engine;
+    let mut response =
+        json!({"uid": review["request"]["uid"], "allowed": true, "warnings": warnings});
+    if let Some(patch) = patch {
+        response["patch"] =
+            json!(base64::engine::general_purpose::STANDARD.encode(patch.to_string()));
+        response["patchType"] = json!("JSONPatch");
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+}
+
+fn mutating_hook(name: &str, url: &str, reinvoke: &str) -> Value {
+    json!({"name": name, "reinvocationPolicy": reinvoke, "sideEffects": "None",
+           "admissionReviewVersions": ["v1"], "clientConfig": {"url": url},
+           "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutating_webhooks_patch_in_order_and_reinvoke_if_needed() {
+    let calls: Arc<std::sync::Mutex<Vec<(String, Value)>>> = Arc::default();
+    let seen = calls.clone();
+    let url = serve(move |path, review| {
+        let object = review["request"]["object"].clone();
+        seen.lock().unwrap().push((path.to_owned(), object.clone()));
+        match path {
+            // Sets `first` to the number of labels it sees.
+            "/first" => {
+                let count = object["metadata"]["labels"].as_object().map_or(0, |l| l.len());
+                                let patch = match object["metadata"]["labels"].is_object() {
+                    true => json!([{"op": "add", "path": "/metadata/labels/first", "value": count.to_string()}]),
+                    false => json!([{"op": "add", "path": "/metadata/labels", "value": {"first": "0"}}]),
+                };
+                allowed(review, Some(patch), &[])
+            }
+            "/second" => allowed(
+                review,
+                Some(json!([{"op": "add", "path": "/metadata/labels/second", "value": "yes"}])),
+                &["second says hi"],
+            ),
+            _ => {
+                let mut denied = allowed(review, None, &[]);
+                denied["response"]["allowed"] = json!(false);
+                denied["response"]["status"] = json!({"message": "third says no", "code": 422});
+                denied
+            }
+        }
+    })
+    .await;
+    let source = Arc::new(Source::default());
+    source.replace(&[
+        config(
+            "b",
+            json!([mutating_hook(
+                "second.kas.test",
+                &format!("{url}/second"),
+                "Never"
+            )]),
+        ),
+        config(
+            "a",
+            json!([mutating_hook(
+                "first.kas.test",
+                &format!("{url}/first"),
+                "IfNeeded"
+            )]),
+        ),
+    ]);
+    let plugin = Webhooks::with_source(source.clone(), &[]);
+    let alice = user();
+    let warnings = kas_registry::rest::options::Warnings::default();
+    let mut req = request("CREATE", &alice, None);
+    req.warnings = Some(&warnings);
+    let mut object = json!({"metadata": {"name": "cm", "namespace": "team"}});
+    plugin.admit(&req, Some(&mut object)).await.unwrap();
+    // first (configuration "a") ran, then second changed the object, so first ran again
+    // and saw both labels.
+    let paths: Vec<String> = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(paths, ["/first", "/second", "/first"]);
+    assert_eq!(
+        object["metadata"]["labels"],
+        json!({"first": "2", "second": "yes"})
+    );
+    assert_eq!(warnings.take(), ["second says hi"]);
+    // Without IfNeeded, no second round.
+    calls.lock().unwrap().clear();
+    source.replace(&[
+        config(
+            "b",
+            json!([mutating_hook(
+                "second.kas.test",
+                &format!("{url}/second"),
+                "Never"
+            )]),
+        ),
+        config(
+            "a",
+            json!([mutating_hook(
+                "first.kas.test",
+                &format!("{url}/first"),
+                "Never"
+            )]),
+        ),
+    ]);
+    let mut object = json!({"metadata": {"name": "cm", "namespace": "team"}});
+    plugin.admit(&req, Some(&mut object)).await.unwrap();
+    assert_eq!(calls.lock().unwrap().len(), 2);
+    // A refusal stops the chain with the webhook's code.
+    source.replace(&[config(
+        "c",
+        json!([mutating_hook(
+            "third.kas.test",
+            &format!("{url}/third"),
+            "Never"
+        )]),
+    )]);
+    let status = plugin.admit(&req, Some(&mut object)).await.unwrap_err();
+    assert_eq!(status.code, 422);
+    assert_eq!(
+        status.message.as_deref(),
+        Some("admission webhook \"third.kas.test\" denied the request: third says no")
+    );
+}
