@@ -22,6 +22,7 @@ pub mod runtime_class;
 pub mod service_account;
 pub mod storage_object_in_use_protection;
 pub mod taint_nodes_by_condition;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -212,6 +213,38 @@ fn build(name: &str, stores: &[Store], authorizer: &DynAuthorizer) -> Option<Plu
                 ..Plugin::default()
             }
         }
+        "MutatingAdmissionWebhook" => {
+            let configurations = store(
+                stores,
+                "admissionregistration.k8s.io",
+                "mutatingwebhookconfigurations",
+            )?;
+            let plugin = Arc::new(webhook::MutatingAdmissionWebhook(webhook::Webhooks::new(
+                configurations,
+                stores,
+            )));
+            Plugin {
+                check: Some(plugin.clone()),
+                mutator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
+        "ValidatingAdmissionWebhook" => {
+            let configurations = store(
+                stores,
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations",
+            )?;
+            let plugin = Arc::new(webhook::ValidatingAdmissionWebhook(webhook::Webhooks::new(
+                configurations,
+                stores,
+            )));
+            Plugin {
+                check: Some(plugin.clone()),
+                validator: Some(plugin),
+                ..Plugin::default()
+            }
+        }
         // ADMISSION PLUGINS: one arm per plugin above this line.
         _ => return None,
     };
@@ -239,6 +272,8 @@ pub fn implemented(name: &str) -> bool {
             | "ResourceQuota"
             | "LimitRanger"
             | "NodeRestriction"
+            | "MutatingAdmissionWebhook"
+            | "ValidatingAdmissionWebhook"
     )
 }
 

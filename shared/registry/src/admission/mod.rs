@@ -20,6 +20,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use crate::rest::options::WriteOptions;
 use crate::{ResourceDescriptor, Result};
 
 pub use namespace_lifecycle::NamespaceLifecycle;
@@ -126,6 +127,36 @@ pub trait Mutate: Send + Sync {
     ) -> Result<()> {
         Ok(())
     }
+
+    /// The plugin on a create with the write's attributes (namespace, user, dry run,
+    /// warnings; `attributes.object` is `None`: the object is `object`). By default,
+    /// [`mutate`](Self::mutate) with the object's name, else its `generateName`.
+    fn mutate_with<'a>(
+        &'a self,
+        attributes: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let name = match crate::meta::name(object) {
+                "" => crate::meta::str_field(object, "generateName").to_owned(),
+                name => name.to_owned(),
+            };
+            self.mutate(attributes.descriptor, &name, object).await
+        })
+    }
+
+    /// The plugin on an update with the write's attributes (`attributes.old_object` the
+    /// stored object, `attributes.object` `None`: the new state is `new`; a subresource's
+    /// update names it), synchronous as [`mutate_update`](Self::mutate_update), which it
+    /// calls by default for the main resource.
+    fn mutate_update_with(&self, attributes: &Attributes<'_>, new: &mut Value) -> Result<()> {
+        match attributes.old_object {
+            Some(old) if attributes.subresource.is_empty() => {
+                self.mutate_update(attributes.descriptor, new, old)
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Upstream `admission.ValidationInterface`: sees the state a write will store, after the
@@ -217,35 +248,74 @@ impl Chain {
         Ok(())
     }
 
-    /// The mutating plugins on an update of the main resource.
+    /// The mutating plugins on an update of the main resource (`opts` the write's).
     pub fn mutate_update(
         &self,
         descriptor: &'static ResourceDescriptor,
         new: &mut Value,
         old: &Value,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        for plugin in &self.mutators {
-            plugin.mutate_update(descriptor, new, old)?;
-        }
-        Ok(())
+        self.mutate_subresource_update(descriptor, "", new, old, opts)
     }
 
-    /// The mutating plugins on an object being created.
-    pub async fn mutate_create(
+    /// The mutating plugins on an update of `subresource` (empty for the resource).
+    pub fn mutate_subresource_update(
         &self,
         descriptor: &'static ResourceDescriptor,
-        object: &mut Value,
+        subresource: &str,
+        new: &mut Value,
+        old: &Value,
+        opts: &WriteOptions,
     ) -> Result<()> {
         if self.mutators.is_empty() {
             return Ok(());
         }
-        let name = match crate::meta::name(object) {
-            "" => crate::meta::str_field(object, "generateName").to_owned(),
-            name => name.to_owned(),
-        };
+        let name = crate::meta::name(old).to_owned();
+        let namespace = crate::meta::str_field(old, "namespace").to_owned();
+        let mut attributes = write_attributes(Operation::Update, descriptor, &namespace, opts);
+        attributes.name = &name;
+        attributes.old_object = Some(old);
+        attributes.subresource = subresource;
         for plugin in &self.mutators {
-            plugin.mutate(descriptor, &name, object).await?;
+            plugin.mutate_update_with(&attributes, new)?;
         }
         Ok(())
+    }
+
+    /// The mutating plugins on an object being created in `namespace` (`opts` the
+    /// write's).
+    pub async fn mutate_create(
+        &self,
+        descriptor: &'static ResourceDescriptor,
+        namespace: &str,
+        object: &mut Value,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        if self.mutators.is_empty() {
+            return Ok(());
+        }
+        let name = crate::meta::name(object).to_owned();
+        let mut attributes = write_attributes(Operation::Create, descriptor, namespace, opts);
+        attributes.name = &name;
+        for plugin in &self.mutators {
+            plugin.mutate_with(&attributes, object).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The attributes of a write by `opts` without its objects.
+fn write_attributes<'a>(
+    operation: Operation,
+    descriptor: &'static ResourceDescriptor,
+    namespace: &'a str,
+    opts: &'a WriteOptions,
+) -> Attributes<'a> {
+    Attributes {
+        dry_run: opts.dry_run,
+        warnings: Some(&opts.warnings),
+        user: opts.user.as_ref(),
+        ..Attributes::new(operation, descriptor, namespace, "", None)
     }
 }

@@ -53,22 +53,33 @@ pub struct WriteOptions {
 
 /// Upstream's request-scoped warning recorder (`warning.AddWarning` on the context), for
 /// what the strategy says of the object a write stores. A write's compare-and-swap loop
-/// may run the strategy more than once; each run replaces the last one's warnings.
+/// may run the strategy more than once; each run replaces the last one's warnings. What
+/// mutating admission says comes first and stays (upstream's recorder keeps one of each
+/// text).
 #[derive(Clone, Debug, Default)]
-pub struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+pub struct Warnings(std::sync::Arc<std::sync::Mutex<(Vec<String>, Vec<String>)>>);
 
 impl Warnings {
-    /// Replaces the recorded warnings.
+    /// Replaces the recorded warnings (not mutating admission's).
     pub fn set(&self, warnings: Vec<String>) {
         if let Ok(mut w) = self.0.lock() {
-            *w = warnings;
+            w.1 = warnings;
         }
     }
 
     /// Adds one after the strategy's (an admission plugin's).
     pub fn add(&self, warning: String) {
         if let Ok(mut w) = self.0.lock() {
-            w.push(warning);
+            w.1.push(warning);
+        }
+    }
+
+    /// Adds one of mutating admission, before the strategy's, once per text.
+    pub fn add_mutating(&self, warning: String) {
+        if let Ok(mut w) = self.0.lock()
+            && !w.0.contains(&warning)
+        {
+            w.0.push(warning);
         }
     }
 
@@ -76,7 +87,11 @@ impl Warnings {
     pub fn take(&self) -> Vec<String> {
         self.0
             .lock()
-            .map(|mut w| std::mem::take(&mut *w))
+            .map(|mut w| {
+                let (mut first, rest) = std::mem::take(&mut *w);
+                first.extend(rest);
+                first
+            })
             .unwrap_or_default()
     }
 }

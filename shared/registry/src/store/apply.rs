@@ -100,7 +100,7 @@ impl Store {
             // strategy's rules and validation.
             let mut applied = self.applied(namespace, name, None, config, opts, "")?;
             self.admission
-                .mutate_create(self.descriptor, &mut applied)
+                .mutate_create(self.descriptor, namespace, &mut applied, opts)
                 .await?;
             let client_rv = crate::meta::str_field(&applied, "resourceVersion").to_owned();
             let new = self

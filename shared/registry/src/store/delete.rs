@@ -32,6 +32,8 @@ impl Store {
             Attributes::new(Operation::Delete, self.descriptor, namespace, name, None);
         // The plugins that restrict who deletes (NodeRestriction) look at the user.
         attributes.user = opts.user.as_ref();
+        attributes.dry_run = opts.dry_run;
+        attributes.warnings = Some(&opts.warnings);
         self.admission.admit(&attributes).await?;
         let key = self.key(namespace, name);
         let current = self.get_stored(namespace, name, None).await?;

@@ -257,7 +257,7 @@ impl Store {
         // nobody's.
         self.track_managed_fields(&mut obj, None, "", opts);
         self.admission
-            .mutate_create(self.descriptor, &mut obj)
+            .mutate_create(self.descriptor, namespace, &mut obj, opts)
             .await?;
         if let Some(creater) = self.strategy.creater() {
             return creater
@@ -642,7 +642,7 @@ impl Store {
         }
         // Upstream's handler runs mutating admission on updates after the field manager.
         self.admission
-            .mutate_update(self.descriptor, &mut new, current)?;
+            .mutate_update(self.descriptor, &mut new, current, opts)?;
         object_meta::before_update(&mut new, current);
         self.strategy.prepare_for_update(&mut new, current);
         let errors = self.strategy.validate_update(&new, current);

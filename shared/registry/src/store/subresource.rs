@@ -193,6 +193,13 @@ impl Store {
             } else {
                 self.track_managed_fields(&mut merged, Some(current), subresource, opts);
             }
+            self.admission.mutate_subresource_update(
+                self.descriptor,
+                subresource,
+                &mut merged,
+                current,
+                opts,
+            )?;
             let errors = if declared_status {
                 self.strategy.validate_status_update(&merged, current)
             } else {
