@@ -8,6 +8,7 @@ pub mod customresource;
 pub mod informer;
 pub mod namespaces;
 pub mod serving;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -47,12 +48,16 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
             Arc::downgrade(&namespaces_cache),
         ]);
     follow_compactions(compactor, caches.clone());
-    let lifecycle = Arc::new(kas_registry::admission::NamespaceLifecycle::new(
-        namespaces::store(namespaces_cache),
-    ));
+    let namespaces = namespaces::store(namespaces_cache);
+    let admission = serving::Admission {
+        lifecycle: Arc::new(kas_registry::admission::NamespaceLifecycle::new(
+            namespaces.clone(),
+        )),
+        webhooks: webhooks::Sources::start(&etcd, namespaces),
+    };
     let crd_store = Store::new(&crd::DESCRIPTOR, strategy, crd_cache);
     let crds = informer::start(crd_store.clone());
-    let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches, lifecycle);
+    let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches, admission);
     controllers::start(crd_store, crds, served);
     Ok(ApiService::live(groups, next))
 }

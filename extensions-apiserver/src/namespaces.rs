@@ -29,8 +29,8 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     list_schema: Some(&kas_api::core::v1::NAMESPACE_LIST),
 };
 
-/// Reads only: nothing here writes a namespace.
-struct ReadOnly;
+/// Reads only: nothing here writes a namespace (nor a webhook configuration).
+pub(crate) struct ReadOnly;
 
 impl kas_registry::Strategy for ReadOnly {
     fn validate(&self, _obj: &Value) -> kas_registry::strategy::FieldErrors {

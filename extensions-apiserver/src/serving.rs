@@ -46,13 +46,21 @@ pub type ServedStores = Arc<Mutex<HashMap<String, Store>>>;
 /// Every watch cache alive, told of etcd's compactions.
 pub type Caches = Arc<Mutex<Vec<std::sync::Weak<Cacher>>>>;
 
+/// What admits writes of every CRD's objects besides the CRD's own checks: upstream's
+/// NamespaceLifecycle and the admission webhooks.
+#[derive(Clone)]
+pub struct Admission {
+    pub lifecycle: Arc<dyn Admit>,
+    pub webhooks: crate::webhooks::Sources,
+}
+
 /// Starts serving: the receiver holds the routes of `crd_store` and of every served CRD.
 pub fn start(
     crd_store: Store,
     etcd: Arc<dyn Storage>,
     mut crds: watch::Receiver<Crds>,
     caches: Caches,
-    lifecycle: Arc<dyn Admit>,
+    admission: Admission,
 ) -> (watch::Receiver<Arc<ApiGroups>>, ServedStores) {
     let (tx, rx) = watch::channel(Arc::new(ApiGroups::new(vec![crd_store.clone()])));
     let served_stores = ServedStores::default();
@@ -64,7 +72,7 @@ pub fn start(
             let current = crds.borrow_and_update().clone();
             // Most CRD changes are status writes that change nothing served: the routes,
             // discovery and the digest stay (the first round publishes them all).
-            let changed = sync(&mut served, &current, (&etcd, &lifecycle), &caches).await;
+            let changed = sync(&mut served, &current, (&etcd, &admission), &caches).await;
             let first_round = std::mem::take(&mut first);
             if !changed && !first_round {
                 if crds.changed().await.is_err() {
@@ -121,7 +129,7 @@ fn built_from(crd: &Value) -> Value {
 async fn sync(
     served: &mut BTreeMap<String, Served>,
     crds: &Crds,
-    (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
+    (etcd, admission): (&Arc<dyn Storage>, &Admission),
     caches: &Caches,
 ) -> bool {
     let before = served.len();
@@ -140,7 +148,7 @@ async fn sync(
             continue;
         }
         changed = true;
-        match build(crd, (etcd, lifecycle), served.remove(name), caches).await {
+        match build(crd, (etcd, admission), served.remove(name), caches).await {
             Some(s) => {
                 s.terminating.store(terminating, Ordering::Relaxed);
                 served.insert(name.clone(), s);
@@ -176,7 +184,7 @@ fn version_parts(
 /// `apiVersion`, so every object is read with the storage version's schema.
 async fn build(
     crd: &Value,
-    (etcd, lifecycle): (&Arc<dyn Storage>, &Arc<dyn Admit>),
+    (etcd, admission): (&Arc<dyn Storage>, &Admission),
     previous: Option<Served>,
     caches: &Caches,
 ) -> Option<Served> {
@@ -227,14 +235,14 @@ async fn build(
         }
     };
     let terminating = Arc::new(AtomicBool::new(false));
-    let admission = Chain::new(vec![
+    let mut checks: Vec<Arc<dyn Admit>> = vec![
         Arc::new(RefuseWhileTerminating {
             terminating: terminating.clone(),
             group: storage_descriptor.group,
             plural: storage_descriptor.plural,
         }),
-        lifecycle.clone(),
-    ]);
+        admission.lifecycle.clone(),
+    ];
     let storage: Arc<dyn Storage> = cache.clone();
     let stored_elsewhere = crd
         .pointer("/status/storedVersions")
@@ -261,10 +269,20 @@ async fn build(
             }
             _ => storage.clone(),
         };
-        Store::new(descriptor, strategy, storage).with_admission(admission.clone())
+        Store::new(descriptor, strategy, storage)
     };
-    let stores = versions.into_iter().map(store).collect();
-    let storage_store = store((storage_descriptor, storage_strategy));
+    let stores: Vec<Store> = versions.into_iter().map(store).collect();
+    // Admission webhooks read and default through the stores the chain then joins.
+    let webhooks = admission.webhooks.plugins(&stores);
+    checks.extend(webhooks.checks);
+    let chain = Chain::new(checks)
+        .with_mutators(vec![webhooks.mutator])
+        .with_validators(vec![webhooks.validator]);
+    let stores = stores
+        .into_iter()
+        .map(|s| s.with_admission(chain.clone()))
+        .collect();
+    let storage_store = store((storage_descriptor, storage_strategy)).with_admission(chain);
     Some(Served {
         built_from: built_from(crd),
         stores,

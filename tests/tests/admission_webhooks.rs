@@ -3,7 +3,8 @@
 //! `webhooks=on` (a JSONPatch) and refuses those labeled `deny` (and the deletion of those
 //! labeled `keep`), with upstream's Status; once the webhook is gone, the mutating
 //! webhook's `failurePolicy: Ignore` lets writes through, the validating one's `Fail`
-//! refuses them with upstream's calling error until it is set to `Ignore`.
+//! refuses them with upstream's calling error until it is set to `Ignore`. Custom
+//! resources are admitted by the same webhooks.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -93,19 +94,7 @@ fn configmap(name: &str, labels: Value) -> String {
 #[test]
 fn webhooks_patch_refuse_and_follow_their_failure_policy() {
     let c = start_cluster(|_| {});
-    let reviews: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let seen = reviews.clone();
-    let server = TlsServer::start(move |req| {
-        let review: Value = serde_json::from_slice(req.body()).unwrap_or(Value::Null);
-        seen.lock()
-            .unwrap()
-            .push(json!({"path": req.uri().path(), "review": review}));
-        let out = answer(req.uri().path(), &review).to_string();
-        http::Response::builder()
-            .header("content-type", "application/json")
-            .body(Bytes::from(out))
-            .unwrap()
-    });
+    let (server, reviews) = recording_server();
     let ca = base64::engine::general_purpose::STANDARD.encode(&server.ca_pem);
     c.kubectl_ok(&["create", "namespace", "hooked"]);
     c.kubectl_ok(&["label", "namespace", "hooked", "webhooks=on"]);
@@ -316,4 +305,162 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
     };
     assert_eq!(answer.status, 201, "{}", answer.text());
     assert_eq!(answer.json()["metadata"].get("labels"), None);
+}
+
+/// The webhook server of a test: answers with [`answer`], records every review.
+fn recording_server() -> (TlsServer, Arc<Mutex<Vec<Value>>>) {
+    let reviews: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = reviews.clone();
+    let server = TlsServer::start(move |req| {
+        let review: Value = serde_json::from_slice(req.body()).unwrap_or(Value::Null);
+        seen.lock()
+            .unwrap()
+            .push(json!({"path": req.uri().path(), "review": review}));
+        let out = answer(req.uri().path(), &review).to_string();
+        http::Response::builder()
+            .header("content-type", "application/json")
+            .body(Bytes::from(out))
+            .unwrap()
+    });
+    (server, reviews)
+}
+
+const GIZMOS: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo, listKind: GizmoList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"#;
+
+fn gizmo(name: &str, labels: Value) -> String {
+    json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+           "metadata": {"name": name, "labels": labels}, "spec": {"size": 1}})
+    .to_string()
+}
+
+/// Custom resources are admitted by the same webhooks (extensions-apiserver follows the
+/// configurations core stores), with their own kind and resource in the review.
+#[test]
+fn webhooks_admit_custom_resources() {
+    let c = start_cluster(|_| {});
+    let (server, reviews) = recording_server();
+    let ca = base64::engine::general_purpose::STANDARD.encode(&server.ca_pem);
+    let out = c.kubectl_stdin(&["apply"], GIZMOS);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let gizmos = |operations: Value| {
+        json!([{"operations": operations, "apiGroups": ["example.com"],
+                "apiVersions": ["*"], "resources": ["gizmos"]}])
+    };
+    // The mutating webhook always patches, which a delete may not be.
+    for (kind, name, path, operations) in [
+        (
+            "MutatingWebhookConfiguration",
+            "mutate.kas.test",
+            "/mutate",
+            json!(["CREATE", "UPDATE"]),
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "validate.kas.test",
+            "/validate",
+            json!(["CREATE", "UPDATE", "DELETE"]),
+        ),
+    ] {
+        let manifest = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": "kas-e2e-gizmos"},
+            "webhooks": [{"name": name, "clientConfig": {"url": server.url(path), "caBundle": ca},
+                "rules": gizmos(operations), "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"]}]
+        });
+        let out = c.kubectl_stdin(&["create"], &manifest.to_string());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // Once the CRD is served and the configurations followed, a gizmo comes out labeled.
+    let start = Instant::now();
+    let mut attempt = 0;
+    let labeled = loop {
+        attempt += 1;
+        let out = c.kubectl_stdin(
+            &["create", "-o", "json"],
+            &gizmo(&format!("probe-{attempt}"), json!({"app": "x"})),
+        );
+        let created: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        if label(&created, "mutated") == Some("yes") || start.elapsed() > Duration::from_secs(10) {
+            break created;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(
+        labeled["metadata"]["labels"],
+        json!({"app": "x", "mutated": "yes"})
+    );
+    let validated = reviews
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|r| r["path"] == "/validate")
+        .cloned()
+        .expect("a validating review");
+    let request = &validated["review"]["request"];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Gizmo"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "example.com", "version": "v1", "resource": "gizmos"})
+    );
+    assert_eq!(request["namespace"], "default");
+    assert_eq!(label(&request["object"], "mutated"), Some("yes"));
+
+    // Refusals on create and on delete, in upstream's words.
+    let out = c.kubectl_stdin(&["create"], &gizmo("denied", json!({"deny": "1"})));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "admission webhook \"validate.kas.test\" denied the request: {DENIED}"
+        )),
+        "{err}"
+    );
+    let out = c.kubectl_stdin(&["create"], &gizmo("kept", json!({"keep": "1"})));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = c.kubectl_fails(&["delete", "gizmo", "kept"]);
+    assert!(
+        err.contains(&format!(
+            "admission webhook \"validate.kas.test\" denied the request: {KEPT}"
+        )),
+        "{err}"
+    );
 }

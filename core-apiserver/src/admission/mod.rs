@@ -22,7 +22,6 @@ pub mod runtime_class;
 pub mod service_account;
 pub mod storage_object_in_use_protection;
 pub mod taint_nodes_by_condition;
-pub mod webhook;
 
 use std::sync::Arc;
 
@@ -219,10 +218,9 @@ fn build(name: &str, stores: &[Store], authorizer: &DynAuthorizer) -> Option<Plu
                 "admissionregistration.k8s.io",
                 "mutatingwebhookconfigurations",
             )?;
-            let plugin = Arc::new(webhook::MutatingAdmissionWebhook(webhook::Webhooks::new(
-                configurations,
-                stores,
-            )));
+            let plugin = Arc::new(kas_admission_webhook::MutatingAdmissionWebhook(
+                kas_admission_webhook::Webhooks::new(configurations, stores),
+            ));
             Plugin {
                 check: Some(plugin.clone()),
                 mutator: Some(plugin),
@@ -235,10 +233,9 @@ fn build(name: &str, stores: &[Store], authorizer: &DynAuthorizer) -> Option<Plu
                 "admissionregistration.k8s.io",
                 "validatingwebhookconfigurations",
             )?;
-            let plugin = Arc::new(webhook::ValidatingAdmissionWebhook(webhook::Webhooks::new(
-                configurations,
-                stores,
-            )));
+            let plugin = Arc::new(kas_admission_webhook::ValidatingAdmissionWebhook(
+                kas_admission_webhook::Webhooks::new(configurations, stores),
+            ));
             Plugin {
                 check: Some(plugin.clone()),
                 validator: Some(plugin),

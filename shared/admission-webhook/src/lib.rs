@@ -131,7 +131,10 @@ impl Webhooks {
     pub fn with_source(source: Arc<Source>, stores: &[Store]) -> Webhooks {
         Webhooks {
             source,
-            namespaces: super::store(stores, "", "namespaces"),
+            namespaces: stores
+                .iter()
+                .find(|s| s.descriptor.group.is_empty() && s.descriptor.plural == "namespaces")
+                .cloned(),
             stores: stores.to_vec(),
         }
     }

@@ -7,8 +7,64 @@ use super::review::{self, body, verify};
 use super::rules::{Target, hook_matches, is_exempt, rule_matches};
 use super::source::{Rule, Source, hooks_of};
 use super::{Request, Webhooks};
-use crate::resources::configmaps::DESCRIPTOR as CONFIGMAPS;
-use crate::resources::pods::DESCRIPTOR as PODS;
+use kas_registry::{ResourceDescriptor, Scope, Verb};
+
+/// The descriptors the tests admit writes of (as core-apiserver's).
+const fn descriptor(
+    kind: &'static str,
+    plural: &'static str,
+    scope: Scope,
+    schema: &'static kas_apimachinery::schema::Message,
+) -> ResourceDescriptor {
+    ResourceDescriptor {
+        group: "",
+        version: "v1",
+        kind,
+        list_kind: "List",
+        plural,
+        singular: "",
+        short_names: &[],
+        categories: &[],
+        scope,
+        verbs: Verb::ALL,
+        subresources: &[],
+        table_columns: &[],
+        table_name_and_age: true,
+        storage_resource: plural,
+        schema: Some(schema),
+        list_schema: None,
+    }
+}
+
+static CONFIGMAPS: ResourceDescriptor = descriptor(
+    "ConfigMap",
+    "configmaps",
+    Scope::Namespaced,
+    &kas_api::core::v1::CONFIG_MAP,
+);
+static PODS: ResourceDescriptor = ResourceDescriptor {
+    subresources: &[
+        kas_registry::Subresource {
+            name: "eviction",
+            verbs: &[Verb::Create],
+            kind: Some(kas_registry::SubresourceKind {
+                group: "policy",
+                version: "v1",
+                kind: "Eviction",
+                schema: &kas_api::policy::v1::EVICTION,
+            }),
+            handler: kas_registry::SubresourceHandler::StrategyCreate,
+        },
+        kas_registry::Subresource::STATUS,
+    ],
+    ..descriptor("Pod", "pods", Scope::Namespaced, &kas_api::core::v1::POD)
+};
+static NAMESPACES: ResourceDescriptor = descriptor(
+    "Namespace",
+    "namespaces",
+    Scope::Cluster,
+    &kas_api::core::v1::NAMESPACE,
+);
 
 fn rule(ops: &[&str], groups: &[&str], versions: &[&str], resources: &[&str]) -> Rule {
     let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
@@ -638,7 +694,7 @@ async fn match_conditions_skip_a_webhook_or_fail_closed() {
 #[test]
 fn a_namespaces_own_writes_name_it_and_subresources_their_kind() {
     use kas_registry::admission::{Attributes, Operation};
-    let namespaces = &crate::resources::namespaces::DESCRIPTOR;
+    let namespaces = &NAMESPACES;
     let update = Attributes::new(Operation::Update, namespaces, "", "team", None);
     assert_eq!(Request::new(&update).namespace, "team");
     let create = Attributes::new(Operation::Create, namespaces, "", "team", None);
