@@ -129,39 +129,14 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
 
     // The configurations reach the plugins through their watch: a configmap created in
     // the selected namespace comes out labeled.
-    let start = Instant::now();
-    let mut attempt = 0;
-    let labeled = loop {
-        attempt += 1;
-        let name = format!("probe-{attempt}");
-        let out = c.kubectl_stdin(
+    first_labeled(|attempt| {
+        c.kubectl_stdin(
             &["create", "-n", "hooked", "-o", "json"],
-            &configmap(&name, json!({"app": "x"})),
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let created: Value = serde_json::from_slice(&out.stdout).unwrap();
-        if label(&created, "mutated") == Some("yes") || start.elapsed() > Duration::from_secs(10) {
-            break created;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert_eq!(
-        labeled["metadata"]["labels"],
-        json!({"app": "x", "mutated": "yes"})
-    );
+            &configmap(&format!("probe-{attempt}"), json!({"app": "x"})),
+        )
+    });
     // The validating webhook saw the mutated object, and who wrote it.
-    let validated = reviews
-        .lock()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|r| r["path"] == "/validate")
-        .cloned()
-        .expect("a validating review");
+    let validated = last_validation(&reviews);
     let request = &validated["review"]["request"];
     assert_eq!(validated["review"]["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(request["operation"], "CREATE");
@@ -307,6 +282,37 @@ fn webhooks_patch_refuse_and_follow_their_failure_policy() {
     assert_eq!(answer.json()["metadata"].get("labels"), None);
 }
 
+/// The first object `create` (its attempt number) answers with the mutating webhook's
+/// label, once the configurations have reached the plugins through their watch; the
+/// last one after 10 s.
+fn first_labeled(create: impl Fn(usize) -> std::process::Output) -> Value {
+    let start = Instant::now();
+    for attempt in 1.. {
+        let created: Value = serde_json::from_slice(&create(attempt).stdout).unwrap_or_default();
+        if label(&created, "mutated") == Some("yes") || start.elapsed() > Duration::from_secs(10) {
+            assert_eq!(
+                created["metadata"]["labels"],
+                json!({"app": "x", "mutated": "yes"})
+            );
+            return created;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    unreachable!()
+}
+
+/// The last review the validating webhook received.
+fn last_validation(reviews: &Mutex<Vec<Value>>) -> Value {
+    reviews
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|r| r["path"] == "/validate")
+        .cloned()
+        .expect("a validating review")
+}
+
 /// The webhook server of a test: answers with [`answer`], records every review.
 fn recording_server() -> (TlsServer, Arc<Mutex<Vec<Value>>>) {
     let reviews: Arc<Mutex<Vec<Value>>> = Arc::default();
@@ -402,32 +408,13 @@ fn webhooks_admit_custom_resources() {
     }
 
     // Once the CRD is served and the configurations followed, a gizmo comes out labeled.
-    let start = Instant::now();
-    let mut attempt = 0;
-    let labeled = loop {
-        attempt += 1;
-        let out = c.kubectl_stdin(
+    first_labeled(|attempt| {
+        c.kubectl_stdin(
             &["create", "-o", "json"],
             &gizmo(&format!("probe-{attempt}"), json!({"app": "x"})),
-        );
-        let created: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if label(&created, "mutated") == Some("yes") || start.elapsed() > Duration::from_secs(10) {
-            break created;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert_eq!(
-        labeled["metadata"]["labels"],
-        json!({"app": "x", "mutated": "yes"})
-    );
-    let validated = reviews
-        .lock()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|r| r["path"] == "/validate")
-        .cloned()
-        .expect("a validating review");
+        )
+    });
+    let validated = last_validation(&reviews);
     let request = &validated["review"]["request"];
     assert_eq!(
         request["kind"],

@@ -20,7 +20,6 @@ pub mod storage;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use kas_apimachinery::Status;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::meta::{validate_annotations, validate_labels};
@@ -54,29 +53,8 @@ impl WebhookConverter {
         let config = conversion
             .pointer("/webhook/clientConfig")
             .unwrap_or(&Value::Null);
-        let ca_data = match config.get("caBundle").and_then(Value::as_str) {
-            Some(b64) if !b64.is_empty() => Some(
-                base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map_err(|e| format!("caBundle: {e}"))?,
-            ),
-            _ => None,
-        };
-        let (url, server_name) = match config.get("url").and_then(Value::as_str) {
-            Some(url) => (url.to_owned(), None),
-            None => {
-                let service = config.get("service").unwrap_or(&Value::Null);
-                let text = |k: &str| service.get(k).and_then(Value::as_str).unwrap_or("");
-                let host = format!("{}.{}.svc", text("name"), text("namespace"));
-                let port = service.get("port").and_then(Value::as_i64).unwrap_or(443);
-                (format!("https://{host}:{port}{}", text("path")), Some(host))
-            }
-        };
-        let tls = kas_webhook::TlsConfig {
-            ca_data,
-            server_name,
-            ..kas_webhook::TlsConfig::default()
-        };
+        let (url, tls) = kas_webhook::client_config::endpoint(config);
+        let tls = tls?;
         let client = kas_webhook::Client::new(&tls, TIMEOUT).map_err(|e| e.to_string())?;
         let review_version = conversion
             .pointer("/webhook/conversionReviewVersions")
@@ -135,9 +113,10 @@ impl WebhookConverter {
         });
         let failed = |e: String| format!("conversion webhook for {gvk} failed: {e}");
         let body = serde_json::to_vec(&request).map_err(|e| failed(e.to_string()))?;
-        let answer = block_on(self.client.post_json(&self.url, body, None))
-            .map_err(failed)?
-            .map_err(|e| failed(e.to_string()))?;
+        let answer =
+            kas_webhook::client_config::block_on(self.client.post_json(&self.url, body, None))
+                .map_err(failed)?
+                .map_err(|e| failed(e.to_string()))?;
         let review = decode_answer(&answer).map_err(failed)?;
         let converted = converted_objects(&review, review_version, &uid).map_err(failed)?;
         if converted.len() != pending.len() {
@@ -371,16 +350,6 @@ fn restore_object_meta(original: &Value, converted: &mut Map<String, Value>) -> 
     }
     converted.insert("metadata".to_owned(), Value::Object(meta));
     Ok(())
-}
-
-/// Runs `fut` to completion from synchronous code on a worker of the multi-threaded
-/// runtime, which hands its other tasks to another thread meanwhile.
-fn block_on<F: std::future::Future>(fut: F) -> Result<F::Output, String> {
-    let handle = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
-    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
-        return Err("conversion webhooks need the multi-threaded runtime".to_owned());
-    }
-    Ok(tokio::task::block_in_place(|| handle.block_on(fut)))
 }
 
 /// `obj` with `apiVersion` and `kind` first, as the webhook receives it.

@@ -317,18 +317,9 @@ impl Admit for ValidatingAdmissionWebhook {
     }
 }
 
-/// Runs `fut` to completion from the synchronous update callback on a worker of the
-/// multi-threaded runtime, which hands its other tasks to another thread meanwhile.
+/// Runs `fut` to completion from the synchronous update callback.
 fn block_on<F: std::future::Future>(fut: F) -> kas_registry::Result<F::Output> {
-    let handle = tokio::runtime::Handle::try_current()
-        .map_err(|e| Status::internal_error(&e.to_string()))?;
-    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
-        return Err(Status::internal_error(
-            "mutating admission webhooks need the multi-threaded runtime",
-        )
-        .into());
-    }
-    Ok(tokio::task::block_in_place(|| handle.block_on(fut)))
+    kas_webhook::client_config::block_on(fut).map_err(|e| Status::internal_error(&e).into())
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use base64::Engine;
 use futures_util::StreamExt;
 use kas_apimachinery::labels::{self, Selector};
 use kas_registry::rest::options::ListOptions;
@@ -74,34 +73,11 @@ fn selector(v: Option<&Value>) -> Result<Selector, String> {
     }
 }
 
-/// The URL and client of a `clientConfig`: its `url`, or its `service` as
-/// `https://<name>.<namespace>.svc:<port><path>`, trusting its `caBundle`.
+/// The URL and client of a `clientConfig` (kas-webhook's `client_config::endpoint`).
 fn client(config: &Value) -> (String, Result<kas_webhook::Client, String>) {
-    let (url, server_name) = match config.get("url").and_then(Value::as_str) {
-        Some(url) => (url.to_owned(), None),
-        None => {
-            let service = config.get("service").unwrap_or(&Value::Null);
-            let text = |k: &str| service.get(k).and_then(Value::as_str).unwrap_or("");
-            let host = format!("{}.{}.svc", text("name"), text("namespace"));
-            let port = service.get("port").and_then(Value::as_i64).unwrap_or(443);
-            (format!("https://{host}:{port}{}", text("path")), Some(host))
-        }
-    };
-    let ca_data = match config.get("caBundle").and_then(Value::as_str) {
-        Some(b64) if !b64.is_empty() => {
-            match base64::engine::general_purpose::STANDARD.decode(b64) {
-                Ok(pem) => Some(pem),
-                Err(e) => return (url, Err(format!("caBundle: {e}"))),
-            }
-        }
-        _ => None,
-    };
-    let tls = kas_webhook::TlsConfig {
-        ca_data,
-        server_name,
-        ..kas_webhook::TlsConfig::default()
-    };
-    let client = kas_webhook::Client::new(&tls, CLIENT_TIMEOUT).map_err(|e| e.to_string());
+    let (url, tls) = kas_webhook::client_config::endpoint(config);
+    let client = tls
+        .and_then(|tls| kas_webhook::Client::new(&tls, CLIENT_TIMEOUT).map_err(|e| e.to_string()));
     (url, client)
 }
 

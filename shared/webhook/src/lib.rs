@@ -21,6 +21,7 @@
 
 pub mod authorizer;
 pub mod client;
+pub mod client_config;
 mod error;
 pub mod generic;
 pub mod kubeconfig;
