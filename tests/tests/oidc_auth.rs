@@ -1,6 +1,6 @@
-//! OIDC authentication (`--oidc-*` flags and `--authentication-config`) against a small
-//! TLS OIDC provider run by the test: discovery and a JWK set, tokens signed with a test
-//! key. `kubectl auth whoami` shows the mapped user; expired tokens and tokens of another
+//! OIDC authentication (`--oidc-*` flags and `--authentication-config`, reloaded when the
+//! file changes) against a small TLS OIDC provider run by the test: discovery and a JWK
+//! set, tokens signed with a test key. `kubectl auth whoami` shows the mapped user; expired tokens and tokens of another
 //! issuer are 401.
 
 use std::sync::{Arc, OnceLock};
@@ -188,8 +188,10 @@ fn authentication_config_maps_with_cel() {
         .lines()
         .map(|l| format!("      {l}"))
         .collect();
-    let yaml = format!(
-        "apiVersion: apiserver.config.k8s.io/v1beta1
+    // Written as tools write it: renamed into place.
+    let write_config = |prefix: &str| {
+        let yaml = format!(
+            "apiVersion: apiserver.config.k8s.io/v1beta1
 kind: AuthenticationConfiguration
 jwt:
 - issuer:
@@ -203,7 +205,7 @@ jwt:
     message: mallory is not welcome
   claimMappings:
     username:
-      expression: \"'cel:' + claims.sub\"
+      expression: \"'{prefix}:' + claims.sub\"
     groups:
       expression: \"claims.roles.map(r, 'role:' + r)\"
     uid:
@@ -212,10 +214,14 @@ jwt:
     - key: example.org/team
       valueExpression: \"'platform'\"
 ",
-        provider.issuer,
-        ca.join("\n")
-    );
-    std::fs::write(&config, yaml).unwrap();
+            provider.issuer,
+            ca.join("\n")
+        );
+        let next = dir.path().join("next.yaml");
+        std::fs::write(&next, yaml).unwrap();
+        std::fs::rename(&next, &config).unwrap();
+    };
+    write_config("cel");
     let c = start_cluster(|spec| {
         spec.extra_args
             .entry(Role::Aggregator)
@@ -243,4 +249,28 @@ jwt:
     unauthorized(&c, "expired", &expired);
     let other = provider.token(provider.claims(json!({"iss": "https://other.example.com"})));
     unauthorized(&c, "other-issuer", &other);
+
+    // A changed file is reloaded while the aggregator runs (new tokens: results are cached).
+    write_config("v2");
+    let start = Instant::now();
+    for attempt in 0.. {
+        let token = provider.token(provider.claims(json!({"jti": format!("reload-{attempt}")})));
+        let me = whoami(&c, "jane", &token);
+        if me["status"]["userInfo"]["username"] == "v2:jane" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "not reloaded: {me}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // An invalid one is ignored: the authenticators in place stay.
+    std::fs::write(&config, "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt: [{}]\n").unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let token = provider.token(provider.claims(json!({"jti": "after-invalid"})));
+    assert_eq!(
+        whoami(&c, "jane", &token)["status"]["userInfo"]["username"],
+        "v2:jane"
+    );
 }

@@ -8,6 +8,7 @@ mod common;
 mod duration;
 mod logging;
 mod oidc;
+mod oidc_reload;
 mod server_run;
 mod service_account;
 mod serving;

@@ -17,6 +17,8 @@ use kas_auth::authentication::oidc::{
 };
 use kas_auth::authentication::{AnonymousConfig, DynAuthenticator};
 
+use super::oidc_reload::ReloadableJwt;
+
 #[derive(Args, Clone, Debug, Default)]
 pub struct OidcOptions {
     /// The URL of the OpenID issuer, only HTTPS scheme will be accepted. If set, it will be
@@ -256,8 +258,26 @@ impl OidcOptions {
         &self,
         disallowed_issuers: &[String],
     ) -> Result<Vec<DynAuthenticator>, String> {
-        let config = self.configuration()?;
-        let mut out: Vec<DynAuthenticator> = Vec::new();
+        if self.authentication_config.is_some() {
+            // One union of the file's authenticators, replaced when the file changes.
+            let reloadable = ReloadableJwt::new(self, disallowed_issuers)?;
+            reloadable.run_reload();
+            return Ok(vec![reloadable]);
+        }
+        // The flags' authenticator; its initializing task runs on, detached.
+        let (authenticators, _tasks) = self.build_jwt(self.configuration()?, disallowed_issuers)?;
+        Ok(authenticators)
+    }
+
+    /// The JWT authenticators of `config`, each initializing (discovering its provider) in
+    /// the background, and those tasks.
+    pub(super) fn build_jwt(
+        &self,
+        config: AuthenticationConfiguration,
+        disallowed_issuers: &[String],
+    ) -> Result<(Vec<DynAuthenticator>, Vec<tokio::task::JoinHandle<()>>), String> {
+        let mut authenticators: Vec<DynAuthenticator> = Vec::new();
+        let mut tasks = Vec::new();
         for jwt in config.jwt {
             let client = kas_webhook::oidc::OidcClient::new(&jwt.issuer.certificate_authority)
                 .map_err(|e| format!("oidc: {e}"))?;
@@ -268,10 +288,10 @@ impl OidcOptions {
                 client,
                 now: system_clock(),
             })?;
-            tokio::spawn(authenticator.clone().run());
-            out.push(authenticator as Arc<dyn kas_auth::authentication::Authenticator>);
+            tasks.push(tokio::spawn(authenticator.clone().run()));
+            authenticators.push(authenticator as Arc<dyn kas_auth::authentication::Authenticator>);
         }
-        Ok(out)
+        Ok((authenticators, tasks))
     }
 }
 
