@@ -259,3 +259,29 @@ fn string_val(s: &str) -> Boxed {
 fn int_val(i: i64) -> Boxed {
     Box::new(CelInt::from(i))
 }
+
+/// A copy of `v` that borrows nothing, keeping the set and map lists in it.
+pub(crate) fn owned(v: &dyn Val) -> Result<Box<dyn Val>, cel::ExecutionError> {
+    if let Some(l) = v.downcast_ref::<UnstructuredSetList>() {
+        return Ok(Box::new(l.clone()));
+    }
+    if let Some(l) = v.downcast_ref::<UnstructuredMapList>() {
+        return Ok(Box::new(l.clone()));
+    }
+    if let Some(l) = v.downcast_ref::<CelList>() {
+        let items = l.inner().iter().map(|i| owned(i.as_ref()));
+        return Ok(Box::new(CelList::from(
+            items.collect::<Result<Vec<_>, _>>()?,
+        )));
+    }
+    if let Some(m) = v.downcast_ref::<CelMap>() {
+        let entries = m
+            .inner()
+            .iter()
+            .map(|(k, v)| Ok((k.clone().into_static(), owned(v.as_ref())?)));
+        return Ok(Box::new(CelMap::from(
+            entries.collect::<Result<HashMap<_, _>, cel::ExecutionError>>()?,
+        )));
+    }
+    cel::Value::try_from(v)?.try_into()
+}

@@ -22,8 +22,9 @@ use serde_json::Value as Json;
 
 use super::super::escaping::escape;
 use super::native::{
-    Native, elements, list_capabilities, not_addable, owned, raw_native, unhashable, val_native,
+    Native, elements, list_capabilities, not_addable, raw_native, unhashable, val_native,
 };
+use super::owned;
 
 /// Upstream `toMapKey`: an entry's identity among the entries of a map list.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

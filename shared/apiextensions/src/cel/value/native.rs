@@ -5,18 +5,13 @@
 //! `structpb.NullValue` for `null`). So a set of integral `number`s is not equal to its
 //! copy, as upstream. And what both list types share.
 
-use std::collections::HashMap;
-
 use cel::common::types::{
-    CelBool, CelBytes, CelDouble, CelDuration, CelInt, CelList, CelMap, CelNull, CelString,
-    CelTimestamp, CelUInt, Kind,
+    CelBool, CelBytes, CelDouble, CelDuration, CelInt, CelNull, CelString, CelTimestamp, CelUInt,
+    Kind,
 };
 use cel::common::value::Val;
 use cel::{ExecutionError, Value};
 use serde_json::Value as Json;
-
-use super::map_list::UnstructuredMapList;
-use super::set_list::UnstructuredSetList;
 
 /// A Go value as upstream's set and map lists hash it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -130,32 +125,6 @@ pub(super) fn not_addable(lhs: &dyn Val, rhs: &dyn Val) -> ExecutionError {
         Value::try_from(lhs).unwrap_or(Value::Null),
         Value::try_from(rhs).unwrap_or(Value::Null),
     )
-}
-
-/// A copy of `v` that borrows nothing, keeping the set and map lists in it.
-pub(super) fn owned(v: &dyn Val) -> Result<Box<dyn Val>, ExecutionError> {
-    if let Some(l) = v.downcast_ref::<UnstructuredSetList>() {
-        return Ok(Box::new(l.clone()));
-    }
-    if let Some(l) = v.downcast_ref::<UnstructuredMapList>() {
-        return Ok(Box::new(l.clone()));
-    }
-    if let Some(l) = v.downcast_ref::<CelList>() {
-        let items = l.inner().iter().map(|i| owned(i.as_ref()));
-        return Ok(Box::new(CelList::from(
-            items.collect::<Result<Vec<_>, _>>()?,
-        )));
-    }
-    if let Some(m) = v.downcast_ref::<CelMap>() {
-        let entries = m
-            .inner()
-            .iter()
-            .map(|(k, v)| Ok((k.clone().into_static(), owned(v.as_ref())?)));
-        return Ok(Box::new(CelMap::from(
-            entries.collect::<Result<HashMap<_, _>, ExecutionError>>()?,
-        )));
-    }
-    Value::try_from(v)?.try_into()
 }
 
 /// The `Val` methods a set or map list shares: the type `list`, its own `+`, and

@@ -14,8 +14,9 @@ use cel::common::value::{Builtin, BuiltinRef, CowVal, StaticVal, Val};
 use serde_json::Value as Json;
 
 use super::native::{
-    Native, elements, list_capabilities, not_addable, owned, raw_native, unhashable, val_native,
+    Native, elements, list_capabilities, not_addable, raw_native, unhashable, val_native,
 };
+use super::owned;
 
 /// A list with `x-kubernetes-list-type: set`.
 #[derive(Clone, Debug)]

@@ -13,7 +13,6 @@ use kas_apimachinery::validation::field::{self, Error, Path};
 use serde_json::Value as Json;
 
 use super::WebhookMatchCondition;
-use super::validation::too_many_match_conditions;
 use crate::authentication::oidc::cel::{self as oidc_cel, Compiled, is_bool, render_at};
 
 /// The variable match conditions see.
@@ -368,6 +367,20 @@ fn infer(e: &IdedExpr, issues: &mut Vec<(u64, String)>) -> T {
         }
         _ => T::Dyn,
     }
+}
+
+/// Upstream's limit on a webhook's match conditions.
+const MAX_MATCH_CONDITIONS: usize = 64;
+
+/// Whether there are more match conditions than upstream allows.
+fn too_many_match_conditions(n: usize, path: &Path) -> Option<Error> {
+    (n > MAX_MATCH_CONDITIONS).then(|| {
+        field::too_many(
+            &path.child("matchConditions"),
+            n as i64,
+            MAX_MATCH_CONDITIONS as i64,
+        )
+    })
 }
 
 #[cfg(test)]

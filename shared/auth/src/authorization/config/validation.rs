@@ -36,7 +36,6 @@ pub const AUTHORIZATION_MODE_CHOICES: &[&str] = &[
 pub const REPEATABLE_AUTHORIZER_TYPES: &[&str] = &[MODE_WEBHOOK];
 
 const MAX_TIMEOUT_NANOS: i64 = 30_000_000_000;
-const MAX_MATCH_CONDITIONS: usize = 64;
 
 /// Upstream's `ValidateAuthorizationConfiguration` with a nil root path.
 pub fn validate_authorization_configuration(
@@ -227,17 +226,6 @@ fn stat_error(file: &str, e: &std::io::Error) -> String {
         _ => e.to_string(),
     };
     format!("stat {file}: {why}")
-}
-
-/// Whether there are more match conditions than upstream allows.
-pub(super) fn too_many_match_conditions(n: usize, path: &Path) -> Option<Error> {
-    (n > MAX_MATCH_CONDITIONS).then(|| {
-        field::too_many(
-            &path.child("matchConditions"),
-            n as i64,
-            MAX_MATCH_CONDITIONS as i64,
-        )
-    })
 }
 
 /// kube-apiserver's `GetNameForAuthorizerMode`.
