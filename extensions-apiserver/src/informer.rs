@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kas_registry::rest::options::ListOptions;
 use kas_registry::store::Store;
 use kas_storage::WatchEvent;
 use serde_json::Value;
@@ -36,26 +35,12 @@ pub fn start(store: Store) -> watch::Receiver<Crds> {
 }
 
 async fn follow(store: &Store, tx: &watch::Sender<Crds>) -> kas_registry::Result<()> {
-    let opts = ListOptions {
-        resource_version: Some("0".into()),
-        ..Default::default()
-    };
-    let listed = store.list("", &opts, Default::default()).await?;
-    let mut crds = BTreeMap::new();
-    for item in &listed.items {
-        let crd = item.value()?;
-        crds.insert(kas_registry::meta::name(&crd).to_owned(), crd);
-    }
+    let (listed, mut events) = store.list_then_watch().await?;
+    let mut crds: BTreeMap<String, Value> = listed
+        .into_iter()
+        .map(|crd| (kas_registry::meta::name(&crd).to_owned(), crd))
+        .collect();
     tx.send_replace(Arc::new(crds.clone()));
-    let watch = ListOptions {
-        resource_version: Some(listed.resource_version.to_string()),
-        watch: true,
-        ..Default::default()
-    };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
-    let mut events = store
-        .watch("", None, &watch, Default::default(), deadline)
-        .await?;
     while let Some(event) = events.next().await {
         let mut changed = apply(&mut crds, event)?;
         // What else is already here goes out with it.

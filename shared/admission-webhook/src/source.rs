@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use kas_apimachinery::labels::{self, Selector};
-use kas_registry::rest::options::ListOptions;
 use kas_registry::store::Store;
 use kas_storage::WatchEvent;
 use serde_json::Value;
@@ -214,27 +213,9 @@ impl Source {
     }
 
     async fn sync(&self, configurations: &Store) -> kas_registry::Result<()> {
-        let opts = ListOptions {
-            resource_version: Some("0".into()),
-            ..Default::default()
-        };
-        let listed = configurations.list("", &opts, Default::default()).await?;
-        let objects = listed
-            .items
-            .iter()
-            .map(|o| o.value())
-            .collect::<Result<Vec<_>, _>>()?;
+        let (objects, mut events) = configurations.list_then_watch().await?;
         self.replace(&objects);
         self.synced.store(true, Ordering::Release);
-        let watch = ListOptions {
-            resource_version: Some(listed.resource_version.to_string()),
-            watch: true,
-            ..Default::default()
-        };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
-        let mut events = configurations
-            .watch("", None, &watch, Default::default(), deadline)
-            .await?;
         while let Some(event) = events.next().await {
             match event {
                 WatchEvent::Added(o) | WatchEvent::Modified(o) => self.set(&o.value()?, true),

@@ -10,7 +10,6 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kas_registry::rest::options::ListOptions;
 use kas_registry::store::Store;
 use kas_storage::WatchEvent;
 use serde_json::Value;
@@ -69,30 +68,15 @@ impl Labeled {
     }
 
     async fn sync(&self, namespaces: &Store) -> kas_registry::Result<()> {
-        let opts = ListOptions {
-            resource_version: Some("0".into()),
-            ..Default::default()
-        };
-        let listed = namespaces.list("", &opts, Default::default()).await?;
-        let mut names = HashSet::new();
-        for item in &listed.items {
-            let ns = item.value()?;
-            if labeled(&ns) {
-                names.insert(kas_registry::meta::name(&ns).to_owned());
-            }
-        }
+        let (listed, mut events) = namespaces.list_then_watch().await?;
+        let names = listed
+            .iter()
+            .filter(|ns| labeled(ns))
+            .map(|ns| kas_registry::meta::name(ns).to_owned())
+            .collect();
         if let Ok(mut current) = self.names.write() {
             *current = names;
         }
-        let watch = ListOptions {
-            resource_version: Some(listed.resource_version.to_string()),
-            watch: true,
-            ..Default::default()
-        };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
-        let mut events = namespaces
-            .watch("", None, &watch, Default::default(), deadline)
-            .await?;
         self.synced.store(true, Ordering::Release);
         while let Some(event) = events.next().await {
             match event {

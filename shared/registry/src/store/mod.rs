@@ -25,6 +25,7 @@ use delete::delete_instead;
 mod apply;
 mod delete;
 mod field_manager;
+mod follow;
 mod graceful;
 mod hooked;
 pub mod scale;
