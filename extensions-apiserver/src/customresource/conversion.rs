@@ -113,10 +113,9 @@ impl WebhookConverter {
         });
         let failed = |e: String| format!("conversion webhook for {gvk} failed: {e}");
         let body = serde_json::to_vec(&request).map_err(|e| failed(e.to_string()))?;
-        let answer =
-            kas_webhook::client_config::block_on(self.client.post_json(&self.url, body, None))
-                .map_err(failed)?
-                .map_err(|e| failed(e.to_string()))?;
+        let answer = kas_webhook::block_on(self.client.post_json(&self.url, body, None))
+            .map_err(failed)?
+            .map_err(|e| failed(e.to_string()))?;
         let review = decode_answer(&answer).map_err(failed)?;
         let converted = converted_objects(&review, review_version, &uid).map_err(failed)?;
         if converted.len() != pending.len() {

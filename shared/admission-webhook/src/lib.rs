@@ -319,7 +319,7 @@ impl Admit for ValidatingAdmissionWebhook {
 
 /// Runs `fut` to completion from the synchronous update callback.
 fn block_on<F: std::future::Future>(fut: F) -> kas_registry::Result<F::Output> {
-    kas_webhook::client_config::block_on(fut).map_err(|e| Status::internal_error(&e).into())
+    kas_webhook::block_on(fut).map_err(|e| Status::internal_error(&e).into())
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! the server: the authenticator and authorizer implement kas-auth's traits.
 
 pub mod authorizer;
+mod blocking;
 pub mod client;
 pub mod client_config;
 mod error;
@@ -31,6 +32,7 @@ mod review;
 mod testing;
 pub mod token;
 
+pub use blocking::block_on;
 pub use client::{Client, Response, TlsConfig};
 pub use error::Error;
 
