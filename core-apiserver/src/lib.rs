@@ -180,21 +180,14 @@ fn with_disruption_budgets(
         .collect()
 }
 
-/// Tells every watch cache what etcd compacted (their watches from older revisions then
-/// answer 410 Gone at once). The task owns the compactor, so both live as long as the
-/// process.
+/// Tells every watch cache what etcd compacted.
 fn follow_compactions(
     compactor: kas_storage_etcd::Compactor,
     caches: Vec<std::sync::Arc<kas_storage_cache::Cacher>>,
 ) {
-    let mut compacted = compactor.subscribe();
-    tokio::spawn(async move {
-        let _compactor = compactor;
-        while compacted.changed().await.is_ok() {
-            let revision = *compacted.borrow_and_update();
-            for cache in &caches {
-                cache.compacted(revision);
-            }
+    compactor.follow(move |revision| {
+        for cache in &caches {
+            cache.compacted(revision);
         }
     });
 }

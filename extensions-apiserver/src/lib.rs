@@ -5,7 +5,6 @@
 pub mod controllers;
 pub mod crd;
 pub mod customresource;
-pub mod informer;
 pub mod namespaces;
 pub mod serving;
 pub mod webhooks;
@@ -56,7 +55,7 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         webhooks: webhooks::Sources::start(&etcd, namespaces),
     };
     let crd_store = Store::new(&crd::DESCRIPTOR, strategy, crd_cache);
-    let crds = informer::start(crd_store.clone());
+    let crds = crd_store.informer();
     let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches, admission);
     controllers::start(crd_store, crds, served);
     Ok(ApiService::live(groups, next))
@@ -64,21 +63,16 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
 
 /// Tells every live watch cache what etcd compacted.
 fn follow_compactions(compactor: kas_storage_etcd::Compactor, caches: serving::Caches) {
-    let mut compacted = compactor.subscribe();
-    tokio::spawn(async move {
-        let _compactor = compactor;
-        while compacted.changed().await.is_ok() {
-            let revision = *compacted.borrow_and_update();
-            let mut caches = caches
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            caches.retain(|c| match c.upgrade() {
-                Some(cache) => {
-                    cache.compacted(revision);
-                    true
-                }
-                None => false,
-            });
-        }
+    compactor.follow(move |revision| {
+        let mut caches = caches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        caches.retain(|c| match c.upgrade() {
+            Some(cache) => {
+                cache.compacted(revision);
+                true
+            }
+            None => false,
+        });
     });
 }

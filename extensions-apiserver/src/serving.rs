@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use crate::crd::conditions;
 use crate::customresource;
-use crate::informer::Crds;
+use kas_registry::store::informer::Objects as Crds;
 
 /// One CRD's serving state.
 struct Served {

@@ -17,8 +17,8 @@ use kas_registry::store::Store;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::informer::Crds;
 use crate::serving::ServedStores;
+use kas_registry::store::informer::Objects as Crds;
 
 /// Starts the controllers over the CRD view; they run as long as the process.
 pub fn start(crd_store: Store, mut crds: watch::Receiver<Crds>, served: ServedStores) {

@@ -10,7 +10,7 @@ use crate::crd::conditions::{self, Condition};
 
 /// The CRD with its accepted names and conditions when they change; `None` when the
 /// requested names are already the accepted ones.
-pub fn sync(crd: &Value, all: &crate::informer::Crds) -> Option<Value> {
+pub fn sync(crd: &Value, all: &kas_registry::store::informer::Objects) -> Option<Value> {
     let requested = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let accepted = crd
         .pointer("/status/acceptedNames")
@@ -129,7 +129,10 @@ fn same_names(a: &Value, b: &Value) -> bool {
 
 /// Upstream's `getAcceptedNamesForGroup`: the resource names and kinds the group's CRDs
 /// (this one included) hold.
-fn names_in_group(all: &crate::informer::Crds, group: &str) -> (HashSet<String>, HashSet<String>) {
+fn names_in_group(
+    all: &kas_registry::store::informer::Objects,
+    group: &str,
+) -> (HashSet<String>, HashSet<String>) {
     let mut resources = HashSet::new();
     let mut kinds = HashSet::new();
     for crd in all.values() {

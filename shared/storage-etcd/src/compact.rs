@@ -87,6 +87,20 @@ impl Compactor {
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.compacted.subscribe()
     }
+
+    /// Hands each newly compacted revision to `on_compacted` (a role tells its watch
+    /// caches, whose watches from older revisions then answer 410 Gone at once). The task
+    /// owns the compactor, so both live as long as the process.
+    pub fn follow(self, mut on_compacted: impl FnMut(u64) + Send + 'static) {
+        let mut compacted = self.subscribe();
+        tokio::spawn(async move {
+            let _compactor = self;
+            while compacted.changed().await.is_ok() {
+                let revision = *compacted.borrow_and_update();
+                on_compacted(revision);
+            }
+        });
+    }
 }
 
 impl Drop for Compactor {

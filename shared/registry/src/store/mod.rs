@@ -28,6 +28,7 @@ mod field_manager;
 mod follow;
 mod graceful;
 mod hooked;
+pub mod informer;
 pub mod scale;
 mod subresource;
 mod validated;
