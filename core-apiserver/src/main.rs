@@ -67,6 +67,7 @@ fn main() -> ExitCode {
             let delegated = kas_delegate::discovery::follow(next.clone(), true);
             let (api, authorizers) =
                 core_apiserver::api_service(&etcd, &resources, &common, &marked, next).await?;
+            kas_server::peer::advertise_merged_discovery(api.discovery_digest(), delegated.clone());
             let api = api.with_delegated_discovery(delegated);
             Ok(kas_server::run::Serving {
                 handler: kas_server::Handler::new(api),

@@ -45,6 +45,25 @@ pub fn set_discovery_digest(digest: String) {
     });
 }
 
+/// Advertises the digest of this role's discovery (`own`) with its delegate's merged in,
+/// each time `delegated` (what the role fetched of its delegate's) changes; the role in
+/// front then fetches the merged documents (core-apiserver merges extensions-apiserver's,
+/// and the aggregator follows core's).
+pub fn advertise_merged_discovery(
+    own: String,
+    mut delegated: watch::Receiver<Arc<kas_endpoints::discovery::delegated::Delegated>>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let digest = delegated.borrow_and_update().merged_digest(&own);
+            set_discovery_digest(digest);
+            if delegated.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
 /// Runs the readyz checks periodically (and at once when `changed` fires) and publishes
 /// the result.
 pub fn spawn_publisher(

@@ -38,6 +38,22 @@ impl Delegated {
     pub fn digest(doc: &[u8]) -> String {
         Document::new(doc.to_vec()).etag
     }
+
+    /// The digest of a role's discovery and OpenAPI with this delegate's merged in: what
+    /// a role that merges its delegate's documents advertises to the role in front of it,
+    /// `own` being its own discovery digest. It changes only once the merged documents
+    /// have (this value is what was fetched), so a peer that fetches on a change sees them.
+    pub fn merged_digest(&self, own: &str) -> String {
+        let mut doc = own.as_bytes().to_vec();
+        for item in &self.items {
+            doc.extend_from_slice(item.to_string().as_bytes());
+        }
+        if let Some((v2, v3)) = &self.openapi {
+            doc.extend_from_slice(v2.to_string().as_bytes());
+            doc.extend_from_slice(v3.to_string().as_bytes());
+        }
+        Delegated::digest(&doc)
+    }
 }
 
 /// `/apis` merged: the legacy group list and the aggregated documents, with ETags.

@@ -251,6 +251,11 @@ impl<S> ApiService<S> {
         self
     }
 
+    /// The digest of the role's own discovery (see [`ApiGroups::discovery_digest`]).
+    pub fn discovery_digest(&self) -> String {
+        self.groups.current().discovery_digest()
+    }
+
     /// Serves whatever `groups` holds at each request: a new value takes over for the
     /// requests that arrive after it, and those under way finish on the old one.
     pub fn live(groups: tokio::sync::watch::Receiver<Arc<ApiGroups>>, next: S) -> Self {
