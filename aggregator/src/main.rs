@@ -1,21 +1,19 @@
 //! aggregator: the client-facing role. It authenticates and authorizes every request once,
-//! serves what it owns (health, version, metrics; apiregistration.k8s.io later), keeps
-//! the `kubernetes` Service pointing at its replicas (`kubernetes_service`), and
-//! delegates everything else to core-apiserver over mTLS with the user in front-proxy
-//! headers, except the groups extensions-apiserver serves, which go to it straight with
-//! `--extensions-endpoints` (`routing`).
-
-mod kubernetes_service;
-mod routing;
+//! serves what it owns (health, version, metrics, apiregistration.k8s.io), keeps the
+//! `kubernetes` Service pointing at its replicas, and delegates everything else to
+//! core-apiserver over mTLS with the user in front-proxy headers, except the groups
+//! extensions-apiserver serves, which go to it straight with `--extensions-endpoints`.
+//! The parts are the library's (`aggregator::...`).
 
 use std::process::ExitCode;
 
 use std::sync::Arc;
 
+use aggregator::{apiserver, kubernetes_service, routing};
 use clap::Parser;
 use kas_auth::authorization::{MODE_NODE, MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
-use kas_server::healthz::named_check;
+use kas_server::healthz::{PostStartHook, named_check};
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 use kas_storage_etcd::EtcdOptions;
@@ -43,6 +41,9 @@ struct Options {
     /// instead of through core-apiserver. Empty: everything goes to core.
     #[arg(long, value_delimiter = ',')]
     extensions_endpoints: Vec<String>,
+    /// Turns on aggregator routing requests to endpoints IP rather than cluster IP.
+    #[arg(long, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
+    enable_aggregator_routing: bool,
 }
 
 // mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
@@ -64,12 +65,10 @@ fn main() -> ExitCode {
             .collect(),
     };
     let mut errors = options.delegation.validate(true);
-    errors.extend(options.etcd.validate(false));
+    // APIServices live in etcd, as upstream's aggregator keeps them.
+    errors.extend(options.etcd.validate(true));
     errors.extend(options.kubernetes_service.validate());
     errors.extend(options.service_accounts.validate());
-    if !options.service_accounts.key_files.is_empty() && options.etcd.etcd_servers.is_empty() {
-        errors.push("--service-account-key-file needs --etcd-servers: tokens' service accounts and bound objects are read from etcd".to_owned());
-    }
     let extensions = kas_delegate::DelegationOptions {
         delegate_endpoints: options.extensions_endpoints.clone(),
         ..options.delegation.clone()
@@ -79,19 +78,31 @@ fn main() -> ExitCode {
     let etcd = options.etcd;
     let service = options.kubernetes_service;
     let service_accounts = options.service_accounts;
-    kas_server::run::main(role, options.common, errors, move |common| async move {
+    let routing = match options.enable_aggregator_routing {
+        true => aggregator::resolver::Routing::Endpoints,
+        false => aggregator::resolver::Routing::ClusterIp,
+    };
+    let hooks: Vec<PostStartHook> = apiserver::POST_START_HOOKS
+        .iter()
+        .map(|name| PostStartHook::new(name))
+        .collect();
+    let marked = hooks.clone();
+    let run = move |common: CommonOptions| async move {
         let delegate = delegation.build().map_err(|e| e.to_string())?;
-        if service.endpoint_reconciler_type != "none" && !etcd.etcd_servers.is_empty() {
-            start_kubernetes_service(&service, &etcd, &common, delegate.clone()).await?;
+        let (storage, compactor) = etcd.storage().await?;
+        if service.endpoint_reconciler_type != "none" {
+            start_kubernetes_service(&service, storage.clone(), &common, delegate.clone())?;
         }
-        let storage = match etcd.etcd_servers.is_empty() {
-            true => None,
-            false => Some(etcd_storage(&etcd).await?),
-        };
         let authorizers = mode_authorizers(&common, storage.clone()).await?;
         let token_authenticators =
-            service_accounts.token_authenticators(&common.authentication, storage)?;
-        let handler = if extensions.delegate_endpoints.is_empty() {
+            service_accounts.token_authenticators(&common.authentication, Some(storage.clone()))?;
+        let api_services = apiserver::api_services(storage.clone(), compactor).await?;
+        let proxy_client_cert = apiserver::proxy_client_cert(&delegation)?;
+        apiserver::start_controllers(&api_services, storage, routing, proxy_client_cert);
+        // Discovery and OpenAPI: core's (with extensions' merged in) and ours.
+        let delegated = kas_delegate::discovery::follow(delegate.clone(), true);
+        apiserver::mark_when_discovered(delegated.clone(), marked);
+        let next = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {
             let extensions = extensions.build().map_err(|e| e.to_string())?;
@@ -101,23 +112,16 @@ fn main() -> ExitCode {
                 extensions,
             })
         };
+        let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
+        let api = kas_endpoints::installer::ApiService::new(groups, next)
+            .with_delegated_discovery(delegated);
         Ok(kas_server::run::Serving {
-            handler,
+            handler: kas_server::Handler::new(api),
             authorizers,
             token_authenticators,
         })
-    })
-}
-
-async fn etcd_storage(etcd: &EtcdOptions) -> Result<Arc<dyn kas_storage::Storage>, String> {
-    let client = etcd
-        .connect()
-        .await
-        .map_err(|e| format!("connecting to etcd: {e}"))?;
-    Ok(Arc::new(kas_storage_etcd::EtcdStore::new(
-        client,
-        &etcd.etcd_prefix,
-    )))
+    };
+    kas_server::run::main_with_hooks(role, hooks, options.common, errors, run)
 }
 
 /// The authorizers of `--authorization-mode` the role builds: the webhook's, and those
@@ -127,7 +131,7 @@ async fn etcd_storage(etcd: &EtcdOptions) -> Result<Arc<dyn kas_storage::Storage
 /// etcd, building those modes fails with their message.
 async fn mode_authorizers(
     common: &CommonOptions,
-    storage: Option<Arc<dyn kas_storage::Storage>>,
+    storage: Arc<dyn kas_storage::Storage>,
 ) -> Result<ModeAuthorizers, String> {
     // The modes of the flags, or the types the configuration file names.
     let modes = &common.authorization.modes()?;
@@ -135,9 +139,6 @@ async fn mode_authorizers(
     if common.authorization.authorization_config.is_none() {
         common.authorization.webhook.add_to(modes, &mut provided)?;
     }
-    let Some(storage) = storage else {
-        return Ok(provided);
-    };
     if modes.iter().any(|m| m == MODE_RBAC) {
         let index = kas_rbac::start(storage.clone()).await?;
         provided.rbac = Some(Arc::new(kas_rbac::RbacAuthorizer::new(index)));
@@ -150,17 +151,12 @@ async fn mode_authorizers(
 
 /// The kubernetes Service and its endpoints, kept by this replica (see
 /// `kubernetes_service`).
-async fn start_kubernetes_service(
+fn start_kubernetes_service(
     service: &kubernetes_service::KubernetesServiceOptions,
-    etcd: &EtcdOptions,
+    storage: Arc<dyn kas_storage::Storage>,
     common: &CommonOptions,
     delegate: kas_delegate::Delegate,
 ) -> Result<(), String> {
-    let client = etcd
-        .connect()
-        .await
-        .map_err(|e| format!("connecting to etcd: {e}"))?;
-    let storage = std::sync::Arc::new(kas_storage_etcd::EtcdStore::new(client, &etcd.etcd_prefix));
     let serving = &common.secure_serving;
     kubernetes_service::Controller {
         delegate,

@@ -37,14 +37,16 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
             }
         };
 
-        // Core lists the post-start hooks whose work it does at start, as upstream's.
+        // Core and the aggregator list the post-start hooks whose work they do at start,
+        // as upstream's.
         let hooks: String = match role {
-            Role::Core => core_apiserver_hooks()
-                .iter()
-                .map(|h| format!("[+]poststarthook/{h} ok\n"))
-                .collect(),
-            _ => String::new(),
-        };
+            Role::Core => core_apiserver_hooks().to_vec(),
+            Role::Aggregator => vec!["apiservice-discovery-controller"],
+            Role::Extensions => Vec::new(),
+        }
+        .iter()
+        .map(|h| format!("[+]poststarthook/{h} ok\n"))
+        .collect();
         let ready = get(format!("{base}/readyz?verbose")).await;
         assert_eq!(ready.status, 200, "{role}: {}", ready.text());
         assert_eq!(
