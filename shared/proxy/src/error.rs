@@ -17,9 +17,13 @@ pub enum Error {
     /// The handler requires an upgrade and the request is none.
     #[error("Upgrade request required")]
     UpgradeRequired,
+    /// The backend of an upgrade could not be dialed: nothing was sent (Go's dial or
+    /// handshake error text after upstream's prefix).
+    #[error("error dialing backend: {0}")]
+    Dial(String),
     /// The backend could not be reached or its answer read, in Go's words
     /// (`dial tcp 10.0.0.1:443: connect: connection refused`,
-    /// `error dialing backend: ...`, `invalid upgrade response: status code 200`).
+    /// `invalid upgrade response: status code 200`).
     #[error("{0}")]
     Backend(String),
 }

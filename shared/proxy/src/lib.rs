@@ -51,7 +51,7 @@ pub use error::{Error, text_response};
 pub use location::Location;
 pub use splice::splice;
 pub use transport::{Io, Transport};
-pub use upgradeaware::Options;
+pub use upgradeaware::{Options, upgrade_over};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

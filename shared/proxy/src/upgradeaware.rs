@@ -11,7 +11,7 @@ use hyper_util::rt::TokioIo;
 use kas_endpoints::{Body, body};
 
 use crate::headers::{is_upgrade_request, outgoing, remove_cors, remove_hop_by_hop};
-use crate::{Error, Location, Result, Transport};
+use crate::{Error, Io, Location, Result, Transport};
 
 /// How a request is proxied: upstream's `UpgradeAwareHandler` fields that callers set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,71 +88,79 @@ impl Transport {
     /// is handed over; an error answer (400 and up) passed back whole, the connection then
     /// closed; anything else an invalid upgrade response.
     async fn upgrade(&self, location: &Location, req: Request<Body>) -> Result<Response<Body>> {
-        let (mut parts, body) = req.into_parts();
-        let client = parts.extensions.remove::<OnUpgrade>();
-        let io = self
-            .dial(location)
-            .await
-            .map_err(|e| Error::Backend(format!("error dialing backend: {e}")))?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
-        tokio::spawn(async move {
-            if let Err(e) = conn.with_upgrades().await {
-                tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
-            }
-        });
-        if !parts.headers.contains_key(header::HOST)
-            && let Ok(host) = HeaderValue::from_str(&location.host)
-        {
-            parts.headers.insert(header::HOST, host);
+        let io = self.dial(location).await.map_err(Error::Dial)?;
+        upgrade_over(io, location, req).await
+    }
+}
+
+/// The rest of upstream's `tryUpgrade` once the backend is dialed: the request written on
+/// `io`, the answer passed back, the connections spliced on `101`. For callers that choose
+/// and dial the backend themselves (kas-delegate tries its endpoints in turn).
+pub async fn upgrade_over(
+    io: Box<dyn Io>,
+    location: &Location,
+    req: Request<Body>,
+) -> Result<Response<Body>> {
+    let (mut parts, body) = req.into_parts();
+    let client = parts.extensions.remove::<OnUpgrade>();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.with_upgrades().await {
+            tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
         }
-        let mut out = Request::new(body);
-        *out.method_mut() = parts.method;
-        *out.uri_mut() = location
-            .path_and_query()
-            .parse()
-            .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
-        *out.headers_mut() = parts.headers;
-        let mut resp = sender.send_request(out).await.map_err(|e| {
-            Error::Backend(match e.is_incomplete_message() {
-                true => "EOF".to_owned(),
-                false => e.to_string(),
-            })
-        })?;
-        let status = resp.status();
-        if status != StatusCode::SWITCHING_PROTOCOLS && status.as_u16() < 400 {
-            return Err(Error::Backend(format!(
-                "invalid upgrade response: status code {}",
-                status.as_u16()
-            )));
-        }
-        let Some(client) = client else {
-            return Err(Error::Backend(
+    });
+    if !parts.headers.contains_key(header::HOST)
+        && let Ok(host) = HeaderValue::from_str(&location.host)
+    {
+        parts.headers.insert(header::HOST, host);
+    }
+    let mut out = Request::new(body);
+    *out.method_mut() = parts.method;
+    *out.uri_mut() = location
+        .path_and_query()
+        .parse()
+        .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
+    *out.headers_mut() = parts.headers;
+    let mut resp = sender.send_request(out).await.map_err(|e| {
+        Error::Backend(match e.is_incomplete_message() {
+            true => "EOF".to_owned(),
+            false => e.to_string(),
+        })
+    })?;
+    let status = resp.status();
+    if status != StatusCode::SWITCHING_PROTOCOLS && status.as_u16() < 400 {
+        return Err(Error::Backend(format!(
+            "invalid upgrade response: status code {}",
+            status.as_u16()
+        )));
+    }
+    let Some(client) = client else {
+        return Err(Error::Backend(
                 "request connection cannot be hijacked: the request came without a connection to upgrade"
                     .to_owned(),
             ));
-        };
-        if status != StatusCode::SWITCHING_PROTOCOLS {
-            let (mut parts, incoming) = resp.into_parts();
-            remove_hop_by_hop(&mut parts.headers);
-            parts
-                .headers
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return Ok(Response::from_parts(parts, Body::new(incoming)));
-        }
-        let backend = hyper::upgrade::on(&mut resp);
-        tokio::spawn(async move {
-            match tokio::try_join!(client, backend) {
-                Ok((client, backend)) => {
-                    crate::splice::splice(TokioIo::new(client), TokioIo::new(backend)).await
-                }
-                Err(e) => tracing::debug!(error = %e, "proxy: upgrade not completed"),
-            }
-        });
-        let (parts, _) = resp.into_parts();
-        Ok(Response::from_parts(parts, body::empty()))
+    };
+    if status != StatusCode::SWITCHING_PROTOCOLS {
+        let (mut parts, incoming) = resp.into_parts();
+        remove_hop_by_hop(&mut parts.headers);
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Ok(Response::from_parts(parts, Body::new(incoming)));
     }
+    let backend = hyper::upgrade::on(&mut resp);
+    tokio::spawn(async move {
+        match tokio::try_join!(client, backend) {
+            Ok((client, backend)) => {
+                crate::splice::splice(TokioIo::new(client), TokioIo::new(backend)).await
+            }
+            Err(e) => tracing::debug!(error = %e, "proxy: upgrade not completed"),
+        }
+    });
+    let (parts, _) = resp.into_parts();
+    Ok(Response::from_parts(parts, body::empty()))
 }
 
 /// Upstream's `proxyRedirectsforRootPath`: a GET or HEAD of an empty path is sent to the
