@@ -47,7 +47,7 @@ impl Location {
     }
 
     /// The absolute URI the pooled client sends to.
-    pub(crate) fn uri(&self) -> Result<Uri> {
+    pub fn uri(&self) -> Result<Uri> {
         let text = format!("{}://{}{}", self.scheme(), self.host, self.path_and_query());
         text.parse()
             .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", self.url())))

@@ -51,15 +51,22 @@ struct Inner {
     pooled: HyperClient<HttpsConnector<HttpConnector>, Body>,
     upgrade: TlsConnector,
     server_name: Option<ServerName<'static>>,
+    dial_timeout: Duration,
 }
 
 impl Transport {
     /// A transport trusting and presenting what `tls` says.
     pub fn new(tls: &TlsConfig) -> Result<Transport> {
+        Transport::with_dial_timeout(tls, DIAL_TIMEOUT)
+    }
+
+    /// A transport whose dials give up after `dial_timeout` (upstream's kubelet client
+    /// takes `--kubelet-timeout` for its dialer) instead of Go's 30 s.
+    pub fn with_dial_timeout(tls: &TlsConfig, dial_timeout: Duration) -> Result<Transport> {
         let config = tls
             .client_config(kas_tls::alpn())
             .map_err(|e| Error::Config(e.to_string()))?;
-        Transport::from_rustls(config, tls.server_name.as_deref())
+        Transport::build(config, tls.server_name.as_deref(), dial_timeout)
     }
 
     /// A transport over a rustls config built elsewhere (kas-delegate's, from files); its
@@ -68,6 +75,14 @@ impl Transport {
     pub fn from_rustls(
         config: rustls::ClientConfig,
         server_name: Option<&str>,
+    ) -> Result<Transport> {
+        Transport::build(config, server_name, DIAL_TIMEOUT)
+    }
+
+    fn build(
+        config: rustls::ClientConfig,
+        server_name: Option<&str>,
+        dial_timeout: Duration,
     ) -> Result<Transport> {
         let server_name = server_name
             .map(|name| {
@@ -83,7 +98,7 @@ impl Transport {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        http.set_connect_timeout(Some(DIAL_TIMEOUT));
+        http.set_connect_timeout(Some(dial_timeout));
         let builder = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(pooled_tls)
             .https_or_http();
@@ -109,6 +124,7 @@ impl Transport {
                 pooled,
                 upgrade: TlsConnector::from(Arc::new(upgrade_tls)),
                 server_name,
+                dial_timeout,
             }),
         })
     }
@@ -128,7 +144,8 @@ impl Transport {
     /// The error is Go's dial or handshake error text.
     pub async fn dial(&self, location: &Location) -> std::result::Result<Box<dyn Io>, String> {
         let addr = location.dial_address();
-        let tcp = match tokio::time::timeout(DIAL_TIMEOUT, TcpStream::connect(&addr)).await {
+        let connect = TcpStream::connect(&addr);
+        let tcp = match tokio::time::timeout(self.inner.dial_timeout, connect).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(kas_apimachinery::golang::net::dial_error(&addr, &e)),
             Err(_) => return Err(format!("dial tcp {addr}: i/o timeout")),

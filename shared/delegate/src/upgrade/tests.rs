@@ -18,7 +18,9 @@ use crate::Delegate;
 
 /// Echoes an `echo` upgrade after answering with the user it was told and the request's
 /// ALPN-chosen version; anything else is a 404.
-async fn backend_handler(mut req: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Error> {
+async fn backend_handler(
+    mut req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let mut resp = Response::new(Full::new(Bytes::new()));
     if req.headers().get("upgrade").is_none_or(|u| u != "echo") {
         *resp.status_mut() = StatusCode::NOT_FOUND;
@@ -79,7 +81,9 @@ async fn backend() -> (SocketAddr, String) {
         while let Ok((tcp, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
                 let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                     .serve_connection_with_upgrades(TokioIo::new(tls), service_fn(backend_handler))
                     .await;
@@ -137,9 +141,15 @@ async fn upgrades_cross_the_hop_with_the_identity_and_are_spliced() {
         got.extend_from_slice(&buf[..n]);
     }
     let head = String::from_utf8_lossy(&got).to_ascii_lowercase();
-    assert!(head.starts_with("http/1.1 101 switching protocols\r\n"), "{head}");
+    assert!(
+        head.starts_with("http/1.1 101 switching protocols\r\n"),
+        "{head}"
+    );
     assert!(head.contains("x-seen-user: alice\r\n"), "{head}");
-    assert!(head.contains(&format!("x-seen-host: {backend}\r\n")), "{head}");
+    assert!(
+        head.contains(&format!("x-seen-host: {backend}\r\n")),
+        "{head}"
+    );
     tcp.write_all(b"hello through the hop").await.unwrap();
     let mut echoed = [0u8; 21];
     tcp.read_exact(&mut echoed).await.unwrap();
