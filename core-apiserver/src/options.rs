@@ -38,6 +38,16 @@ pub struct CoreOptions {
     /// Path to a client key file for TLS to kubelets.
     #[arg(long)]
     pub kubelet_client_key: Option<std::path::PathBuf>,
+    /// List of the preferred NodeAddressTypes to use for kubelet connections.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP"
+    )]
+    pub kubelet_preferred_address_types: Vec<String>,
+    /// Timeout for kubelet operations.
+    #[arg(long, default_value = "5s")]
+    pub kubelet_timeout: GoDuration,
     #[command(flatten)]
     pub service_account: ServiceAccountOptions,
 }
@@ -60,6 +70,8 @@ impl CoreOptions {
                 certificate_authority: self.kubelet_certificate_authority.clone(),
                 client_certificate: self.kubelet_client_certificate.clone(),
                 client_key: self.kubelet_client_key.clone(),
+                preferred_address_types: self.kubelet_preferred_address_types.clone(),
+                timeout: self.kubelet_timeout.0,
             },
             reviewers: Default::default(),
             service_account_token: token_config(&self.service_account),
@@ -130,7 +142,29 @@ mod tests {
             "--kubelet-client-key=/c.key",
         ])
         .unwrap();
+        let tuned = Flags::try_parse_from([
+            "core-apiserver",
+            "--kubelet-preferred-address-types=ExternalIP,InternalIP",
+            "--kubelet-timeout=1m30s",
+        ])
+        .unwrap()
+        .core
+        .resources()
+        .kubelet;
+        assert_eq!(tuned.preferred_address_types, ["ExternalIP", "InternalIP"]);
+        assert_eq!(tuned.timeout, std::time::Duration::from_secs(90));
         let kubelet = flags.core.resources().kubelet;
+        assert_eq!(
+            kubelet.preferred_address_types,
+            [
+                "Hostname",
+                "InternalDNS",
+                "InternalIP",
+                "ExternalDNS",
+                "ExternalIP"
+            ]
+        );
+        assert_eq!(kubelet.timeout, std::time::Duration::from_secs(5));
         assert_eq!(kubelet.certificate_authority, Some("/ca.crt".into()));
         assert_eq!(kubelet.client_certificate, Some("/c.crt".into()));
         assert_eq!(kubelet.client_key, Some("/c.key".into()));

@@ -1,5 +1,5 @@
 //! An HTTP(S) GET as upstream's HTTP prober (`pkg/probe/http`) makes it for component
-//! statuses: over the connecters' client transport without verifying the server (its
+//! statuses: over kas-proxy's transport without verifying the server (its
 //! `InsecureSkipVerify`), with a timeout, the body up to 10 KiB, and Go's `net/http` error
 //! text for what fails (`Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259:
 //! connect: connection refused`).
@@ -9,7 +9,9 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Bytes;
 
-use crate::connect::client::{Location, Transport, url_error};
+use kas_proxy::{Location, Transport};
+
+use crate::connect::url_error;
 
 /// Upstream's `maxRespBodyLength`.
 const MAX_BODY: usize = 10 * 1024;
@@ -36,13 +38,18 @@ pub async fn get(
     };
     let method = http::Method::GET;
     let attempt = async {
-        let transport = Transport::new(None, None)?;
-        let req = http::Request::get(path)
+        let insecure = kas_tls::TlsConfig {
+            insecure: true,
+            ..kas_tls::TlsConfig::default()
+        };
+        let transport = Transport::new(&insecure).map_err(|e| e.to_string())?;
+        let uri = location.uri().map_err(|e| e.to_string())?;
+        let req = http::Request::get(uri)
             .header(http::header::USER_AGENT, "kube-probe/1.33")
             .header(http::header::ACCEPT, "*/*")
             .body(kas_endpoints::body::empty())
             .map_err(|e| e.to_string())?;
-        let resp = transport.send(&location, req).await?;
+        let resp = transport.round_trip(req).await.map_err(|e| e.to_string())?;
         let code = resp.status().as_u16();
         let body = Limited::new(resp.into_body(), MAX_BODY)
             .collect()

@@ -51,7 +51,10 @@ pub async fn connect_h2(base: &http::Uri, tls: &Tls) -> Result<Sender> {
     Ok(sender)
 }
 
-async fn dial(base: &http::Uri, tls: &Tls) -> Result<tokio_rustls::client::TlsStream<TcpStream>> {
+pub async fn dial(
+    base: &http::Uri,
+    tls: &Tls,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>> {
     let host = base.host().ok_or_else(|| anyhow!("no host in {base}"))?;
     let port = base.port_u16().unwrap_or(443);
     let tcp = TcpStream::connect((host, port))

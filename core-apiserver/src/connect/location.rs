@@ -16,6 +16,8 @@ pub const PREFERRED_ADDRESS_TYPES: &[&str] = &[
     "ExternalDNS",
     "ExternalIP",
 ];
+/// Upstream's `--kubelet-timeout` default.
+pub const KUBELET_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Upstream's `--kubelet-port` default, for nodes that report none.
 pub const DEFAULT_KUBELET_PORT: i64 = 10250;
 
@@ -148,17 +150,24 @@ pub fn pod_proxy_host(pod: &Value, port: &str) -> kas_registry::Result<String> {
     })
 }
 
-/// Upstream's `GetPreferredNodeAddress` with the default preference, and its
-/// `NoMatchError` (Go's `%v` of the addresses) as a plain error (a 500).
-pub fn preferred_node_address(node: &Value) -> kas_registry::Result<String> {
+/// Upstream's `GetPreferredNodeAddress` with the preference of
+/// `--kubelet-preferred-address-types`, and its `NoMatchError` (Go's `%v` of the
+/// addresses) as a plain error (a 500).
+pub fn preferred_node_address(
+    node: &Value,
+    preferred: &[impl AsRef<str>],
+) -> kas_registry::Result<String> {
     let addresses: Vec<&Value> = node
         .pointer("/status/addresses")
         .and_then(Value::as_array)
         .map(|a| a.iter().collect())
         .unwrap_or_default();
     let field = |a: &Value, f: &str| a.get(f).and_then(Value::as_str).unwrap_or("").to_owned();
-    for wanted in PREFERRED_ADDRESS_TYPES {
-        if let Some(a) = addresses.iter().find(|a| field(a, "type") == *wanted) {
+    for wanted in preferred {
+        if let Some(a) = addresses
+            .iter()
+            .find(|a| field(a, "type") == wanted.as_ref())
+        {
             return Ok(field(a, "address"));
         }
     }
@@ -271,9 +280,14 @@ mod tests {
         let node = json!({"status": {"addresses": [
             {"type": "ExternalIP", "address": "1.2.3.4"},
             {"type": "InternalIP", "address": "10.0.0.1"}]}});
-        assert_eq!(preferred_node_address(&node).unwrap(), "10.0.0.1");
+        assert_eq!(
+            preferred_node_address(&node, PREFERRED_ADDRESS_TYPES).unwrap(),
+            "10.0.0.1"
+        );
         assert_eq!(kubelet_port(&node), 10250);
-        let err = preferred_node_address(&json!({})).unwrap_err().to_status();
+        let err = preferred_node_address(&json!({}), PREFERRED_ADDRESS_TYPES)
+            .unwrap_err()
+            .to_status();
         assert_eq!(err.code, 500);
         assert_eq!(
             err.message.as_deref(),
@@ -281,7 +295,7 @@ mod tests {
         );
         let other = json!({"status": {"addresses": [{"type": "Weird", "address": "x"}]}});
         assert_eq!(
-            preferred_node_address(&other)
+            preferred_node_address(&other, PREFERRED_ADDRESS_TYPES)
                 .unwrap_err()
                 .to_status()
                 .message

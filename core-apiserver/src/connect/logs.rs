@@ -51,18 +51,21 @@ async fn log(cx: &Context, request: ConnectRequest) -> kas_registry::Result<Resp
         true => &cx.kubelet_insecure,
         false => &cx.kubelet,
     };
-    let req = Request::get("/")
+    let uri = loc.uri().map_err(|e| plain(e.to_string()))?;
+    let req = Request::get(uri)
         .body(body::empty())
         .map_err(|e| plain(e.to_string()))?;
     let resp = transport
-        .send(&loc, req)
+        .round_trip(req)
         .await
-        .map_err(|e| plain(super::client::url_error(&http::Method::GET, &loc, &e)))?;
+        .map_err(|e| plain(super::url_error(&http::Method::GET, &loc, &e.to_string())))?;
     let code = resp.status().as_u16();
     if !(200..=206).contains(&code) {
-        return Err(kubelet_error(code, resp.into_body()).await.into());
+        return Err(kubelet_error(code, Body::new(resp.into_body()))
+            .await
+            .into());
     }
-    let mut out = Response::new(resp.into_body());
+    let mut out = Response::new(Body::new(resp.into_body()));
     out.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain"),

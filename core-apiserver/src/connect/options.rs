@@ -142,6 +142,65 @@ impl PodLogOptions {
     }
 }
 
+/// Upstream's `PodExecOptions` and `PodAttachOptions` (attach has no command), decoded
+/// from the request's query.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamOptions {
+    pub container: String,
+    pub stdin: bool,
+    pub stdout: bool,
+    pub stderr: bool,
+    pub tty: bool,
+    pub command: Vec<String>,
+}
+
+impl StreamOptions {
+    pub fn decode(q: &Query, with_command: bool) -> StreamOptions {
+        StreamOptions {
+            container: q.first("container").unwrap_or("").to_owned(),
+            stdin: boolean(q, "stdin"),
+            stdout: boolean(q, "stdout"),
+            stderr: boolean(q, "stderr"),
+            tty: boolean(q, "tty"),
+            command: match with_command {
+                true => q.all("command").map(str::to_owned).collect(),
+                false => Vec::new(),
+            },
+        }
+    }
+
+    /// The kubelet's query (upstream's `streamParams`, `url.Values.Encode` sorting the
+    /// keys): `command` per word, then `error`, `input`, `output`, `tty` as `1`.
+    pub fn kubelet_query(&self) -> String {
+        let mut params: Vec<String> = self
+            .command
+            .iter()
+            .map(|c| format!("command={}", escape(c)))
+            .collect();
+        for (key, on) in [
+            ("error", self.stderr),
+            ("input", self.stdin),
+            ("output", self.stdout),
+            ("tty", self.tty),
+        ] {
+            if on {
+                params.push(format!("{key}=1"));
+            }
+        }
+        params.join("&")
+    }
+}
+
+/// The kubelet's query of a port forward (`streamParams`): `port` with the ports
+/// comma-joined, none without ports.
+pub fn ports_query(ports: &[i64]) -> String {
+    if ports.is_empty() {
+        return String::new();
+    }
+    let joined: Vec<String> = ports.iter().map(i64::to_string).collect();
+    format!("port={}", escape(&joined.join(",")))
+}
+
 /// Go's `url.QueryEscape` for the values above.
 fn escape(v: &str) -> String {
     let mut out = String::new();

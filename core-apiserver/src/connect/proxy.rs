@@ -1,21 +1,22 @@
 //! The `proxy` subresources of pods, services and nodes, after upstream's `ProxyREST`s
 //! and their `ResourceLocation`s: the id (`name`, `name:port`, `scheme:name:port`)
 //! resolved to a backend, the `{path:*}` joined to its path, then the request proxied
-//! (upstream's `UpgradeAwareHandler` for a plain request: a reverse proxy whose transport
-//! errors go to the responder as plain errors, 500 with their text).
+//! (upstream's `UpgradeAwareHandler` with `WrapTransport`: a plain request
+//! reverse-proxied, its answer without CORS headers; an upgrade spliced; errors to the
+//! responder, plain ones a 500 with their text).
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use http::{HeaderMap, Request, Response};
+use http::{Request, Response};
 use kas_apimachinery::Status;
 use kas_endpoints::Body;
 use kas_endpoints::handlers::connect::{ConnectRequest, Connecter};
 use serde_json::Value;
 
-use super::client::{Location, Transport};
 use super::{Context, location, plain};
+use kas_proxy::{Location, Transport};
 
 type Answer<'a> = BoxFuture<'a, kas_registry::Result<Response<Body>>>;
 
@@ -180,48 +181,7 @@ async fn valid_address(cx: &Context, namespace: &str, addr: &Value) -> bool {
     list(&pod, "/status/podIPs").any(|p| str_of(p, "ip") == ip)
 }
 
-/// Headers a proxy does not pass on: hop-by-hop ones (Go's `ReverseProxy`), and the
-/// credentials the request was authenticated with (upstream's authentication filters
-/// remove them).
-fn strip(headers: &mut HeaderMap, credentials: bool) {
-    let connection: Vec<String> = headers
-        .get_all(http::header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(',').map(|t| t.trim().to_ascii_lowercase()))
-        .collect();
-    for name in connection {
-        headers.remove(name.as_str());
-    }
-    for name in [
-        "connection",
-        "proxy-connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    ] {
-        headers.remove(name);
-    }
-    if credentials {
-        headers.remove(http::header::AUTHORIZATION);
-        let remote: Vec<_> = headers
-            .keys()
-            .filter(|k| {
-                k.as_str().starts_with("x-remote-") || k.as_str().starts_with("impersonate-")
-            })
-            .cloned()
-            .collect();
-        for k in remote {
-            headers.remove(k);
-        }
-    }
-}
-
-/// Proxies a plain request to `loc` and streams the answer back.
+/// Proxies the request to `loc` (upgrades too) and streams the answer back.
 async fn forward(
     transport: &Transport,
     loc: Location,
@@ -229,9 +189,14 @@ async fn forward(
     body: Body,
 ) -> kas_registry::Result<Response<Body>> {
     let mut parts = request.parts;
-    strip(&mut parts.headers, true);
+    super::strip_credentials(&mut parts.headers);
     let req = Request::from_parts(parts, body);
-    let mut resp = transport.send(&loc, req).await.map_err(plain)?;
-    strip(resp.headers_mut(), false);
-    Ok(resp)
+    let options = kas_proxy::Options {
+        wrap_transport: true,
+        ..kas_proxy::Options::default()
+    };
+    transport
+        .forward(&loc, req, &options)
+        .await
+        .map_err(|e| e.to_status().into())
 }

@@ -1,20 +1,22 @@
 //! `pods/exec`, `pods/attach` and `pods/portforward`, after upstream's `ExecREST`,
-//! `AttachREST`, `PortForwardREST` (`streamLocation`, `PortForwardLocation`): the pod, its
-//! container and its node's kubelet resolved as upstream resolves them, then upstream's
-//! `UpgradeAwareHandler` with `UpgradeRequired`: a request that is no upgrade is a 400
-//! `Upgrade request required`. Forwarding the upgrade itself is not done (see the module
-//! above).
+//! `AttachREST`, `PortForwardREST` and their locations (`ExecLocation`, `AttachLocation`:
+//! `streamLocation`; `PortForwardLocation`): the pod, its container and its node's kubelet
+//! resolved as upstream resolves them, then the upgrade forwarded to the kubelet
+//! (`/exec/<ns>/<pod>/<container>?command=...&input=1...`, `/attach/...`,
+//! `/portForward/<ns>/<pod>?port=...`) by upstream's `UpgradeAwareHandler` with
+//! `UpgradeRequired`: a request that is no upgrade is a 400 `Upgrade request required`.
 
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use http::Response;
+use http::{Request, Response};
 use kas_apimachinery::Status;
 use kas_endpoints::Body;
 use kas_endpoints::handlers::connect::{ConnectRequest, Connecter};
 use kas_endpoints::url::Query;
 
-use super::{Context, location, options, plain};
+use super::options::{self, StreamOptions};
+use super::{Context, location};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -39,25 +41,45 @@ impl Connecter for Stream {
     fn connect(
         &self,
         request: ConnectRequest,
-        _: Body,
+        body: Body,
     ) -> BoxFuture<'_, kas_registry::Result<Response<Body>>> {
-        Box::pin(stream(&self.0, self.1, request))
+        Box::pin(stream(&self.0, self.1, request, body))
     }
+}
+
+/// The kubelet's path and query for the request (upstream's locations, without the node).
+fn kubelet_target(
+    kind: Kind,
+    q: &Query,
+    request: &ConnectRequest,
+    pod: &serde_json::Value,
+) -> kas_registry::Result<(String, String)> {
+    let (ns, name) = (&request.namespace, &request.name);
+    if kind == Kind::PortForward {
+        let ports = options::ports(q)?;
+        return Ok((
+            format!("/portForward/{ns}/{name}"),
+            options::ports_query(&ports),
+        ));
+    }
+    let opts = StreamOptions::decode(q, kind == Kind::Exec);
+    let container = location::validate_container(&opts.container, pod)?;
+    let path = format!("/{}/{ns}/{name}/{container}", kind.subresource());
+    Ok((path, opts.kubelet_query()))
 }
 
 async fn stream(
     cx: &Context,
     kind: Kind,
     request: ConnectRequest,
+    body: Body,
 ) -> kas_registry::Result<Response<Body>> {
     let q = Query::parse(request.parts.uri.query().unwrap_or(""));
     if kind == Kind::PortForward {
         options::ports(&q)?;
     }
     let pod = cx.pod(&request.namespace, &request.name).await?;
-    if kind != Kind::PortForward {
-        location::validate_container(q.first("container").unwrap_or(""), &pod)?;
-    }
+    let (path, query) = kubelet_target(kind, &q, &request, &pod)?;
     let node = location::node_name(&pod);
     if node.is_empty() {
         return Err(Status::bad_request(&format!(
@@ -66,23 +88,16 @@ async fn stream(
         ))
         .into());
     }
-    cx.kubelet(node).await?;
-    if !is_upgrade_request(&request.parts.headers) {
-        return Err(Status::bad_request("Upgrade request required").into());
-    }
-    Err(plain(format!(
-        "pods/{}: upgrade requests are not forwarded by this server",
-        kind.subresource()
-    )))
-}
-
-/// Upstream's `httpstream.IsUpgradeRequest`: a `Connection` header with the `upgrade`
-/// token.
-pub fn is_upgrade_request(headers: &http::HeaderMap) -> bool {
-    headers
-        .get_all(http::header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+    let kubelet = cx.kubelet(node).await?;
+    let location = Context::kubelet_location(&kubelet, path, query);
+    let mut parts = request.parts;
+    super::strip_credentials(&mut parts.headers);
+    let options = kas_proxy::Options {
+        upgrade_required: true,
+        ..kas_proxy::Options::default()
+    };
+    cx.kubelet
+        .forward(&location, Request::from_parts(parts, body), &options)
+        .await
+        .map_err(|e| e.to_status().into())
 }

@@ -71,6 +71,8 @@ pub(crate) struct Endpoint {
     conns: Mutex<Vec<Conn>>,
     connecting: tokio::sync::Mutex<()>,
     tls: TlsConnector,
+    /// Dials the endpoint for upgrade requests (HTTP/1.1, the same identity).
+    pub upgrades: kas_proxy::Transport,
     /// The discovery digest its readiness stream last told.
     discovery: Mutex<String>,
     /// Told when `discovery` changes.
@@ -103,6 +105,7 @@ impl Endpoint {
         server_name: ServerName<'static>,
         authority: http::uri::Authority,
         tls: TlsConnector,
+        upgrades: kas_proxy::Transport,
         discovery_changed: Arc<tokio::sync::watch::Sender<u64>>,
     ) -> Self {
         Endpoint {
@@ -115,6 +118,7 @@ impl Endpoint {
             conns: Mutex::new(Vec::new()),
             connecting: tokio::sync::Mutex::new(()),
             tls,
+            upgrades,
             discovery: Mutex::new(String::new()),
             discovery_changed,
         }

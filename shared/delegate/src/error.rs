@@ -8,6 +8,8 @@ pub enum Error {
     InvalidEndpoint { url: String, reason: String },
     #[error(transparent)]
     Tls(#[from] kas_tls::Error),
+    #[error(transparent)]
+    Proxy(#[from] kas_proxy::Error),
     #[error("connecting to {endpoint}")]
     Connect {
         endpoint: String,

@@ -2,7 +2,8 @@
 //! `DelegationTarget`, but across processes): a pool of mTLS HTTP/2 connections per
 //! endpoint, endpoints chosen by their `Peer` readiness stream, failed endpoints ejected and
 //! probed back in, requests that never reached a peer retried elsewhere, bodies streamed
-//! both ways, and the user forwarded in the front-proxy headers.
+//! both ways, connection upgrades carried over HTTP/1.1 connections of their own, and the
+//! user forwarded in the front-proxy headers.
 //!
 //! Knows nothing of the generic server: it is a `tower::Service` the role hands to it.
 
@@ -14,6 +15,7 @@ mod options;
 mod pool;
 mod proxy;
 mod trace;
+mod upgrade;
 
 pub use endpoint::EndpointState;
 pub use error::{Error, Result};

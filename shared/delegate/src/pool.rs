@@ -56,6 +56,8 @@ pub(crate) struct Pool {
     watchers: std::sync::Mutex<HashMap<String, JoinHandle<()>>>,
     next: AtomicUsize,
     tls: TlsConnector,
+    /// The same identity, for the upgrade connections each endpoint's transport dials.
+    upgrade_tls: rustls::ClientConfig,
     /// Counts changes of the endpoints' discovery digests.
     pub(crate) discovery_changed: Arc<tokio::sync::watch::Sender<u64>>,
 }
@@ -85,6 +87,7 @@ impl Pool {
             endpoints: RwLock::new(Arc::new(Vec::new())),
             watchers: std::sync::Mutex::new(HashMap::new()),
             next: AtomicUsize::new(0),
+            upgrade_tls: tls.clone(),
             tls: TlsConnector::from(Arc::new(tls)),
             discovery_changed: Arc::new(tokio::sync::watch::channel(0).0),
         });
@@ -114,6 +117,7 @@ impl Pool {
             reason: reason.to_owned(),
         };
         let bare = url.host.trim_matches(['[', ']']).to_owned();
+        let upgrades = kas_proxy::Transport::from_rustls(self.upgrade_tls.clone(), Some(&bare))?;
         let server_name =
             ServerName::try_from(bare).map_err(|_| invalid("not a valid TLS server name"))?;
         let authority = format!("{}:{}", url.host, url.port)
@@ -125,6 +129,7 @@ impl Pool {
             server_name,
             authority,
             self.tls.clone(),
+            upgrades,
             self.discovery_changed.clone(),
         )))
     }

@@ -55,7 +55,7 @@ const EXTRA_KEY: &AsciiSet = &NON_ALPHANUMERIC
 
 #[derive(Clone)]
 pub struct Delegate {
-    pool: Arc<Pool>,
+    pub(crate) pool: Arc<Pool>,
 }
 
 impl Delegate {
@@ -91,6 +91,9 @@ impl Delegate {
     }
 
     async fn forward(self, req: Request<Body>) -> Response<Body> {
+        if kas_proxy::headers::is_upgrade_request(req.headers()) {
+            return self.forward_upgrade(req).await;
+        }
         let (mut parts, body) = req.into_parts();
         let user = parts.extensions.remove::<UserInfo>();
         rewrite_headers(&mut parts.headers, user.as_ref());

@@ -4,6 +4,7 @@
 //!
 //! No sockets here: only certificates, keys and configs.
 
+mod client;
 mod insecure;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
+pub use client::{TlsConfig, go_tls_error};
 pub use insecure::InsecureVerifier;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -37,6 +39,12 @@ pub enum Error {
     Empty { path: PathBuf, what: &'static str },
     #[error("building the TLS configuration")]
     Rustls(#[from] rustls::Error),
+    /// The text holds the cause: a client's configuration errors are reported whole.
+    #[error("{what}: {error}")]
+    Invalid {
+        what: &'static str,
+        error: rustls::Error,
+    },
     #[error("building the client certificate verifier")]
     Verifier(#[from] rustls::server::VerifierBuilderError),
     #[error("generating a self-signed certificate")]

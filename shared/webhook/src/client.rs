@@ -6,33 +6,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use kas_apimachinery::golang::net::{dial_error, url_error};
+use http_body_util::{BodyExt, Limited};
+use kas_apimachinery::golang::net::url_error;
+pub use kas_tls::TlsConfig;
 
 use crate::{Error, Result};
 
 /// The largest answer read: webhook and discovery answers are small; a server that sends
 /// more is cut off rather than held in memory.
 pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
-
-/// What a client trusts and presents (a kubeconfig cluster's and user's TLS fields, or a
-/// webhook's `caBundle`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TlsConfig {
-    /// PEM certificates of the authorities to trust; `None`: the system's roots, as Go.
-    pub ca_data: Option<Vec<u8>>,
-    /// Go's `InsecureSkipVerify` (kubeconfig's `insecure-skip-tls-verify`).
-    pub insecure: bool,
-    /// PEM client certificate and key to present.
-    pub client_cert: Option<(Vec<u8>, Vec<u8>)>,
-    /// The name to verify the server's certificate against instead of the URL's host
-    /// (kubeconfig's `tls-server-name`).
-    pub server_name: Option<String>,
-}
 
 /// An answer: its status, headers and whole body.
 #[derive(Clone, Debug)]
@@ -42,9 +24,11 @@ pub struct Response {
     pub body: Bytes,
 }
 
+/// A whole-body client over kas-proxy's [`kas_proxy::Transport`], the one client of calls
+/// out: its connections are pooled there.
 #[derive(Clone)]
 pub struct Client {
-    inner: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    transport: kas_proxy::Transport,
     timeout: Duration,
 }
 
@@ -52,23 +36,8 @@ impl Client {
     /// A client for `tls`, whose requests fail after `timeout` (Go's `http.Client.Timeout`:
     /// dialing, the handshake, sending and reading the answer).
     pub fn new(tls: &TlsConfig, timeout: Duration) -> Result<Client> {
-        let config = rustls_config(tls)?;
-        let builder = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(config)
-            .https_or_http();
-        let builder = match &tls.server_name {
-            Some(name) => {
-                let name = rustls_pki_types::ServerName::try_from(name.clone())
-                    .map_err(|e| Error::Config(format!("tls-server-name {name:?}: {e}")))?;
-                builder.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
-            }
-            None => builder,
-        };
-        let connector = builder.enable_all_versions().build();
-        let inner = HyperClient::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
-        Ok(Client { inner, timeout })
+        let transport = kas_proxy::Transport::new(tls).map_err(|e| Error::Config(e.to_string()))?;
+        Ok(Client { transport, timeout })
     }
 
     /// `GET url`.
@@ -120,16 +89,16 @@ impl Client {
         let fail = |err: String| Error::Request(url_error(method.as_str(), url, &err));
         let mut request = Request::builder()
             .method(method.clone())
-            .uri(uri.clone())
-            .body(Full::new(body))
+            .uri(uri)
+            .body(kas_endpoints::body::full(body))
             .map_err(|e| Error::InvalidRequest(e.to_string()))?;
         *request.headers_mut() = headers;
         let exchange = async {
             let response = self
-                .inner
-                .request(request)
+                .transport
+                .round_trip(request)
                 .await
-                .map_err(|e| fail(describe(&e, &uri)))?;
+                .map_err(|e| fail(e.to_string()))?;
             let (parts, body) = response.into_parts();
             let body = Limited::new(body, MAX_RESPONSE_BYTES)
                 .collect()
@@ -150,119 +119,6 @@ impl Client {
             )),
         }
     }
-}
-
-fn rustls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig> {
-    let config_err = |e: kas_tls::Error| Error::Config(error_chain(&e));
-    let mut roots = rustls::RootCertStore::empty();
-    match &tls.ca_data {
-        Some(pem) => {
-            for cert in kas_tls::certs_from_pem(pem, "certificate authority").map_err(config_err)? {
-                roots
-                    .add(cert)
-                    .map_err(|e| Error::Config(format!("certificate authority: {e}")))?;
-            }
-        }
-        None if !tls.insecure => {
-            let native = rustls_native_certs::load_native_certs();
-            roots.add_parsable_certificates(native.certs);
-        }
-        None => {}
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(kas_tls::provider())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Config(e.to_string()))?
-        .with_root_certificates(roots);
-    let mut config = match &tls.client_cert {
-        Some((cert, key)) => builder
-            .with_client_auth_cert(
-                kas_tls::certs_from_pem(cert, "client certificate").map_err(config_err)?,
-                kas_tls::key_from_pem(key, "client key").map_err(config_err)?,
-            )
-            .map_err(|e| Error::Config(format!("client certificate: {e}")))?,
-        None => builder.with_no_client_auth(),
-    };
-    if tls.insecure {
-        config
-            .dangerous()
-            .set_certificate_verifier(kas_tls::InsecureVerifier::new());
-    }
-    Ok(config)
-}
-
-/// What went wrong in Go's words: a refused dial as `net.OpError`, an untrusted
-/// certificate as `crypto/x509`'s error, else the error's own text.
-fn describe(err: &hyper_util::client::legacy::Error, uri: &Uri) -> String {
-    let mut io_error = None;
-    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
-    while let Some(e) = next {
-        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
-            return tls_error(tls, uri);
-        }
-        next = e.source();
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            io_error.get_or_insert(io);
-            // io::Error::new(kind, inner) reports its inner error as its text, not as
-            // its source.
-            if let Some(inner) = io.get_ref() {
-                next = Some(inner as &(dyn std::error::Error + 'static));
-            }
-        }
-    }
-    match io_error {
-        Some(io) if err.is_connect() => dial_error(&authority(uri), io),
-        Some(io) => kas_apimachinery::golang::net::errno(io),
-        None => error_chain(err),
-    }
-}
-
-fn tls_error(err: &rustls::Error, uri: &Uri) -> String {
-    use rustls::CertificateError;
-    match err {
-        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
-            "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-                .to_owned()
-        }
-        rustls::Error::InvalidCertificate(
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-        ) => format!(
-            "tls: failed to verify certificate: x509: certificate is not valid for {}",
-            uri.host().unwrap_or_default()
-        ),
-        rustls::Error::InvalidCertificate(
-            CertificateError::Expired | CertificateError::ExpiredContext { .. },
-        ) => "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
-            .to_owned(),
-        other => format!("tls: {other}"),
-    }
-}
-
-/// `host:port` of a URI, the scheme's port when it names none.
-fn authority(uri: &Uri) -> String {
-    let host = uri.host().unwrap_or_default();
-    let port = uri
-        .port_u16()
-        .unwrap_or(if uri.scheme_str() == Some("http") {
-            80
-        } else {
-            443
-        });
-    if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        source = e.source();
-    }
-    text
 }
 
 #[cfg(test)]

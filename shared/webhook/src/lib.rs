@@ -2,10 +2,11 @@
 //! upstream's `k8s.io/apiserver/pkg/util/webhook` and the REST client under it, and the
 //! webhook token authenticator and authorizer built on them.
 //!
-//! - [`client`]: an HTTPS client (pooled connections, HTTP/2 when the server offers it,
+//! - [`client`]: whole requests and answers with a timeout over kas-proxy's `Transport`
+//!   (the one client of calls out: pooled connections, HTTP/2 when the server offers it,
 //!   else HTTP/1.1), trusting a PEM bundle (a kubeconfig's certificate authority, a
-//!   webhook's `caBundle`) or the system's roots, presenting a client certificate, with a
-//!   timeout; failures in Go's words (`Post "https://...": dial tcp ...: connect: connection
+//!   webhook's `caBundle`) or the system's roots, presenting a client certificate;
+//!   failures in Go's words (`Post "https://...": dial tcp ...: connect: connection
 //!   refused`).
 //! - [`kubeconfig`]: a webhook's configuration file (kubeconfig format), as client-go
 //!   loads it.
