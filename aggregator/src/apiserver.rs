@@ -9,6 +9,7 @@ use kas_server::healthz::{PostStartHook, mark_done};
 use tokio::sync::watch;
 
 use kas_registry::store::Store;
+use kas_registry::store::informer::Objects;
 use kas_storage::Storage;
 use kas_storage_cache::{Cacher, CacherConfig};
 
@@ -60,9 +61,12 @@ pub async fn api_services(
 
 /// The front-proxy client certificate and key the aggregator presents to aggregated
 /// servers (`--proxy-client-cert-file`, `--proxy-client-key-file`), as PEM.
+/// A PEM certificate and its key.
+pub type CertKey = (Vec<u8>, Vec<u8>);
+
 pub fn proxy_client_cert(
     delegation: &kas_delegate::DelegationOptions,
-) -> Result<Option<(Vec<u8>, Vec<u8>)>, String> {
+) -> Result<Option<CertKey>, String> {
     let (Some(cert), Some(key)) = (
         &delegation.proxy_client_cert_file,
         &delegation.proxy_client_key_file,
@@ -76,16 +80,13 @@ pub fn proxy_client_cert(
 /// Starts what keeps the APIServices' state: the Services and EndpointSlices they point
 /// at, followed from `etcd`, and the availability controller.
 pub fn start_controllers(
-    api_services: &Store,
+    store: &Store,
+    api_services: watch::Receiver<Objects>,
     etcd: Arc<dyn Storage>,
     routing: Routing,
-    proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
+    proxy_client_cert: Option<CertKey>,
 ) -> Backends {
     let backends = Backends::new(ServiceIndex::follow(etcd), routing, proxy_client_cert);
-    crate::controllers::available::start(
-        api_services.clone(),
-        api_services.informer(),
-        backends.clone(),
-    );
+    crate::controllers::available::start(store.clone(), api_services, backends.clone());
     backends
 }

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use http::{HeaderMap, HeaderValue, Method};
-use kas_webhook::client::{Client, Response, TlsConfig};
+use kas_tls::TlsConfig;
+use kas_webhook::client::{Client, Response};
 use serde_json::Value;
 
 use crate::apiservice::ServiceReference;

@@ -12,6 +12,7 @@ pub mod apiservice;
 pub mod backend;
 pub mod controllers;
 pub mod kubernetes_service;
+pub mod proxy;
 pub mod resolver;
 pub mod routing;
 pub mod services;

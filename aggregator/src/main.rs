@@ -44,6 +44,9 @@ struct Options {
     /// Turns on aggregator routing requests to endpoints IP rather than cluster IP.
     #[arg(long, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
     enable_aggregator_routing: bool,
+    /// Aggregator reject forwarding redirect response back to client.
+    #[arg(long, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
+    aggregator_reject_forwarding_redirect: bool,
 }
 
 // mimalloc: glibc malloc was a quarter of the CPU time of a proxied request.
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     let etcd = options.etcd;
     let service = options.kubernetes_service;
     let service_accounts = options.service_accounts;
+    let reject_forwarding_redirects = options.aggregator_reject_forwarding_redirect;
     let routing = match options.enable_aggregator_routing {
         true => aggregator::resolver::Routing::Endpoints,
         false => aggregator::resolver::Routing::ClusterIp,
@@ -98,7 +102,14 @@ fn main() -> ExitCode {
             service_accounts.token_authenticators(&common.authentication, Some(storage.clone()))?;
         let api_services = apiserver::api_services(storage.clone(), compactor).await?;
         let proxy_client_cert = apiserver::proxy_client_cert(&delegation)?;
-        apiserver::start_controllers(&api_services, storage, routing, proxy_client_cert);
+        let informer = api_services.informer();
+        let backends = apiserver::start_controllers(
+            &api_services,
+            informer.clone(),
+            storage,
+            routing,
+            proxy_client_cert,
+        );
         // Discovery and OpenAPI: core's (with extensions' merged in) and ours.
         let delegated = kas_delegate::discovery::follow(delegate.clone(), true);
         apiserver::mark_when_discovered(delegated.clone(), marked);
@@ -112,6 +123,13 @@ fn main() -> ExitCode {
                 extensions,
             })
         };
+        // Service-backed APIServices' group versions go to their servers.
+        let next = aggregator::proxy::AggregatedProxy::new(
+            informer,
+            backends,
+            reject_forwarding_redirects,
+            next,
+        );
         let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
         let api = kas_endpoints::installer::ApiService::new(groups, next)
             .with_delegated_discovery(delegated);

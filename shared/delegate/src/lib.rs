@@ -20,4 +20,4 @@ mod upgrade;
 pub use endpoint::EndpointState;
 pub use error::{Error, Result};
 pub use options::DelegationOptions;
-pub use proxy::Delegate;
+pub use proxy::{Delegate, set_auth_proxy_headers};

@@ -202,6 +202,14 @@ pub(crate) fn rewrite_headers(headers: &mut http::HeaderMap, user: Option<&UserI
     for name in HOP_BY_HOP {
         headers.remove(*name);
     }
+    set_auth_proxy_headers(headers, user);
+}
+
+/// client-go's `SetAuthProxyHeaders` for a request a role proxies (to its delegate, or the
+/// aggregator to an aggregated server): the caller's credentials and any identity headers
+/// it made up are dropped, and the authenticated user is written in the front-proxy
+/// headers (extra keys percent-escaped, as upstream's).
+pub fn set_auth_proxy_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
     headers.remove(header::AUTHORIZATION);
     let forged: Vec<HeaderName> = headers
         .keys()

@@ -53,6 +53,22 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
+/// Go's `url.QueryEscape`: letters, digits and `-_.~` stay, a space is `+`, every other
+/// byte is `%XX` in upper case.
+pub fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 /// Go's `url.Values` as `url.ParseQuery` builds it: the pairs in order, keys repeated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Query {
@@ -84,6 +100,27 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Go's `url.Values.Encode`: keys sorted, each key's values in order, every key and
+    /// value `QueryEscape`d (the query a proxy sends on: upstream's aggregator re-encodes
+    /// `req.URL.Query()`).
+    pub fn encode(&self) -> String {
+        let mut keys: Vec<&str> = self.pairs.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut out = String::new();
+        for key in keys {
+            for value in self.all(key) {
+                if !out.is_empty() {
+                    out.push('&');
+                }
+                out.push_str(&query_escape(key));
+                out.push('=');
+                out.push_str(&query_escape(value));
+            }
+        }
+        out
+    }
+
     /// Every value for `key`, in order.
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.pairs
@@ -96,6 +133,16 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_encode_as_go() {
+        let q = Query::parse("watch=1&labelSelector=a%3Db,c+in+(x)&a=2&watch=0&t=%7E*");
+        assert_eq!(
+            q.encode(),
+            "a=2&labelSelector=a%3Db%2Cc+in+%28x%29&t=~%2A&watch=1&watch=0"
+        );
+        assert_eq!(Query::parse("").encode(), "");
+    }
 
     #[test]
     fn path_unescape() {
