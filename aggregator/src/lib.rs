@@ -11,6 +11,7 @@ pub mod apiserver;
 pub mod apiservice;
 pub mod backend;
 pub mod controllers;
+pub mod handler;
 pub mod kubernetes_service;
 pub mod proxy;
 pub mod resolver;

@@ -124,15 +124,16 @@ fn main() -> ExitCode {
             })
         };
         // Service-backed APIServices' group versions go to their servers.
-        let next = aggregator::proxy::AggregatedProxy::new(
+        let proxy = aggregator::proxy::AggregatedProxy::new(
             informer,
             backends,
             reject_forwarding_redirects,
             next,
         );
         let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
-        let api = kas_endpoints::installer::ApiService::new(groups, next)
+        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone())
             .with_delegated_discovery(delegated);
+        let api = aggregator::handler::Aggregation { own, proxy };
         Ok(kas_server::run::Serving {
             handler: kas_server::Handler::new(api),
             authorizers,
