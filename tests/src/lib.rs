@@ -7,6 +7,7 @@
 pub mod api_load;
 pub mod client;
 pub mod load;
+pub mod netns;
 pub mod pki;
 pub mod rbac_load;
 pub mod tls_server;
