@@ -10,6 +10,7 @@ pub mod load;
 pub mod netns;
 pub mod pki;
 pub mod rbac_load;
+pub mod test_apiserver;
 pub mod tls_server;
 
 use std::path::PathBuf;
