@@ -140,3 +140,56 @@ pub async fn request_with_body(
         body,
     })
 }
+
+/// The byte stream of an upgraded connection.
+pub type Upgraded = TokioIo<hyper::upgrade::Upgraded>;
+
+/// An HTTP/1.1 upgrade (`Connection: Upgrade`, `Upgrade: <protocol>`, plus `headers`) on a
+/// fresh connection; `tls` must offer http/1.1. Returns the response (its body read whole
+/// unless it switched protocols) and, after `101 Switching Protocols`, the connection.
+pub async fn upgrade(
+    url: &str,
+    method: Method,
+    protocol: &str,
+    headers: &[(&str, &str)],
+    tls: &Tls,
+) -> Result<(Answer, Option<Upgraded>)> {
+    let uri: http::Uri = url.parse()?;
+    let stream = dial(&uri, tls).await?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn.with_upgrades());
+    let host = uri.authority().map(|a| a.to_string()).unwrap_or_default();
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, host)
+        .header(http::header::CONNECTION, "Upgrade")
+        .header(http::header::UPGRADE, protocol);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = sender
+        .send_request(req.body(Full::new(Bytes::new()))?)
+        .await?;
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    if status != StatusCode::SWITCHING_PROTOCOLS {
+        let body = resp.into_body().collect().await?.to_bytes();
+        return Ok((
+            Answer {
+                status,
+                headers,
+                body,
+            },
+            None,
+        ));
+    }
+    let upgraded = hyper::upgrade::on(resp).await?;
+    let answer = Answer {
+        status,
+        headers,
+        body: Bytes::new(),
+    };
+    Ok((answer, Some(TokioIo::new(upgraded))))
+}

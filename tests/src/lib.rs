@@ -4,6 +4,7 @@
 //!
 //! Clusters come from kas-local, the same launcher users run.
 
+pub mod aggregated;
 pub mod api_load;
 pub mod client;
 pub mod load;

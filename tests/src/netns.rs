@@ -98,6 +98,11 @@ impl Netns {
         self.ip
     }
 
+    /// The addresses added with [`Netns::add_address`] or [`Netns::claim_address_in`].
+    pub fn extra_addresses(&self) -> Vec<Ipv4Addr> {
+        lock(&self.extra).clone()
+    }
+
     /// The host's end of the veth pair, reachable from inside the namespace.
     pub fn host_ip(&self) -> Ipv4Addr {
         self.host_ip
