@@ -44,15 +44,18 @@ async fn call(
         .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
+/// GET as alice.
+async fn get(url: &str, tls: &Tls) -> Answer {
+    call(url, Method::GET, &ALICE, Value::Null, tls).await
+}
+
+/// POST `body` as alice.
+async fn post(url: &str, body: Value, tls: &Tls) -> Answer {
+    call(url, Method::POST, &ALICE, body, tls).await
+}
+
 async fn discovery(backend: &TestApiserver, base: std::net::Ipv4Addr, tls: &Tls) {
-    let groups = call(
-        &backend.url_at(base, "/apis"),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let groups = get(&backend.url_at(base, "/apis"), tls).await;
     assert_eq!(groups.status, StatusCode::OK, "{}", groups.text());
     assert_eq!(groups.json()["kind"], "APIGroupList");
     assert_eq!(
@@ -80,44 +83,23 @@ async fn discovery(backend: &TestApiserver, base: std::net::Ipv4Addr, tls: &Tls)
     assert_eq!(resources[1]["resource"], "flunders");
     assert_eq!(resources[0]["scope"], "Cluster");
 
-    let list = call(
-        &backend.url_at(base, GV),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let list = get(&backend.url_at(base, GV), tls).await;
     assert_eq!(list.json()["kind"], "APIResourceList");
 }
 
 async fn openapi(backend: &TestApiserver, tls: &Tls) {
-    let v2 = call(
-        &backend.url("/openapi/v2"),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let v2 = get(&backend.url("/openapi/v2"), tls).await;
     let flunder = &v2.json()["definitions"]["com.example.wardle.v1alpha1.Flunder"];
     assert_eq!(
         flunder["x-kubernetes-group-version-kind"][0]["kind"],
         "Flunder"
     );
-    let index = call(
-        &backend.url("/openapi/v3"),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let index = get(&backend.url("/openapi/v3"), tls).await;
     let url = index.json()["paths"]["apis/wardle.example.com/v1alpha1"]["serverRelativeURL"]
         .as_str()
         .expect("the group-version in the v3 index")
         .to_owned();
-    let v3 = call(&backend.url(&url), Method::GET, &ALICE, Value::Null, tls).await;
+    let v3 = get(&backend.url(&url), tls).await;
     assert!(v3.json()["components"]["schemas"]["com.example.wardle.v1alpha1.Fischer"].is_object());
 }
 
@@ -149,10 +131,8 @@ async fn next_event(body: &mut hyper::body::Incoming) -> Value {
 
 async fn objects(backend: &TestApiserver, tls: &Tls) {
     let flunders = format!("{GV}/namespaces/wardle/flunders");
-    let created = call(
+    let created = post(
         &backend.url(&flunders),
-        Method::POST,
-        &ALICE,
         json!({"metadata": {"name": "f1"}}),
         tls,
     )
@@ -170,50 +150,27 @@ async fn objects(backend: &TestApiserver, tls: &Tls) {
         r#"{"example.com/team":["blue"],"scopes":["read"]}"#
     );
 
-    let again = call(
+    let again = post(
         &backend.url(&flunders),
-        Method::POST,
-        &ALICE,
         json!({"metadata": {"name": "f1"}}),
         tls,
     )
     .await;
     assert_eq!(again.status, StatusCode::CONFLICT);
     assert_eq!(again.json()["reason"], "AlreadyExists");
-    let missing = call(
-        &backend.url(&format!("{flunders}/nope")),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let missing = get(&backend.url(&format!("{flunders}/nope")), tls).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_eq!(
         missing.json()["message"],
         r#"flunders.wardle.example.com "nope" not found"#
     );
-    let got = call(
-        &backend.url(&format!("{flunders}/f1")),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let got = get(&backend.url(&format!("{flunders}/f1")), tls).await;
     assert_eq!(
         got.json()["metadata"]["uid"],
         created.json()["metadata"]["uid"]
     );
 
-    let list = call(
-        &backend.url(&flunders),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        tls,
-    )
-    .await;
+    let list = get(&backend.url(&flunders), tls).await;
     assert_eq!(list.json()["kind"], "FlunderList");
     let rv = list.json()["metadata"]["resourceVersion"]
         .as_str()
@@ -225,9 +182,7 @@ async fn objects(backend: &TestApiserver, tls: &Tls) {
     )
     .await;
     let f2 = json!({"metadata": {"generateName": "f-"}});
-    let f2 = call(&backend.url(&flunders), Method::POST, &ALICE, f2, tls)
-        .await
-        .json();
+    let f2 = post(&backend.url(&flunders), f2, tls).await.json();
     let event = next_event(&mut events).await;
     assert_eq!(event["type"], "ADDED", "{event}");
     assert_eq!(
@@ -335,7 +290,7 @@ async fn the_test_apiserver_serves_the_front_proxy_from_its_namespace() {
     backend
         .set_discovery_failure(proxy, DiscoveryFailure::Error)
         .await;
-    let failing = call(&backend.url(GV), Method::GET, &ALICE, Value::Null, &tls).await;
+    let failing = get(&backend.url(GV), &tls).await;
     assert_eq!(failing.status, StatusCode::INTERNAL_SERVER_ERROR);
     backend
         .set_discovery_failure(proxy, DiscoveryFailure::None)
@@ -345,14 +300,7 @@ async fn the_test_apiserver_serves_the_front_proxy_from_its_namespace() {
     let dead = client::request(&backend.url("/healthz"), Method::GET, &[], &tls, Proto::H2).await;
     assert!(dead.is_err(), "killed, yet it answers");
     backend.restart();
-    let back = call(
-        &backend.url_at(cluster_ip, GV),
-        Method::GET,
-        &ALICE,
-        Value::Null,
-        &tls,
-    )
-    .await;
+    let back = get(&backend.url_at(cluster_ip, GV), &tls).await;
     assert_eq!(
         back.status,
         StatusCode::OK,

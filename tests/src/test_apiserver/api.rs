@@ -58,6 +58,16 @@ pub struct GroupVersion {
     pub version: String,
 }
 
+impl Default for GroupVersion {
+    /// sample-apiserver's: `wardle.example.com/v1alpha1`.
+    fn default() -> Self {
+        GroupVersion {
+            group: "wardle.example.com".into(),
+            version: "v1alpha1".into(),
+        }
+    }
+}
+
 impl GroupVersion {
     /// `group/version`.
     pub fn api_version(&self) -> String {

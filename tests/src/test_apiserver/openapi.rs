@@ -328,10 +328,7 @@ mod tests {
     use super::*;
 
     fn wardle() -> GroupVersion {
-        GroupVersion {
-            group: "wardle.example.com".into(),
-            version: "v1alpha1".into(),
-        }
+        GroupVersion::default()
     }
 
     /// Every `$ref` of `doc` names a definition of `doc`.

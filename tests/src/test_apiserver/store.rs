@@ -352,6 +352,11 @@ mod tests {
         }
     }
 
+    fn create(store: &Store, ns: &str, name: &str) {
+        let object = json!({"metadata": {"name": name}});
+        store.create(&FLUNDERS, ns, object, &alice()).unwrap();
+    }
+
     #[test]
     fn create_stamps_identity_and_versions_and_refuses_a_second() {
         let store = Store::new();
@@ -376,14 +381,7 @@ mod tests {
     #[test]
     fn update_checks_the_resource_version_and_keeps_the_creator() {
         let store = Store::new();
-        store
-            .create(
-                &FLUNDERS,
-                "ns",
-                json!({"metadata": {"name": "a"}}),
-                &alice(),
-            )
-            .unwrap();
+        create(&store, "ns", "a");
         let bob = User {
             name: "bob".into(),
             ..User::default()
@@ -407,23 +405,9 @@ mod tests {
     #[test]
     fn a_watch_from_a_list_sees_only_later_changes() {
         let store = Store::new();
-        store
-            .create(
-                &FLUNDERS,
-                "ns",
-                json!({"metadata": {"name": "a"}}),
-                &alice(),
-            )
-            .unwrap();
+        create(&store, "ns", "a");
         let (_, rv) = store.list(&FLUNDERS, Some("ns"));
-        store
-            .create(
-                &FLUNDERS,
-                "other",
-                json!({"metadata": {"name": "b"}}),
-                &alice(),
-            )
-            .unwrap();
+        create(&store, "other", "b");
         store.delete(&FLUNDERS, "ns", "a").unwrap();
         let start = store.watch(&FLUNDERS, Some("ns"), Some(rv)).unwrap();
         let kinds: Vec<EventType> = start.initial.iter().map(|e| e.kind).collect();
