@@ -15,8 +15,8 @@ use kas_storage_cache::{Cacher, CacherConfig};
 
 use crate::apiservice;
 use crate::backend::Backends;
-use crate::resolver::Routing;
 use crate::services::ServiceIndex;
+use kas_proxy::resolve::Routing;
 
 /// The post-start hooks of upstream's aggregator whose work this role does.
 pub const POST_START_HOOKS: &[&str] = &["apiservice-discovery-controller"];

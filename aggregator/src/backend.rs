@@ -17,8 +17,8 @@ use kas_webhook::client::{Client, Response};
 use serde_json::Value;
 
 use crate::apiservice::ServiceReference;
-use crate::resolver::{self, ResolveError, Routing};
 use crate::services::ServiceIndex;
+use kas_proxy::resolve::{self, ResolveError, Routing};
 
 /// The user the aggregator's own requests are made as (upstream's availability and
 /// discovery checks: `system:kube-aggregator` in `system:masters`).
@@ -88,13 +88,15 @@ impl Backends {
         let services = &self.inner.services;
         let service = services.service(&svc.namespace, &svc.name);
         match self.inner.routing {
-            Routing::ClusterIp => {
-                resolver::resolve_cluster(service.as_deref(), &svc.name, svc.port)
-            }
+            Routing::ClusterIp => resolve::resolve_cluster(service.as_deref(), &svc.name, svc.port),
             Routing::Endpoints => {
-                let slices = services.endpoint_slices(&svc.namespace, &svc.name);
-                let slices: Vec<&Value> = slices.iter().map(|s| &**s).collect();
-                resolver::resolve_endpoint(service.as_deref(), &slices, &svc.name, svc.port)
+                let endpoints = services.endpoints(&svc.namespace, &svc.name);
+                resolve::resolve_endpoint(
+                    service.as_deref(),
+                    endpoints.as_deref(),
+                    &svc.name,
+                    svc.port,
+                )
             }
         }
     }

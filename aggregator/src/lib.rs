@@ -14,6 +14,5 @@ pub mod controllers;
 pub mod handler;
 pub mod kubernetes_service;
 pub mod proxy;
-pub mod resolver;
 pub mod routing;
 pub mod services;

@@ -83,8 +83,8 @@ fn main() -> ExitCode {
     let service_accounts = options.service_accounts;
     let reject_forwarding_redirects = options.aggregator_reject_forwarding_redirect;
     let routing = match options.enable_aggregator_routing {
-        true => aggregator::resolver::Routing::Endpoints,
-        false => aggregator::resolver::Routing::ClusterIp,
+        true => kas_proxy::resolve::Routing::Endpoints,
+        false => kas_proxy::resolve::Routing::ClusterIp,
     };
     let hooks: Vec<PostStartHook> = apiserver::POST_START_HOOKS
         .iter()

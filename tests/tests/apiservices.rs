@@ -187,9 +187,10 @@ fn eventually(c: &kas_e2e::TestCluster, name: &str, want: &str) -> String {
 }
 
 /// Every reason the availability controller gives before it reaches a backend, as
-/// upstream's remote availability controller words it.
+/// upstream 1.33's remote availability controller words it (over the Service's Endpoints:
+/// 1.34 moved it to EndpointSlices).
 #[test]
-fn availability_follows_the_service_and_its_endpoint_slices() {
+fn availability_follows_the_service_and_its_endpoints() {
     let c = start_cluster(|_| {});
     c.kubectl_ok(&["create", "namespace", "wardle"]);
     let out = c.kubectl_stdin(&["create"], BACKED);
@@ -226,12 +227,16 @@ fn availability_follows_the_service_and_its_endpoint_slices() {
         r#"[{"op": "replace", "path": "/spec/ports/0/port", "value": 443}]"#,
     ]);
     eventually(&c, name, "False (EndpointsNotFound)");
-    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "api-1", "namespace": "wardle",
-                     "labels": {"kubernetes.io/service-name": "api"}},
-        "addressType": "IPv4", "ports": [{"name": "https", "port": 8443}],
-        "endpoints": [{"addresses": ["10.99.0.2"], "conditions": {"ready": false}}]});
-    let out = c.kubectl_stdin(&["create"], &slice.to_string());
+    let condition = c.kubectl_json(&["get", "apiservice", name])["status"]["conditions"][0].clone();
+    assert_eq!(
+        condition["message"],
+        "cannot find endpoints for service/api in \"wardle\""
+    );
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "api", "namespace": "wardle"},
+        "subsets": [{"notReadyAddresses": [{"ip": "10.99.0.2"}],
+                     "ports": [{"name": "https", "port": 8443}]}]});
+    let out = c.kubectl_stdin(&["create"], &endpoints.to_string());
     assert!(
         out.status.success(),
         "{}",
@@ -241,7 +246,7 @@ fn availability_follows_the_service_and_its_endpoint_slices() {
     let condition = c.kubectl_json(&["get", "apiservice", name])["status"]["conditions"][0].clone();
     assert_eq!(
         condition["message"],
-        "endpointslices for service/api in \"wardle\" have no addresses with port name \"https\""
+        "endpoints for service/api in \"wardle\" have no addresses with port name \"https\""
     );
     // Turned local, it is available at once.
     c.kubectl_ok(&["patch", "apiservice", name, "--type=json", "-p",

@@ -1,8 +1,9 @@
 //! The `Available` condition of APIServices, after upstream's
 //! `pkg/controllers/status/local` (a local APIService is always available) and
 //! `pkg/controllers/status/remote` (a service-backed one is available when its Service
-//! exists and listens on the port, has ready endpoints, and answers its discovery path).
-//! An APIService is checked when it changes, when its Service or EndpointSlices change,
+//! exists and listens on the port, has endpoints with addresses, and answers its
+//! discovery path).
+//! An APIService is checked when it changes, when its Service or Endpoints change,
 //! every 30 s (upstream's resync, which catches what no watch shows: a network that
 //! stopped routing), and again with upstream's backoff after a failure. The status is
 //! written only when it changed, conditioned on the revision read, so replicas converge.
@@ -20,7 +21,7 @@ use tokio::time::Instant;
 use crate::apiservice::conditions::{self, Condition};
 use crate::apiservice::{self, ServiceReference};
 use crate::backend::{BackendError, Backends, Verify};
-use crate::resolver;
+use kas_proxy::resolve;
 
 /// Upstream's resync period of the APIService informer.
 const RESYNC: Duration = Duration::from_secs(30);
@@ -211,8 +212,8 @@ impl Controller {
                 format!("service/{} in {:?} is not present", svc.name, svc.namespace),
             );
         };
-        if resolver::service_type(&service) == "ClusterIP" {
-            let Ok(port_name) = resolver::find_service_port(&service, &svc.name, svc.port) else {
+        if resolve::service_type(&service) == "ClusterIP" {
+            let Ok(port_name) = resolve::find_service_port(&service, &svc.name, svc.port) else {
                 return false_(
                     "ServicePortError",
                     format!(
@@ -221,22 +222,20 @@ impl Controller {
                     ),
                 );
             };
-            let slices = services.endpoint_slices(&svc.namespace, &svc.name);
-            if slices.is_empty() {
+            let Some(endpoints) = services.endpoints(&svc.namespace, &svc.name) else {
                 return false_(
                     "EndpointsNotFound",
                     format!(
-                        "cannot find endpointslices for service/{} in {:?}",
+                        "cannot find endpoints for service/{} in {:?}",
                         svc.name, svc.namespace
                     ),
                 );
-            }
-            let slices: Vec<&Value> = slices.iter().map(|s| &**s).collect();
-            if !resolver::has_available_endpoint(port_name, &slices) {
+            };
+            if !resolve::has_active_endpoints(port_name, &endpoints) {
                 return false_(
                     "MissingEndpoints",
                     format!(
-                        "endpointslices for service/{} in {:?} have no addresses with port name {:?}",
+                        "endpoints for service/{} in {:?} have no addresses with port name {:?}",
                         svc.name, svc.namespace, port_name
                     ),
                 );

@@ -86,15 +86,6 @@ pub fn split_scheme_name_port(id: &str) -> Option<(&str, &str, &str)> {
     (!name.is_empty() && matches!(scheme, "" | "http" | "https")).then_some((scheme, name, port))
 }
 
-/// Go's `net.JoinHostPort`: IPv6 literals in brackets.
-pub fn join_host_port(host: &str, port: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
 /// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
 /// the IPv4 broadcast address.
 pub fn is_global_unicast(ip: IpAddr) -> bool {
@@ -146,7 +137,7 @@ pub fn pod_proxy_host(pod: &Value, port: &str) -> kas_registry::Result<String> {
     Ok(if port.is_empty() {
         ip.to_owned()
     } else {
-        join_host_port(ip, &port)
+        kas_proxy::resolve::join_host_port(ip, &port)
     })
 }
 

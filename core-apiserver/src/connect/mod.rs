@@ -95,7 +95,7 @@ impl Context {
     pub fn kubelet_location(kubelet: &Kubelet, path: String, query: String) -> Location {
         Location {
             scheme: "https".to_owned(),
-            host: location::join_host_port(&kubelet.host, &kubelet.port),
+            host: kas_proxy::resolve::join_host_port(&kubelet.host, &kubelet.port),
             path,
             query,
         }

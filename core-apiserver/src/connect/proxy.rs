@@ -65,7 +65,7 @@ impl Connecter for NodeProxy {
             } else {
                 (scheme, port.to_owned(), &cx.proxy)
             };
-            let host = location::join_host_port(&kubelet.host, &port);
+            let host = kas_proxy::resolve::join_host_port(&kubelet.host, &port);
             let loc = located(scheme, host, &request);
             forward(transport, loc, request, body).await
         })
@@ -118,14 +118,9 @@ async fn service_location(
     let mut port = port.to_owned();
     if let Ok(number) = port.parse::<i64>() {
         let svc = services.get(ns, name, None).await?.value()?;
-        let named = list(&svc, "/spec/ports")
-            .find(|p| p.get("port").and_then(Value::as_i64) == Some(number))
-            .map(|p| str_of(p, "name").to_owned());
-        port = named.ok_or_else(|| {
-            Status::service_unavailable(&format!(
-                "no service port {number} found for service {name:?}"
-            ))
-        })?;
+        port = kas_proxy::resolve::find_service_port(&svc, name, number)
+            .map_err(|e| Status::service_unavailable(&e.to_string()))?
+            .to_owned();
     }
     let eps = endpoints.get(ns, name, None).await?.value()?;
     let subsets: Vec<&Value> = list(&eps, "/subsets").collect();
@@ -142,7 +137,7 @@ async fn service_location(
                     continue;
                 }
                 let number = p.get("port").and_then(Value::as_i64).unwrap_or(0);
-                let host = location::join_host_port(str_of(addr, "ip"), &number.to_string());
+                let host = kas_proxy::resolve::join_host_port(str_of(addr, "ip"), number);
                 let scheme = match scheme {
                     "https" => "https",
                     "http" => "http",

@@ -20,6 +20,9 @@
 //! - [`Error`]: what goes wrong before an answer, in Go's words; the caller's responder
 //!   writes it: [`Error::to_status`] as core's connecters do, [`Error::text_response`] as
 //!   the aggregator's proxy does (`http.Error` with 503).
+//! - [`resolve`]: where a request for a Service goes (upstream's `ResolveEndpoint` and
+//!   `ResolveCluster`, `findServicePort`), pure functions over the Service and its
+//!   Endpoints: the aggregator's routing to APIServices and core's `services/proxy`.
 //! - [`Transport::round_trip`] and [`Transport::dial`]: the pooled request and the
 //!   upgrade connection under them, for clients that are no proxy (kas-webhook's whole-body
 //!   client, kas-delegate's upgrades).
@@ -42,6 +45,7 @@ mod describe;
 mod error;
 pub mod headers;
 mod location;
+pub mod resolve;
 mod splice;
 mod transport;
 mod upgradeaware;

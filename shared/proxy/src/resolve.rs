@@ -1,7 +1,7 @@
 //! Where a request for a Service goes, after upstream's `k8s.io/apiserver/pkg/util/proxy`
-//! (`ResolveEndpoint` over EndpointSlices, as 1.33's aggregator resolves them, and
+//! (`ResolveEndpoint` over Endpoints, as 1.33's aggregator resolves them, and
 //! `ResolveCluster`) and the aggregator's `resolvers.go`: pure functions over the Service
-//! and its EndpointSlices (`kubernetes.io/service-name` labels), no I/O.
+//! and its Endpoints, no I/O.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,9 +14,9 @@ pub enum ResolveError {
     /// Upstream's `NewServiceUnavailable` (no port, no endpoints).
     #[error("{0}")]
     ServiceUnavailable(String),
-    /// The lister's NotFound: `service "api" not found`.
-    #[error("service {0:?} not found")]
-    NotFound(String),
+    /// A lister's NotFound: `service "api" not found`, `endpoints "api" not found`.
+    #[error("{0} {1:?} not found")]
+    NotFound(&'static str, String),
     /// A plain error (`unsupported service type "ExternalName"`).
     #[error("{0}")]
     Other(String),
@@ -61,8 +61,8 @@ pub fn find_service_port<'a>(
         })
 }
 
-/// Go's `net.JoinHostPort`.
-pub fn join_host_port(host: &str, port: i64) -> String {
+/// Go's `net.JoinHostPort`: IPv6 literals in brackets.
+pub fn join_host_port(host: &str, port: impl std::fmt::Display) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -72,7 +72,7 @@ pub fn join_host_port(host: &str, port: i64) -> String {
 
 /// Upstream's `ResolveCluster`: `host:port` of the Service's cluster IP (or external name).
 pub fn resolve_cluster(svc: Option<&Value>, name: &str, port: i64) -> Result<String, ResolveError> {
-    let svc = svc.ok_or_else(|| ResolveError::NotFound(name.to_owned()))?;
+    let svc = svc.ok_or_else(|| ResolveError::NotFound("service", name.to_owned()))?;
     let cluster_ip = text(svc, "/spec/clusterIP");
     match service_type(svc) {
         "ClusterIP" if cluster_ip == "None" => Err(ResolveError::Other(
@@ -89,33 +89,16 @@ pub fn resolve_cluster(svc: Option<&Value>, name: &str, port: i64) -> Result<Str
     }
 }
 
-/// Whether an endpoint is ready (a missing `ready` counts as ready, as upstream's).
-fn ready(endpoint: &Value) -> bool {
-    endpoint
-        .pointer("/conditions/ready")
-        .and_then(Value::as_bool)
-        != Some(false)
-}
-
-/// The port named `port_name` of a slice, when it has a number.
-fn slice_port(slice: &Value, port_name: &str) -> Option<i64> {
-    slice.get("ports")?.as_array()?.iter().find_map(|p| {
-        (p.get("name").and_then(Value::as_str) == Some(port_name))
-            .then(|| p.get("port").and_then(Value::as_i64))
-            .flatten()
-    })
-}
-
-/// Upstream's `ResolveEndpoint` over EndpointSlices: a ready endpoint of a slice with the
-/// service port's name, slices of the Service's primary IP family first, each looked at
-/// from a random endpoint on.
+/// Upstream 1.33's `ResolveEndpoint` over the Service's Endpoints: from a random subset
+/// on, the first with addresses and a port of the service port's name, and a random
+/// address of it. (1.34 moved the aggregator to EndpointSlices; 1.33 reads Endpoints.)
 pub fn resolve_endpoint(
     svc: Option<&Value>,
-    slices: &[&Value],
+    endpoints: Option<&Value>,
     name: &str,
     port: i64,
 ) -> Result<String, ResolveError> {
-    let svc = svc.ok_or_else(|| ResolveError::NotFound(name.to_owned()))?;
+    let svc = svc.ok_or_else(|| ResolveError::NotFound("service", name.to_owned()))?;
     let kind = service_type(svc);
     if !matches!(kind, "ClusterIP" | "LoadBalancer" | "NodePort") {
         return Err(ResolveError::Other(format!(
@@ -123,56 +106,52 @@ pub fn resolve_endpoint(
         )));
     }
     let port_name = find_service_port(svc, name, port)?;
+    let endpoints =
+        endpoints.ok_or_else(|| ResolveError::NotFound("endpoints", name.to_owned()))?;
+    let subsets = list(endpoints, "/subsets");
     let no_endpoints =
         || ResolveError::ServiceUnavailable(format!("no endpoints available for service {name:?}"));
-    if slices.is_empty() {
+    if subsets.is_empty() {
         return Err(no_endpoints());
     }
-    let primary = text(svc, "/spec/ipFamilies/0");
-    let mut ordered: Vec<(bool, u64, &Value)> = slices
-        .iter()
-        .map(|s| {
-            (
-                text(s, "/addressType") != primary || primary.is_empty(),
-                random(),
-                *s,
-            )
-        })
-        .collect();
-    ordered.sort_by_key(|(other_family, r, _)| (*other_family, *r));
-    for (_, _, slice) in ordered {
-        let Some(number) = slice_port(slice, port_name) else {
+    let seed = random_below(subsets.len());
+    for i in 0..subsets.len() {
+        let subset = &subsets[(seed + i) % subsets.len()];
+        let addresses = list(subset, "/addresses");
+        if addresses.is_empty() {
+            continue;
+        }
+        let Some(p) = list(subset, "/ports")
+            .iter()
+            .find(|p| text(p, "/name") == port_name)
+        else {
             continue;
         };
-        let endpoints = slice
-            .get("endpoints")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        if endpoints.is_empty() {
-            continue;
-        }
-        let offset = (random() % endpoints.len() as u64) as usize;
-        for i in 0..endpoints.len() {
-            let endpoint = &endpoints[(i + offset) % endpoints.len()];
-            if ready(endpoint) {
-                let ip = text(endpoint, "/addresses/0");
-                return Ok(join_host_port(ip, number));
-            }
-        }
+        let ip = text(&addresses[random_below(addresses.len())], "/ip");
+        let number = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+        return Ok(join_host_port(ip, number));
     }
     Err(no_endpoints())
 }
 
-/// Upstream's `hasAvailableEndpoint`: a slice with a ready endpoint and a numbered port of
-/// that name.
-pub fn has_available_endpoint(port_name: &str, slices: &[&Value]) -> bool {
-    slices.iter().any(|s| {
-        let any_ready = s
-            .get("endpoints")
-            .and_then(Value::as_array)
-            .is_some_and(|e| e.iter().any(ready));
-        any_ready && slice_port(s, port_name).is_some()
+/// The remote availability check: a subset with addresses and a port named `port_name`.
+pub fn has_active_endpoints(port_name: &str, endpoints: &Value) -> bool {
+    list(endpoints, "/subsets").iter().any(|subset| {
+        !list(subset, "/addresses").is_empty()
+            && list(subset, "/ports")
+                .iter()
+                .any(|p| text(p, "/name") == port_name)
     })
+}
+
+fn list<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn random_below(n: usize) -> usize {
+    (random() % n.max(1) as u64) as usize
 }
 
 /// A random number for spreading requests over endpoints (std's per-instance hasher keys).
@@ -194,9 +173,8 @@ mod tests {
                      "ports": [{"name": "https", "port": 443, "targetPort": 8443}]}})
     }
 
-    fn slice(ip: &str, ready: bool) -> Value {
-        json!({"addressType": "IPv4", "ports": [{"name": "https", "port": 8443}],
-            "endpoints": [{"addresses": [ip], "conditions": {"ready": ready}}]})
+    fn endpoints(subsets: Value) -> Value {
+        json!({"metadata": {"name": "api", "namespace": "wardle"}, "subsets": subsets})
     }
 
     #[test]
@@ -226,22 +204,32 @@ mod tests {
     }
 
     #[test]
-    fn endpoint_routing_takes_a_ready_endpoint_of_the_named_port() {
-        let (ready, unready) = (slice("10.9.0.2", true), slice("10.9.0.3", false));
+    fn endpoint_routing_takes_an_address_of_a_subset_with_the_named_port() {
+        let eps = endpoints(json!([
+            {"notReadyAddresses": [{"ip": "10.9.0.3"}], "ports": [{"name": "https", "port": 8443}]},
+            {"addresses": [{"ip": "10.9.0.4"}], "ports": [{"name": "other", "port": 1}]},
+            {"addresses": [{"ip": "10.9.0.2"}], "ports": [{"name": "https", "port": 8443}]}]));
         for _ in 0..20 {
             assert_eq!(
-                resolve_endpoint(Some(&svc()), &[&unready, &ready], "api", 443).unwrap(),
+                resolve_endpoint(Some(&svc()), Some(&eps), "api", 443).unwrap(),
                 "10.9.0.2:8443"
             );
         }
+        assert!(has_active_endpoints("https", &eps));
+        let none = endpoints(json!([
+            {"notReadyAddresses": [{"ip": "10.9.0.3"}], "ports": [{"name": "https", "port": 8443}]}]));
+        assert!(!has_active_endpoints("https", &none));
         assert_eq!(
-            resolve_endpoint(Some(&svc()), &[&unready], "api", 443)
+            resolve_endpoint(Some(&svc()), Some(&none), "api", 443)
                 .unwrap_err()
                 .to_string(),
             "no endpoints available for service \"api\""
         );
-        assert!(has_available_endpoint("https", &[&unready, &ready]));
-        assert!(!has_available_endpoint("other", &[&ready]));
-        assert!(!has_available_endpoint("https", &[&unready]));
+        assert_eq!(
+            resolve_endpoint(Some(&svc()), None, "api", 443)
+                .unwrap_err()
+                .to_string(),
+            "endpoints \"api\" not found"
+        );
     }
 }
