@@ -10,7 +10,7 @@ use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use kas_endpoints::{Body, body};
 
-use crate::headers::{is_upgrade_request, outgoing, remove_cors, remove_hop_by_hop};
+use crate::headers::{incoming, is_upgrade_request, outgoing, remove_hop_by_hop};
 use crate::{Error, Io, Location, Result, Transport};
 
 /// How a request is proxied: upstream's `UpgradeAwareHandler` fields that callers set.
@@ -53,15 +53,16 @@ impl Transport {
         if options.upgrade_required {
             return Err(Error::UpgradeRequired);
         }
-        let mut location = location.clone();
         let path = req.uri().path();
-        if !location.path.ends_with('/') && path.ends_with('/') {
-            location.path.push('/');
-        }
-        if location.path.is_empty() && matches!(*req.method(), Method::GET | Method::HEAD) {
+        let uri = if !location.path.ends_with('/') && path.ends_with('/') {
+            let mut slashed = location.clone();
+            slashed.path.push('/');
+            slashed.uri()?
+        } else if location.path.is_empty() && matches!(*req.method(), Method::GET | Method::HEAD) {
             return Ok(redirect_to_root(&req));
-        }
-        let uri = location.uri()?;
+        } else {
+            location.uri()?
+        };
         let (mut parts, body) = req.into_parts();
         outgoing(&mut parts.headers);
         let mut out = Request::new(body);
@@ -69,18 +70,15 @@ impl Transport {
         *out.uri_mut() = uri;
         *out.headers_mut() = parts.headers;
         let resp = self.round_trip(out).await?;
-        let (mut parts, incoming) = resp.into_parts();
+        let (mut parts, answer) = resp.into_parts();
         if options.reject_forwarding_redirects
             && parts.status.is_redirection()
             && parts.headers.contains_key(header::LOCATION)
         {
             return Ok(redirect_refused());
         }
-        remove_hop_by_hop(&mut parts.headers);
-        if options.wrap_transport {
-            remove_cors(&mut parts.headers);
-        }
-        Ok(Response::from_parts(parts, Body::new(incoming)))
+        incoming(&mut parts.headers, options.wrap_transport);
+        Ok(Response::from_parts(parts, Body::new(answer)))
     }
 
     /// Upstream's `tryUpgrade`: the request (every header kept) written on a connection
