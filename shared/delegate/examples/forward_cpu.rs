@@ -95,6 +95,7 @@ fn main() {
         }
     });
     let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn get() -> Request<Body> {
