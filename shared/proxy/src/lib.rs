@@ -27,6 +27,8 @@
 //!   upgrade connection under them, for clients that are no proxy (kas-webhook's whole-body
 //!   client, kas-delegate's upgrades).
 //!
+//! - [`spdy`]: SPDY/3.1 frames and connections, as kubelets and kubectl speak them.
+//!
 //! A tower service for the aggregator's proxy looks like:
 //!
 //! ```ignore
@@ -46,6 +48,7 @@ mod error;
 pub mod headers;
 mod location;
 pub mod resolve;
+pub mod spdy;
 mod splice;
 mod transport;
 mod upgradeaware;
