@@ -4,12 +4,18 @@
 //!
 //! The backend lives in a network namespace this test creates (upstream refuses loopback
 //! pod IPs): a veth pair, the host end 198.18.x.1/30, the namespace end 198.18.x.2/30.
+//!
+//! kubectl's exec, attach, cp and port-forward reach a fake kubelet (kas-e2e's, SPDY over
+//! HTTPS on 127.0.0.1) through the roles, and a user without `create` on `pods/exec` is
+//! refused with upstream's 403.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
 use std::process::Command;
 
+use kas_e2e::kubelet::FakeKubelet;
 use kas_e2e::{Role, TestCluster, start_cluster};
+use kas_local::kubeconfig::Credential;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -217,4 +223,249 @@ fn upgrades_reach_a_pod_through_the_roles() {
         }
         assert_eq!(String::from_utf8_lossy(&body), "no upgrade", "{head}");
     });
+}
+
+/// A node whose kubelet is `kubelet`, and a running pod `name` on it with one container
+/// `main`.
+fn pod_on_fake_kubelet(c: &TestCluster, kubelet: &FakeKubelet, name: &str) {
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "fake-node"}});
+    let out = c.kubectl_stdin(&["apply"], &node.to_string());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = json!({"status": {
+        "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet.addr.port()}}}});
+    c.kubectl_ok(&[
+        "patch",
+        "node",
+        "fake-node",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"nodeName": "fake-node", "containers": [{"name": "main", "image": "busybox"}]}});
+    let out = c.kubectl_stdin(&["apply"], &pod.to_string());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let running = json!({"status": {"phase": "Running", "podIP": "10.244.0.5",
+        "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0, "image": "busybox",
+            "imageID": "", "state": {"running": {"startedAt": "2025-01-01T00:00:00Z"}}}]}});
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &running.to_string(),
+    ]);
+}
+
+fn run(c: &TestCluster, args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin).expect("stdin");
+    }
+    child.wait_with_output().expect("kubectl")
+}
+
+#[test]
+fn kubectl_exec_attach_and_cp_reach_the_kubelet_through_the_roles() {
+    let kubelet = FakeKubelet::start();
+    let c = start_cluster(|_| {});
+    pod_on_fake_kubelet(&c, &kubelet, "shell");
+
+    let out = run(
+        &c,
+        &[
+            "exec",
+            "shell",
+            "--",
+            "sh",
+            "-c",
+            "echo out; echo err >&2; exit 3",
+        ],
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("err\n"), "{stderr}");
+    assert!(
+        stderr.contains("command terminated with exit code 3"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let seen = kubelet.seen.lock().expect("seen").clone();
+    // kubectl 1.33 asks for a WebSocket (v5.channel.k8s.io) first; this server passes it
+    // through, the kubelet refuses it, and kubectl falls back to SPDY.
+    assert!(
+        seen[0].starts_with("GET /exec/default/shell/main?")
+            && seen[0].ends_with("upgrade=websocket"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter().any(|l| l.starts_with(
+            "POST /exec/default/shell/main?command=sh&command=-c&command=echo+out%3B+echo+err+%3E%262%3B+exit+3&error=1&output=1 upgrade=SPDY/3.1"
+        )),
+        "{seen:#?}"
+    );
+
+    let out = run(
+        &c,
+        &["exec", "-i", "shell", "--", "cat"],
+        b"through stdin\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "through stdin\n");
+
+    let out = run(&c, &["attach", "-i", "shell", "-c", "main"], b"typed\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "attached to main\ntyped\n"
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let local = dir.path().join("copied.txt");
+    let out = run(
+        &c,
+        &["cp", "shell:/tmp/data.txt", local.to_str().expect("path")],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&local).expect("copied"),
+        "content of /tmp/data.txt\n"
+    );
+    let upload = dir.path().join("up.txt");
+    std::fs::write(&upload, "uploaded\n").expect("write");
+    let out = run(
+        &c,
+        &["cp", upload.to_str().expect("path"), "shell:/tmp/up.txt"],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        kubelet.received.lock().expect("received").clone(),
+        vec![("up.txt".to_owned(), b"uploaded\n".to_vec())]
+    );
+}
+
+#[test]
+fn kubectl_port_forward_reaches_the_kubelet_through_the_roles() {
+    let kubelet = FakeKubelet::start();
+    let c = start_cluster(|_| {});
+    pod_on_fake_kubelet(&c, &kubelet, "web");
+    let local = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut forward = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig_path())
+        .args(["port-forward", "pod/web", &format!("{local}:8080")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    let mut reply = String::new();
+    for _ in 0..100 {
+        if let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", local)) {
+            conn.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .expect("timeout");
+            conn.write_all(b"ping").expect("write");
+            let mut buf = [0u8; 64];
+            let n = conn.read(&mut buf).expect("read");
+            reply = String::from_utf8_lossy(&buf[..n]).into_owned();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = forward.kill();
+    let out = forward.wait_with_output().expect("kubectl");
+    assert_eq!(
+        reply,
+        "port 8080: ping",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = kubelet.seen.lock().expect("seen").clone();
+    assert!(
+        seen.iter()
+            .any(|l| l == "POST /portForward/default/web upgrade=SPDY/3.1"),
+        "{seen:#?}"
+    );
+}
+
+#[test]
+fn exec_needs_create_on_pods_exec() {
+    let kubelet = FakeKubelet::start();
+    let c = start_cluster(|_| {});
+    pod_on_fake_kubelet(&c, &kubelet, "guarded");
+    c.kubectl_ok(&[
+        "create",
+        "role",
+        "pod-reader",
+        "--verb=get",
+        "--resource=pods",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "eve-reads",
+        "--role=pod-reader",
+        "--user=eve",
+    ]);
+    let cert = c.pki().issue_user("eve", None).expect("user");
+    let eve = c.kubeconfig_for(0, "eve", Credential::Certificate(&cert));
+    let out = kas_e2e::kubectl_with(&eve, &["exec", "guarded", "--", "echo", "hi"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "pods \"guarded\" is forbidden: User \"eve\" cannot create resource \"pods/exec\" in API group \"\" in the namespace \"default\""
+        ),
+        "{stderr}"
+    );
+    assert!(
+        kubelet
+            .seen
+            .lock()
+            .expect("seen")
+            .iter()
+            .all(|l| !l.contains("/exec/"))
+    );
 }
