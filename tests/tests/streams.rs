@@ -6,8 +6,11 @@
 //! pod IPs): a veth pair, the host end 198.18.x.1/30, the namespace end 198.18.x.2/30.
 //!
 //! kubectl's exec, attach, cp and port-forward reach a fake kubelet (kas-e2e's, SPDY over
-//! HTTPS on 127.0.0.1) through the roles, and a user without `create` on `pods/exec` is
-//! refused with upstream's 403.
+//! HTTPS on 127.0.0.1) through the roles: kubectl 1.33's WebSockets are translated
+//! (exec, attach, cp: `v5.channel.k8s.io` → SPDY) or tunneled (port-forward) by core, as
+//! upstream 1.33 does with its gates on; with the gates off kubectl falls back to SPDY,
+//! which passes through. A user without `create` on `pods/exec` is refused with
+//! upstream's 403; one with `get` execs over a WebSocket, as 1.33 allows.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
@@ -312,17 +315,13 @@ fn kubectl_exec_attach_and_cp_reach_the_kubelet_through_the_roles() {
     );
     assert_eq!(out.status.code(), Some(3));
     let seen = kubelet.seen.lock().expect("seen").clone();
-    // kubectl 1.33 asks for a WebSocket (v5.channel.k8s.io) first; this server passes it
-    // through, the kubelet refuses it, and kubectl falls back to SPDY.
+    // kubectl 1.33 asks for a WebSocket (v5.channel.k8s.io); core translates it to SPDY
+    // toward the kubelet, which never sees a WebSocket.
+    assert_eq!(seen.len(), 1, "{seen:#?}");
     assert!(
-        seen[0].starts_with("GET /exec/default/shell/main?")
-            && seen[0].ends_with("upgrade=websocket"),
-        "{seen:#?}"
-    );
-    assert!(
-        seen.iter().any(|l| l.starts_with(
+        seen[0].starts_with(
             "POST /exec/default/shell/main?command=sh&command=-c&command=echo+out%3B+echo+err+%3E%262%3B+exit+3&error=1&output=1 upgrade=SPDY/3.1"
-        )),
+        ),
         "{seen:#?}"
     );
 
@@ -423,15 +422,48 @@ fn kubectl_port_forward_reaches_the_kubelet_through_the_roles() {
         String::from_utf8_lossy(&out.stderr)
     );
     let seen = kubelet.seen.lock().expect("seen").clone();
-    assert!(
-        seen.iter()
-            .any(|l| l == "POST /portForward/default/web upgrade=SPDY/3.1"),
+    // The WebSocket (SPDY/3.1+portforward.k8s.io) is tunneled: the kubelet sees SPDY only.
+    assert_eq!(
+        seen,
+        ["POST /portForward/default/web upgrade=SPDY/3.1"],
         "{seen:#?}"
     );
 }
 
 #[test]
-fn exec_needs_create_on_pods_exec() {
+fn without_the_gates_kubectl_falls_back_to_spdy_through_the_roles() {
+    let kubelet = FakeKubelet::start();
+    let c = start_cluster(|spec| {
+        spec.extra_args.entry(kas_e2e::Role::Core).or_default().push(
+            "--feature-gates=TranslateStreamCloseWebsocketRequests=false,PortForwardWebsockets=false"
+                .to_owned(),
+        );
+    });
+    pod_on_fake_kubelet(&c, &kubelet, "plain");
+    let out = run(&c, &["exec", "plain", "--", "echo", "hi"], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
+    let seen = kubelet.seen.lock().expect("seen").clone();
+    // The WebSocket passes through as any upgrade, the kubelet refuses it, and kubectl
+    // falls back to SPDY.
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert!(
+        seen[0].starts_with("GET /exec/default/plain/main?command=echo&command=hi")
+            && seen[0].ends_with("upgrade=websocket"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen[1].starts_with("POST /exec/default/plain/main?")
+            && seen[1].ends_with("upgrade=SPDY/3.1")
+    );
+}
+
+#[test]
+fn exec_is_authorized_by_its_method_as_in_1_33() {
     let kubelet = FakeKubelet::start();
     let c = start_cluster(|_| {});
     pod_on_fake_kubelet(&c, &kubelet, "guarded");
@@ -468,4 +500,36 @@ fn exec_needs_create_on_pods_exec() {
             .iter()
             .all(|l| !l.contains("/exec/"))
     );
+    // 1.33 authorizes the WebSocket's GET as `get` (the `create` check of
+    // AuthorizePodWebsocketUpgradeCreatePermission comes in 1.35): with `get` on
+    // pods/exec, kubectl's WebSocket exec goes through.
+    c.kubectl_ok(&[
+        "create",
+        "role",
+        "exec-getter",
+        "--verb=get",
+        "--resource=pods/exec",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "eve-execs",
+        "--role=exec-getter",
+        "--user=eve",
+    ]);
+    let mut out = kas_e2e::kubectl_with(&eve, &["exec", "guarded", "--", "echo", "hi"]);
+    for _ in 0..20 {
+        if out.status.success() {
+            break;
+        }
+        // RBAC reaches every replica within moments.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        out = kas_e2e::kubectl_with(&eve, &["exec", "guarded", "--", "echo", "hi"]);
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
 }

@@ -50,8 +50,10 @@ mod location;
 pub mod resolve;
 pub mod spdy;
 mod splice;
+pub mod translate;
 mod transport;
 mod upgradeaware;
+pub mod websocket;
 
 pub use describe::error_chain;
 pub use error::{Error, text_response};

@@ -101,32 +101,7 @@ pub async fn upgrade_over(
 ) -> Result<Response<Body>> {
     let (mut parts, body) = req.into_parts();
     let client = parts.extensions.remove::<OnUpgrade>();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-        .await
-        .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
-    tokio::spawn(async move {
-        if let Err(e) = conn.with_upgrades().await {
-            tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
-        }
-    });
-    if !parts.headers.contains_key(header::HOST)
-        && let Ok(host) = HeaderValue::from_str(&location.host)
-    {
-        parts.headers.insert(header::HOST, host);
-    }
-    let mut out = Request::new(body);
-    *out.method_mut() = parts.method;
-    *out.uri_mut() = location
-        .path_and_query()
-        .parse()
-        .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
-    *out.headers_mut() = parts.headers;
-    let mut resp = sender.send_request(out).await.map_err(|e| {
-        Error::Backend(match e.is_incomplete_message() {
-            true => "EOF".to_owned(),
-            false => e.to_string(),
-        })
-    })?;
+    let mut resp = send_upgrade(io, location, parts, body).await?;
     let status = resp.status();
     if status != StatusCode::SWITCHING_PROTOCOLS && status.as_u16() < 400 {
         return Err(Error::Backend(format!(
@@ -187,4 +162,41 @@ fn redirect_refused() -> Response<Body> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     resp
+}
+
+/// Writes an upgrade request (its head from `parts`, every header kept; `Host` the
+/// location's when it has none) on `io` and reads the answer's head; on `101`,
+/// `hyper::upgrade::on` of the answer yields the backend's connection.
+pub async fn send_upgrade(
+    io: Box<dyn Io>,
+    location: &Location,
+    mut parts: http::request::Parts,
+    body: Body,
+) -> Result<Response<hyper::body::Incoming>> {
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.with_upgrades().await {
+            tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
+        }
+    });
+    if !parts.headers.contains_key(header::HOST)
+        && let Ok(host) = HeaderValue::from_str(&location.host)
+    {
+        parts.headers.insert(header::HOST, host);
+    }
+    let mut out = Request::new(body);
+    *out.method_mut() = parts.method;
+    *out.uri_mut() = location
+        .path_and_query()
+        .parse()
+        .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
+    *out.headers_mut() = parts.headers;
+    sender.send_request(out).await.map_err(|e| {
+        Error::Backend(match e.is_incomplete_message() {
+            true => "EOF".to_owned(),
+            false => e.to_string(),
+        })
+    })
 }
