@@ -174,8 +174,8 @@ struct Query(HashMap<String, Vec<String>>);
 impl Query {
     fn parse(raw: &str) -> Query {
         let mut map: HashMap<String, Vec<String>> = HashMap::new();
-        for (k, v) in form_urlencoded_pairs(raw) {
-            map.entry(k).or_default().push(v);
+        for (k, v) in form_urlencoded::parse(raw.as_bytes()) {
+            map.entry(k.into_owned()).or_default().push(v.into_owned());
         }
         Query(map)
     }
@@ -190,40 +190,6 @@ impl Query {
     fn all(&self, key: &str) -> Vec<String> {
         self.0.get(key).cloned().unwrap_or_default()
     }
-}
-
-fn form_urlencoded_pairs(raw: &str) -> Vec<(String, String)> {
-    raw.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (unescape(k), unescape(v))
-        })
-        .collect()
-}
-
-fn unescape(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The streams of a remote command session, by type.
