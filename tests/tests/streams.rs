@@ -2,8 +2,8 @@
 //! through the aggregator's hop to core (an HTTP/1.1 connection of its own) and core's
 //! proxy, and the two connections are spliced both ways.
 //!
-//! The backend lives in a network namespace this test creates (upstream refuses loopback
-//! pod IPs): a veth pair, the host end 198.18.x.1/30, the namespace end 198.18.x.2/30.
+//! The backend listens in a network namespace of kas-e2e's `netns` (upstream refuses
+//! loopback pod IPs).
 //!
 //! kubectl's exec, attach, cp and port-forward reach a fake kubelet (kas-e2e's, SPDY over
 //! HTTPS on 127.0.0.1) through the roles: kubectl 1.33's WebSockets are translated
@@ -13,99 +13,27 @@
 //! upstream's 403; one with `get` execs over a WebSocket, as 1.33 allows.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::TcpListener;
 use std::process::Command;
 
 use kas_e2e::kubelet::FakeKubelet;
+use kas_e2e::netns::Netns;
 use kas_e2e::{Role, TestCluster, start_cluster};
 use kas_local::kubeconfig::Credential;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// A network namespace with a veth pair to the host; removed on drop.
-struct Netns {
-    name: String,
-    host_if: String,
-    /// The address inside the namespace.
-    inside: Ipv4Addr,
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip {args:?}: {e}"))?;
-    match out.status.success() {
-        true => Ok(()),
-        false => Err(format!(
-            "ip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
-}
-
-impl Netns {
-    /// `None` when this process may not create namespaces (not root).
-    fn create(tag: u8) -> Option<Netns> {
-        use std::os::unix::fs::MetadataExt;
-        if std::fs::metadata("/proc/self").map(|m| m.uid()).ok() != Some(0) {
-            return None;
-        }
-        let id = std::process::id();
-        let subnet = (id % 200) as u8;
-        let name = format!("kas-st-{id}-{tag}");
-        let host_if = format!("kst{}h{tag}", id % 100_000);
-        let ns_if = format!("kst{}n{tag}", id % 100_000);
-        let base = 4 * tag;
-        let host = Ipv4Addr::new(198, 18, subnet, base + 1);
-        let inside = Ipv4Addr::new(198, 18, subnet, base + 2);
-        let ns = Netns {
-            name: name.clone(),
-            host_if: host_if.clone(),
-            inside,
-        };
-        let exec = |args: &[&str]| {
-            let mut all = vec!["netns", "exec", name.as_str(), "ip"];
-            all.extend_from_slice(args);
-            ip(&all)
-        };
-        let setup = || -> Result<(), String> {
-            ip(&["netns", "add", &name])?;
-            ip(&[
-                "link", "add", &host_if, "type", "veth", "peer", "name", &ns_if,
-            ])?;
-            ip(&["link", "set", &ns_if, "netns", &name])?;
-            ip(&["addr", "add", &format!("{host}/30"), "dev", &host_if])?;
-            ip(&["link", "set", &host_if, "up"])?;
-            exec(&["addr", "add", &format!("{inside}/30"), "dev", &ns_if])?;
-            exec(&["link", "set", &ns_if, "up"])?;
-            exec(&["link", "set", "lo", "up"])
-        };
-        if let Err(e) = setup() {
-            panic!("network namespace: {e}");
-        }
-        Some(ns)
-    }
-
-    /// A listener bound inside the namespace (the socket keeps its namespace).
-    fn listen(&self) -> TcpListener {
-        let path = format!("/var/run/netns/{}", self.name);
-        let addr = (self.inside, 0);
-        std::thread::spawn(move || {
-            let file = std::fs::File::open(&path).expect("namespace file");
-            nix::sched::setns(file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-            TcpListener::bind(addr).expect("bind in the namespace")
-        })
-        .join()
-        .expect("listener thread")
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = ip(&["link", "del", &self.host_if]);
-        let _ = ip(&["netns", "del", &self.name]);
-    }
+/// A listener bound inside `ns` (the socket keeps its namespace), on its address.
+fn listen_in(ns: &Netns) -> TcpListener {
+    let path = format!("/var/run/netns/{}", ns.name());
+    let addr = (ns.ip(), 0);
+    std::thread::spawn(move || {
+        let file = std::fs::File::open(&path).expect("namespace file");
+        nix::sched::setns(file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
+        TcpListener::bind(addr).expect("bind in the namespace")
+    })
+    .join()
+    .expect("listener thread")
 }
 
 /// Answers upgrades of protocol `echo` with 101 and echoes; anything else gets a 400.
@@ -177,16 +105,13 @@ async fn upgrade(
 
 #[test]
 fn upgrades_reach_a_pod_through_the_roles() {
-    let Some(ns) = Netns::create(0) else {
-        eprintln!("not root: no network namespace, the test is skipped");
-        return;
-    };
-    let listener = ns.listen();
+    let ns = Netns::new();
+    let listener = listen_in(&ns);
     let port = listener.local_addr().expect("addr").port();
     upgrade_echo_server(listener);
     let c = start_cluster(|_| {});
     c.kubectl_ok(&["run", "echo", "--image=nginx"]);
-    let ip = ns.inside.to_string();
+    let ip = ns.ip().to_string();
     let status = json!({"status": {"podIP": ip, "podIPs": [{"ip": ip}]}}).to_string();
     c.kubectl_ok(&[
         "patch",
