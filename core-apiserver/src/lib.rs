@@ -119,7 +119,12 @@ pub async fn api_service<S>(
     resources::rbac::aggregation::start(&stores);
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
-    let groups = connect::install(groups, &connect_stores, &resource_options.kubelet)?;
+    let groups = connect::install(
+        groups,
+        &connect_stores,
+        &resource_options.kubelet,
+        resource_options.features,
+    )?;
     let groups =
         resources::serviceaccounts::token::install(groups, &connect_stores, resource_options);
     // The issuer's discovery documents are non-resource paths: served before the delegate.

@@ -16,6 +16,8 @@ pub struct CoreOptions {
     #[arg(long, default_value = "1h0m0s")]
     pub event_ttl: GoDuration,
     /// A set of key=value pairs that describe feature gates (upstream's; known here:
+    /// PortForwardWebsockets=true|false (BETA - default=true),
+    /// TranslateStreamCloseWebsocketRequests=true|false (BETA - default=true),
     /// WatchList=true|false (BETA - default=false)).
     #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
     pub feature_gates: FeatureGates,

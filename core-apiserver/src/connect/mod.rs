@@ -5,6 +5,10 @@
 //! (`location`), then streams from the kubelet or proxies through kas-proxy's transports
 //! (upstream's `UpgradeAwareHandler`: upgrades spliced, plain requests reverse-proxied).
 //!
+//! exec and attach over WebSocket `v5.channel.k8s.io` are translated to SPDY, and
+//! port-forward over WebSocket tunnels SPDY, as upstream 1.33 does with its gates on
+//! (kas-proxy's `translate`).
+//!
 //! Not done: the HTML rewriting of upstream's proxy transport.
 
 pub mod location;
@@ -20,6 +24,7 @@ use std::time::Duration;
 use kas_apimachinery::Status;
 use kas_endpoints::installer::ApiGroups;
 use kas_proxy::{Location, Transport};
+use kas_registry::features::FeatureGates;
 use kas_registry::store::Store;
 use kas_tls::TlsConfig;
 use serde_json::Value;
@@ -67,6 +72,9 @@ pub struct Context {
     /// To pods and services (upstream's proxy transport: nothing verified).
     pub proxy: Transport,
     pub preferred_address_types: Vec<String>,
+    /// `TranslateStreamCloseWebsocketRequests` and `PortForwardWebsockets` decide what
+    /// exec, attach and port-forward do with WebSocket requests.
+    pub features: FeatureGates,
 }
 
 /// Upstream's `ConnectionInfo` of a node's kubelet.
@@ -129,6 +137,7 @@ pub fn install(
     groups: ApiGroups,
     stores: &[Store],
     options: &KubeletOptions,
+    features: FeatureGates,
 ) -> Result<ApiGroups, String> {
     let find = |plural| crate::admission::store(stores, "", plural);
     let (Some(pods), Some(nodes)) = (find("pods"), find("nodes")) else {
@@ -151,6 +160,7 @@ pub fn install(
         kubelet_insecure: kubelet_transport(false)?,
         proxy: Transport::new(&insecure).map_err(|e| format!("proxy transport: {e}"))?,
         preferred_address_types: options.preferred_address_types.clone(),
+        features,
     });
     let mut groups = groups
         .with_connecter(("", "pods", "log"), Arc::new(logs::Log(cx.clone())))

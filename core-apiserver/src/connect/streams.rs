@@ -5,6 +5,9 @@
 //! (`/exec/<ns>/<pod>/<container>?command=...&input=1...`, `/attach/...`,
 //! `/portForward/<ns>/<pod>?port=...`) by upstream's `UpgradeAwareHandler` with
 //! `UpgradeRequired`: a request that is no upgrade is a 400 `Upgrade request required`.
+//! With 1.33's gates on, a WebSocket `v5.channel.k8s.io` exec or attach is translated to
+//! SPDY, and a WebSocket `SPDY/3.1+portforward.k8s.io` port-forward tunnels SPDY
+//! (upstream's `NewTranslatingHandler` over the stream translator and tunnel).
 
 use std::sync::Arc;
 
@@ -14,6 +17,7 @@ use kas_apimachinery::Status;
 use kas_endpoints::Body;
 use kas_endpoints::handlers::connect::{ConnectRequest, Connecter};
 use kas_endpoints::url::Query;
+use kas_proxy::translate;
 
 use super::options::{self, StreamOptions};
 use super::{Context, location};
@@ -92,12 +96,34 @@ async fn stream(
     let location = Context::kubelet_location(&kubelet, path, query);
     let mut parts = request.parts;
     super::strip_credentials(&mut parts.headers);
+    let features = cx.features;
+    let req = Request::from_parts(parts, body);
+    if kind == Kind::PortForward {
+        if features.port_forward_websockets && translate::is_tunneling_request(req.headers()) {
+            return cx
+                .kubelet
+                .tunnel(&location, req)
+                .await
+                .map_err(|e| e.to_status().into());
+        }
+    } else if features.translate_stream_close_websocket_requests
+        && translate::is_stream_close_request(req.headers())
+    {
+        let opts = StreamOptions::decode(&q, kind == Kind::Exec);
+        let streams = translate::StreamOptions {
+            stdin: opts.stdin,
+            stdout: opts.stdout,
+            stderr: opts.stderr,
+            tty: opts.tty,
+        };
+        return Ok(cx.kubelet.translate_stream(&location, req, streams));
+    }
     let options = kas_proxy::Options {
         upgrade_required: true,
         ..kas_proxy::Options::default()
     };
     cx.kubelet
-        .forward(&location, Request::from_parts(parts, body), &options)
+        .forward(&location, req, &options)
         .await
         .map_err(|e| e.to_status().into())
 }

@@ -1,28 +1,36 @@
 //! Headers a proxy passes on or not, after Go's `httputil.ReverseProxy` and upstream's
 //! `httpstream.IsUpgradeRequest` and `removeCORSHeaders`.
 
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
 /// Go's `hopHeaders`: meaningful for one connection only.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    *name == header::CONNECTION
+        || *name == header::TE
+        || *name == header::TRAILER
+        || *name == header::TRANSFER_ENCODING
+        || *name == header::UPGRADE
+        || *name == header::PROXY_AUTHENTICATE
+        || *name == header::PROXY_AUTHORIZATION
+        || matches!(name.as_str(), "keep-alive" | "proxy-connection")
+}
 
 /// The CORS headers upstream's `corsRemovingTransport` drops from a backend's answer.
-const CORS: [&str; 4] = [
-    "access-control-allow-credentials",
-    "access-control-allow-headers",
-    "access-control-allow-methods",
-    "access-control-allow-origin",
-];
+fn is_cors(name: &HeaderName) -> bool {
+    *name == header::ACCESS_CONTROL_ALLOW_CREDENTIALS
+        || *name == header::ACCESS_CONTROL_ALLOW_HEADERS
+        || *name == header::ACCESS_CONTROL_ALLOW_METHODS
+        || *name == header::ACCESS_CONTROL_ALLOW_ORIGIN
+}
+
+/// Removes the headers `doomed` picks, the map walked once (a proxied request or answer
+/// usually has none to remove, so nothing is hashed or allocated then).
+fn remove_where(headers: &mut HeaderMap, doomed: impl Fn(&HeaderName) -> bool) {
+    let found: Vec<HeaderName> = headers.keys().filter(|n| doomed(n)).cloned().collect();
+    for name in found {
+        headers.remove(name);
+    }
+}
 
 /// Whether `value` (a comma-separated header value) holds `token`, case-insensitively.
 fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
@@ -54,25 +62,29 @@ pub fn remove_hop_by_hop(headers: &mut HeaderMap) {
     for name in named {
         headers.remove(name.as_str());
     }
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
+    remove_where(headers, is_hop_by_hop);
 }
 
 /// What Go's reverse proxy sends on: the hop-by-hop headers dropped, `Te: trailers` kept
 /// when the client said it.
 pub(crate) fn outgoing(headers: &mut HeaderMap) {
     let trailers = has_token(headers, header::TE, "trailers");
-    remove_hop_by_hop(headers);
+    match headers.contains_key(header::CONNECTION) {
+        true => remove_hop_by_hop(headers),
+        false => remove_where(headers, is_hop_by_hop),
+    }
     if trailers {
         headers.insert(header::TE, HeaderValue::from_static("trailers"));
     }
 }
 
-pub(crate) fn remove_cors(headers: &mut HeaderMap) {
-    for name in CORS {
-        headers.remove(name);
+/// The hop-by-hop headers and, with `cors`, the CORS ones, in one walk: a backend's
+/// answer on its way back.
+pub(crate) fn incoming(headers: &mut HeaderMap, cors: bool) {
+    if headers.contains_key(header::CONNECTION) {
+        remove_hop_by_hop(headers);
     }
+    remove_where(headers, |n| is_hop_by_hop(n) || (cors && is_cors(n)));
 }
 
 #[cfg(test)]

@@ -25,9 +25,18 @@
 //!   Endpoints: the aggregator's routing to APIServices and core's `services/proxy`.
 //! - [`Transport::round_trip`] and [`Transport::dial`]: the pooled request and the
 //!   upgrade connection under them, for clients that are no proxy (kas-webhook's whole-body
-//!   client, kas-delegate's upgrades).
+//!   client); [`upgrade_over`]: the upgrade on a connection the caller dialed (kas-delegate
+//!   tries its endpoints in turn).
+//! - [`translate`]: upstream 1.33's stream translator and tunnel
+//!   ([`Transport::translate_stream`], [`Transport::tunnel`]) for kubectl's WebSocket exec,
+//!   attach and port-forward toward SPDY kubelets, over [`spdy`] (SPDY/3.1 frames and
+//!   connections) and [`websocket`] (RFC 6455's server side).
 //!
-//! A tower service for the aggregator's proxy looks like:
+//! The aggregator's proxy to an aggregated API server keeps one `Transport` per APIService
+//! (its `caBundle` or `insecureSkipTLSVerify`, the front-proxy client pair, the server name
+//! `<service>.<namespace>.svc`), rebuilt when the APIService changes, as upstream's
+//! `proxyHandler.updateAPIService` rebuilds its round tripper; per request, with the user
+//! already in `X-Remote-*` (kas-delegate's `rewrite_headers` is the model):
 //!
 //! ```ignore
 //! let transport = kas_proxy::Transport::new(&TlsConfig { ca_data, client_cert, server_name, .. })?;
@@ -46,9 +55,12 @@ mod error;
 pub mod headers;
 mod location;
 pub mod resolve;
+pub mod spdy;
 mod splice;
+pub mod translate;
 mod transport;
 mod upgradeaware;
+pub mod websocket;
 
 pub use describe::error_chain;
 pub use error::{Error, text_response};

@@ -10,7 +10,7 @@ use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use kas_endpoints::{Body, body};
 
-use crate::headers::{is_upgrade_request, outgoing, remove_cors, remove_hop_by_hop};
+use crate::headers::{incoming, is_upgrade_request, outgoing, remove_hop_by_hop};
 use crate::{Error, Io, Location, Result, Transport};
 
 /// How a request is proxied: upstream's `UpgradeAwareHandler` fields that callers set.
@@ -53,15 +53,16 @@ impl Transport {
         if options.upgrade_required {
             return Err(Error::UpgradeRequired);
         }
-        let mut location = location.clone();
         let path = req.uri().path();
-        if !location.path.ends_with('/') && path.ends_with('/') {
-            location.path.push('/');
-        }
-        if location.path.is_empty() && matches!(*req.method(), Method::GET | Method::HEAD) {
+        let uri = if !location.path.ends_with('/') && path.ends_with('/') {
+            let mut slashed = location.clone();
+            slashed.path.push('/');
+            slashed.uri()?
+        } else if location.path.is_empty() && matches!(*req.method(), Method::GET | Method::HEAD) {
             return Ok(redirect_to_root(&req));
-        }
-        let uri = location.uri()?;
+        } else {
+            location.uri()?
+        };
         let (mut parts, body) = req.into_parts();
         outgoing(&mut parts.headers);
         let mut out = Request::new(body);
@@ -69,18 +70,15 @@ impl Transport {
         *out.uri_mut() = uri;
         *out.headers_mut() = parts.headers;
         let resp = self.round_trip(out).await?;
-        let (mut parts, incoming) = resp.into_parts();
+        let (mut parts, answer) = resp.into_parts();
         if options.reject_forwarding_redirects
             && parts.status.is_redirection()
             && parts.headers.contains_key(header::LOCATION)
         {
             return Ok(redirect_refused());
         }
-        remove_hop_by_hop(&mut parts.headers);
-        if options.wrap_transport {
-            remove_cors(&mut parts.headers);
-        }
-        Ok(Response::from_parts(parts, Body::new(incoming)))
+        incoming(&mut parts.headers, options.wrap_transport);
+        Ok(Response::from_parts(parts, Body::new(answer)))
     }
 
     /// Upstream's `tryUpgrade`: the request (every header kept) written on a connection
@@ -103,32 +101,7 @@ pub async fn upgrade_over(
 ) -> Result<Response<Body>> {
     let (mut parts, body) = req.into_parts();
     let client = parts.extensions.remove::<OnUpgrade>();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-        .await
-        .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
-    tokio::spawn(async move {
-        if let Err(e) = conn.with_upgrades().await {
-            tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
-        }
-    });
-    if !parts.headers.contains_key(header::HOST)
-        && let Ok(host) = HeaderValue::from_str(&location.host)
-    {
-        parts.headers.insert(header::HOST, host);
-    }
-    let mut out = Request::new(body);
-    *out.method_mut() = parts.method;
-    *out.uri_mut() = location
-        .path_and_query()
-        .parse()
-        .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
-    *out.headers_mut() = parts.headers;
-    let mut resp = sender.send_request(out).await.map_err(|e| {
-        Error::Backend(match e.is_incomplete_message() {
-            true => "EOF".to_owned(),
-            false => e.to_string(),
-        })
-    })?;
+    let mut resp = send_upgrade(io, location, parts, body).await?;
     let status = resp.status();
     if status != StatusCode::SWITCHING_PROTOCOLS && status.as_u16() < 400 {
         return Err(Error::Backend(format!(
@@ -189,4 +162,41 @@ fn redirect_refused() -> Response<Body> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     resp
+}
+
+/// Writes an upgrade request (its head from `parts`, every header kept; `Host` the
+/// location's when it has none) on `io` and reads the answer's head; on `101`,
+/// `hyper::upgrade::on` of the answer yields the backend's connection.
+pub async fn send_upgrade(
+    io: Box<dyn Io>,
+    location: &Location,
+    mut parts: http::request::Parts,
+    body: Body,
+) -> Result<Response<hyper::body::Incoming>> {
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| Error::Backend(format!("error sending request: {e}")))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.with_upgrades().await {
+            tracing::debug!(error = %e, "proxy: upgrade connection to the backend ended");
+        }
+    });
+    if !parts.headers.contains_key(header::HOST)
+        && let Ok(host) = HeaderValue::from_str(&location.host)
+    {
+        parts.headers.insert(header::HOST, host);
+    }
+    let mut out = Request::new(body);
+    *out.method_mut() = parts.method;
+    *out.uri_mut() = location
+        .path_and_query()
+        .parse()
+        .map_err(|e| Error::InvalidLocation(format!("parse {:?}: {e}", location.url())))?;
+    *out.headers_mut() = parts.headers;
+    sender.send_request(out).await.map_err(|e| {
+        Error::Backend(match e.is_incomplete_message() {
+            true => "EOF".to_owned(),
+            false => e.to_string(),
+        })
+    })
 }

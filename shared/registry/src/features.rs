@@ -6,12 +6,33 @@ use std::fmt;
 
 use kas_apimachinery::golang::strconv::parse_bool;
 
-/// The gates this server knows; `Default` is 1.33's defaults (every field below is off).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The gates this server knows; `Default` is 1.33's defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FeatureGates {
     /// `WatchList`: watches may ask for `sendInitialEvents` (streaming lists). Beta and off
     /// by default in 1.33 (on in 1.32; upstream turned it back off).
     pub watch_list: bool,
+    /// `TranslateStreamCloseWebsocketRequests`: exec and attach over WebSocket
+    /// `v5.channel.k8s.io` are translated to SPDY toward the kubelet. Beta, on in 1.33.
+    pub translate_stream_close_websocket_requests: bool,
+    /// `PortForwardWebsockets`: port-forward over WebSocket tunnels SPDY to the kubelet.
+    /// Beta, on in 1.33.
+    pub port_forward_websockets: bool,
+}
+
+impl FeatureGates {
+    /// 1.33's defaults, for constants (`FeatureGates { watch_list: true, ..DEFAULTS }`).
+    pub const DEFAULTS: FeatureGates = FeatureGates {
+        watch_list: false,
+        translate_stream_close_websocket_requests: true,
+        port_forward_websockets: true,
+    };
+}
+
+impl Default for FeatureGates {
+    fn default() -> Self {
+        FeatureGates::DEFAULTS
+    }
 }
 
 /// A `--feature-gates` value upstream would refuse.
@@ -40,6 +61,10 @@ impl FeatureGates {
                 .map_err(|e| Error(format!("invalid value of {name}={v}, err: {e}")))?;
             match name {
                 "WatchList" => gates.watch_list = enabled,
+                "TranslateStreamCloseWebsocketRequests" => {
+                    gates.translate_stream_close_websocket_requests = enabled
+                }
+                "PortForwardWebsockets" => gates.port_forward_websockets = enabled,
                 _ => return Err(Error(format!("unrecognized feature gate: {name}"))),
             }
         }
@@ -54,6 +79,13 @@ mod tests {
     #[test]
     fn defaults_are_1_33s_and_flags_override_them() {
         assert!(!FeatureGates::default().watch_list);
+        assert!(FeatureGates::default().translate_stream_close_websocket_requests);
+        assert!(FeatureGates::default().port_forward_websockets);
+        let off = FeatureGates::parse(
+            "TranslateStreamCloseWebsocketRequests=false,PortForwardWebsockets=false",
+        )
+        .unwrap();
+        assert!(!off.translate_stream_close_websocket_requests && !off.port_forward_websockets);
         assert!(FeatureGates::parse("WatchList=true").unwrap().watch_list);
         assert!(
             !FeatureGates::parse("WatchList=true, WatchList=false")

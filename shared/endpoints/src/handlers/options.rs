@@ -395,7 +395,10 @@ mod tests {
     use super::*;
 
     /// The WatchList gate on, so the streaming-list rules are exercised.
-    const ON: FeatureGates = FeatureGates { watch_list: true };
+    const ON: FeatureGates = FeatureGates {
+        watch_list: true,
+        ..FeatureGates::DEFAULTS
+    };
 
     #[test]
     fn list_options_parse() {
