@@ -18,8 +18,35 @@ use crate::backend::Backends;
 use crate::services::ServiceIndex;
 use kas_proxy::resolve::Routing;
 
-/// The post-start hooks of upstream's aggregator whose work this role does.
-pub const POST_START_HOOKS: &[&str] = &["apiservice-discovery-controller"];
+/// The post-start hooks of upstream's aggregator whose work this role does, in upstream's
+/// order, with kube-apiserver's that belong here (the cluster-authentication-trust
+/// controller's, first, as upstream registers kube-apiserver's before the aggregator's;
+/// the autoregistration's) and upstream's `autoregister-completion` check among them.
+pub const POST_START_HOOKS: &[&str] = &[
+    "start-cluster-authentication-info-controller",
+    "start-kube-aggregator-informers",
+    "apiservice-status-local-available-controller",
+    "apiservice-status-remote-available-controller",
+    "apiservice-registration-controller",
+    "apiservice-discovery-controller",
+    "kube-apiserver-autoregistration",
+    AUTOREGISTER_COMPLETION,
+];
+
+/// Upstream's boot-sequence check of the autoregistered APIServices, named without the
+/// `poststarthook/` prefix.
+pub const AUTOREGISTER_COMPLETION: &str = "autoregister-completion";
+
+/// [`POST_START_HOOKS`] as the checks main registers.
+pub fn post_start_hooks() -> Vec<PostStartHook> {
+    POST_START_HOOKS
+        .iter()
+        .map(|name| match *name {
+            AUTOREGISTER_COMPLETION => PostStartHook::boot_sequence_check(name),
+            _ => PostStartHook::new(name),
+        })
+        .collect()
+}
 
 /// Marks `apiservice-discovery-controller` done once the delegate's discovery and OpenAPI
 /// documents are merged into this role's: until then `/apis` and `/openapi` would miss the
@@ -75,6 +102,81 @@ pub fn proxy_client_cert(
     };
     let read = |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     Ok(Some((read(cert)?, read(key)?)))
+}
+
+/// Marks the hooks of what [`start_controllers`] started: the informers and the
+/// availability controllers at once, as upstream's hooks return once they started them;
+/// `apiservice-registration-controller` once the APIService informer (`api_services`, not
+/// borrowed from yet) has its first list, when the proxy knows every APIService.
+pub fn mark_controllers_started(
+    mut api_services: watch::Receiver<Objects>,
+    hooks: Vec<PostStartHook>,
+) {
+    for name in [
+        "start-kube-aggregator-informers",
+        "apiservice-status-local-available-controller",
+        "apiservice-status-remote-available-controller",
+    ] {
+        mark_done(&hooks, name);
+    }
+    tokio::spawn(async move {
+        if crate::controllers::informer_synced(&mut api_services)
+            .await
+            .is_ok()
+        {
+            mark_done(&hooks, "apiservice-registration-controller");
+        }
+    });
+}
+
+/// Starts upstream's autoregistration (`kube-apiserver-autoregistration`): the CRD
+/// registration controller following the CRDs in `etcd`, the built-ins of core's discovery
+/// (`delegated`), and the autoregister controller writing through `store` once both made
+/// their first registrations; `autoregister-completion` follows. `api_services` is the
+/// store's informer, not borrowed from yet.
+pub fn start_registration(
+    store: &Store,
+    api_services: watch::Receiver<Objects>,
+    etcd: Arc<dyn Storage>,
+    delegated: watch::Receiver<Arc<Delegated>>,
+    hooks: &[PostStartHook],
+) {
+    use crate::controllers::{autoregister, crd_registration};
+    let confirm = crd_registration::confirm(etcd.clone());
+    let (registration, names) = autoregister::AutoRegistration::new(Some(confirm));
+    let mut crds_synced = crd_registration::start(etcd, registration.clone());
+    let completion = hooks
+        .iter()
+        .find(|h| h.name() == AUTOREGISTER_COMPLETION)
+        .cloned()
+        .unwrap_or_else(|| PostStartHook::boot_sequence_check(AUTOREGISTER_COMPLETION));
+    let mut builtins = autoregister::follow_builtins(
+        delegated,
+        registration.clone(),
+        api_services.clone(),
+        completion,
+    );
+    // Upstream waits for the CRDs' first registrations so that the start does not delete
+    // the APIServices of CRDs that still exist.
+    let ready = Box::pin(async move {
+        let _ = crds_synced.wait_for(|synced| *synced).await;
+        let _ = builtins.wait_for(|registered| *registered).await;
+    });
+    autoregister::start(store.clone(), api_services, registration, names, ready);
+    mark_done(hooks, "kube-apiserver-autoregistration");
+}
+
+/// Starts upstream's cluster-authentication-trust controller with this role's
+/// authentication flags (`start-cluster-authentication-info-controller`).
+pub fn start_authentication_trust(
+    options: &kas_server::options::AuthenticationOptions,
+    etcd: Arc<dyn Storage>,
+    delegate: kas_delegate::Delegate,
+    hooks: &[PostStartHook],
+) {
+    use crate::controllers::authentication_trust::{self, Required};
+    authentication_trust::start(Required::from_options(options), etcd, delegate);
+    mark_done(hooks, "start-cluster-authentication-info-controller");
 }
 
 /// Starts what keeps the APIServices' state: the Services and EndpointSlices they point

@@ -13,6 +13,7 @@ pub mod backend;
 pub mod controllers;
 pub mod handler;
 pub mod kubernetes_service;
+pub mod loopback;
 pub mod proxy;
 pub mod routing;
 pub mod services;

@@ -86,10 +86,7 @@ fn main() -> ExitCode {
         true => kas_proxy::resolve::Routing::Endpoints,
         false => kas_proxy::resolve::Routing::ClusterIp,
     };
-    let hooks: Vec<PostStartHook> = apiserver::POST_START_HOOKS
-        .iter()
-        .map(|name| PostStartHook::new(name))
-        .collect();
+    let hooks: Vec<PostStartHook> = apiserver::post_start_hooks();
     let marked = hooks.clone();
     let run = move |common: CommonOptions| async move {
         let delegate = delegation.build().map_err(|e| e.to_string())?;
@@ -106,13 +103,18 @@ fn main() -> ExitCode {
         let backends = apiserver::start_controllers(
             &api_services,
             informer.clone(),
-            storage,
+            storage.clone(),
             routing,
             proxy_client_cert,
         );
+        apiserver::mark_controllers_started(informer.clone(), marked.clone());
         // Discovery and OpenAPI: core's (with extensions' merged in) and ours.
         let delegated = kas_delegate::discovery::follow(delegate.clone(), true);
-        apiserver::mark_when_discovered(delegated.clone(), marked);
+        apiserver::mark_when_discovered(delegated.clone(), marked.clone());
+        let auth = &common.authentication;
+        apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
+        let (listed, discovered) = (informer.clone(), delegated.clone());
+        apiserver::start_registration(&api_services, listed, storage, discovered, &marked);
         let next = if extensions.delegate_endpoints.is_empty() {
             kas_server::Handler::new(delegate)
         } else {

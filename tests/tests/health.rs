@@ -41,11 +41,15 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
         // as upstream's.
         let hooks: String = match role {
             Role::Core => core_apiserver_hooks().to_vec(),
-            Role::Aggregator => vec!["apiservice-discovery-controller"],
+            Role::Aggregator => aggregator_hooks().to_vec(),
             Role::Extensions => Vec::new(),
         }
         .iter()
-        .map(|h| format!("[+]poststarthook/{h} ok\n"))
+        .map(|h| match *h {
+            // A boot-sequence check among the hooks, as upstream's aggregator adds it.
+            "autoregister-completion" => format!("[+]{h} ok\n"),
+            h => format!("[+]poststarthook/{h} ok\n"),
+        })
         .collect();
         let ready = get(format!("{base}/readyz?verbose")).await;
         assert_eq!(ready.status, 200, "{role}: {}", ready.text());
@@ -82,6 +86,22 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
             assert_eq!(a.headers["x-content-type-options"], "nosniff");
         }
     }
+}
+
+/// Upstream's names of the aggregator's post-start hooks this role runs, with the
+/// cluster-authentication-trust controller's (kube-apiserver's, registered before the
+/// aggregator's), and `autoregister-completion`, in upstream's order.
+fn aggregator_hooks() -> [&'static str; 8] {
+    [
+        "start-cluster-authentication-info-controller",
+        "start-kube-aggregator-informers",
+        "apiservice-status-local-available-controller",
+        "apiservice-status-remote-available-controller",
+        "apiservice-registration-controller",
+        "apiservice-discovery-controller",
+        "kube-apiserver-autoregistration",
+        "autoregister-completion",
+    ]
 }
 
 /// Upstream's names of the post-start hooks core runs, in its order.

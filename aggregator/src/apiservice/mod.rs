@@ -5,6 +5,7 @@
 //! is upstream's `ValidateAPIService` (`validation`); the `Available` condition helpers are
 //! `conditions`.
 
+pub mod builtin;
 pub mod conditions;
 pub mod validation;
 

@@ -20,12 +20,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use http::{Method, Request, StatusCode};
-use kas_auth::UserInfo;
+use http::{Method, StatusCode};
 use kas_delegate::Delegate;
-use kas_endpoints::body;
 use serde_json::{Value, json};
-use tower::ServiceExt;
+
+use crate::loopback::status_message;
 
 pub use leases::Leases;
 
@@ -304,41 +303,8 @@ impl Controller {
         path: &str,
         object: Option<Value>,
     ) -> Result<(StatusCode, Value), String> {
-        let payload = object.map(|o| o.to_string()).unwrap_or_default();
-        let mut req = Request::builder()
-            .method(method)
-            .uri(path)
-            .header(http::header::ACCEPT, "application/json")
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::USER_AGENT, "aggregator/kubernetes-service")
-            .body(body::full(payload))
-            .map_err(|e| e.to_string())?;
-        req.extensions_mut().insert(UserInfo {
-            name: "system:apiserver".to_owned(),
-            uid: String::new(),
-            groups: vec![
-                "system:authenticated".to_owned(),
-                "system:masters".to_owned(),
-            ],
-            extra: Default::default(),
-        });
-        let resp = match self.delegate.clone().oneshot(req).await {
-            Ok(resp) => resp,
-            Err(never) => match never {},
-        };
-        let code = resp.status();
-        let bytes = http_body_util::BodyExt::collect(resp.into_body())
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok((code, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
-    }
-}
-
-fn status_message(code: StatusCode, answer: &Value) -> String {
-    match answer.get("message").and_then(Value::as_str) {
-        Some(message) => format!("{}: {message}", code.as_u16()),
-        None => format!("{}", code.as_u16()),
+        let agent = "aggregator/kubernetes-service";
+        crate::loopback::send(&self.delegate, agent, method, path, object).await
     }
 }
 

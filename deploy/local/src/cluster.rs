@@ -531,6 +531,9 @@ pub fn role_args(
                 &path(&pki.service_account.cert),
             ]);
             push(&["--enable-bootstrap-token-auth=true"]);
+            // As kubeadm gives kube-apiserver: the front-proxy settings it publishes to
+            // aggregated servers in kube-system/extension-apiserver-authentication.
+            push_request_header(&mut push, &path(&pki.front_proxy_ca.cert));
         }
         Role::Core | Role::Extensions => {
             // Core keeps RBAC's index too: its chain checks the user the aggregator
@@ -552,18 +555,7 @@ pub fn role_args(
                 // TokenReviews accept what the aggregator does (but static tokens).
                 push(&["--enable-bootstrap-token-auth=true"]);
             }
-            push(&[
-                "--requestheader-client-ca-file",
-                &path(&pki.front_proxy_ca.cert),
-            ]);
-            push(&[
-                "--requestheader-allowed-names",
-                FRONT_PROXY_CLIENT_COMMON_NAME,
-            ]);
-            push(&["--requestheader-username-headers", "X-Remote-User"]);
-            push(&["--requestheader-uid-headers", "X-Remote-Uid"]);
-            push(&["--requestheader-group-headers", "X-Remote-Group"]);
-            push(&["--requestheader-extra-headers-prefix", "X-Remote-Extra-"]);
+            push_request_header(&mut push, &path(&pki.front_proxy_ca.cert));
         }
     }
     if role.delegate().is_some() {
@@ -579,6 +571,19 @@ pub fn role_args(
         push(&["--delegate-endpoints", &delegates.join(",")]);
     }
     args
+}
+
+/// The `--requestheader-*` flags trusting the front-proxy CA's `front-proxy-client`.
+fn push_request_header(push: &mut impl FnMut(&[&str]), front_proxy_ca: &str) {
+    push(&["--requestheader-client-ca-file", front_proxy_ca]);
+    push(&[
+        "--requestheader-allowed-names",
+        FRONT_PROXY_CLIENT_COMMON_NAME,
+    ]);
+    push(&["--requestheader-username-headers", "X-Remote-User"]);
+    push(&["--requestheader-uid-headers", "X-Remote-Uid"]);
+    push(&["--requestheader-group-headers", "X-Remote-Group"]);
+    push(&["--requestheader-extra-headers-prefix", "X-Remote-Extra-"]);
 }
 
 /// Polls `check(url)` until it passes, the process exits, or `deadline`.

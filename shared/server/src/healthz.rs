@@ -262,6 +262,15 @@ impl PostStartHook {
         }
     }
 
+    /// A check named `name` itself that passes once marked done, as upstream's
+    /// `AddBootSequenceHealthChecks` adds one (`autoregister-completion`) among the hooks.
+    pub fn boot_sequence_check(name: &str) -> Self {
+        PostStartHook {
+            check_name: name.to_owned(),
+            done: Arc::default(),
+        }
+    }
+
     /// The hook's name, without the `poststarthook/` prefix.
     pub fn name(&self) -> &str {
         self.check_name

@@ -74,7 +74,19 @@ fn each_role_gets_its_flags() {
         flag(&agg, "--delegate-endpoints"),
         Some("https://127.0.0.1:1,https://127.0.0.1:2")
     );
-    assert_eq!(flag(&agg, "--requestheader-client-ca-file"), None);
+    // The front-proxy settings it publishes in extension-apiserver-authentication.
+    assert_eq!(
+        flag(&agg, "--requestheader-client-ca-file"),
+        Some(p(&pki.front_proxy_ca.cert).as_str())
+    );
+    assert_eq!(
+        flag(&agg, "--requestheader-allowed-names"),
+        Some(FRONT_PROXY_CLIENT_COMMON_NAME)
+    );
+    assert_eq!(
+        flag(&agg, "--requestheader-uid-headers"),
+        Some("X-Remote-Uid")
+    );
 
     let core = role_args(Role::Core, 1, &pki, "http://e", &delegates[..1]);
     assert_eq!(
