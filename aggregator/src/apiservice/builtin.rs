@@ -29,6 +29,7 @@ pub const PRIORITIES: &[(&str, &str, i64, i64)] = &[
     ("certificates.k8s.io", "v1alpha1", 17300, 1),
     ("networking.k8s.io", "v1", 17200, 15),
     ("networking.k8s.io", "v1beta1", 17200, 9),
+    ("networking.k8s.io", "v1alpha1", 17200, 1),
     ("policy", "v1", 17100, 15),
     ("policy", "v1beta1", 17100, 9),
     ("rbac.authorization.k8s.io", "v1", 17000, 15),

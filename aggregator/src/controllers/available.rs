@@ -8,15 +8,15 @@
 //! stopped routing), and again with upstream's backoff after a failure. The status is
 //! written only when it changed, conditioned on the revision read, so replicas converge.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
+use super::queue::{Queue, sleep_until};
 use futures_util::future::join_all;
 use kas_registry::store::Store;
 use kas_registry::store::informer::Objects;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
-use tokio::time::Instant;
 
 use crate::apiservice::conditions::{self, Condition};
 use crate::apiservice::{self, ServiceReference};
@@ -26,7 +26,6 @@ use kas_proxy::resolve;
 /// Upstream's resync period of the APIService informer.
 const RESYNC: Duration = Duration::from_secs(30);
 /// Upstream's rate limiter: 5 ms doubling to 30 s.
-const BACKOFF_FIRST: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// Upstream's discovery check: 5 attempts at once, each with a 5 s client timeout and a
 /// 6 s guard.
@@ -51,70 +50,25 @@ struct Controller {
     backends: Backends,
 }
 
-/// Upstream's work queue: names to check, at most one check of a name at a time, failed
-/// ones retried with a growing delay.
-#[derive(Default)]
-struct Queue {
-    dirty: BTreeSet<String>,
-    running: BTreeSet<String>,
-    failures: HashMap<String, u32>,
-    retry: BTreeMap<(Instant, String), ()>,
-}
-
-impl Queue {
-    fn add(&mut self, name: String) {
-        self.dirty.insert(name);
-    }
-
-    /// Names that may start now.
-    fn ready(&mut self) -> Vec<String> {
-        let now = Instant::now();
-        while let Some(((at, name), ())) = self.retry.first_key_value() {
-            if *at > now {
-                break;
-            }
-            let name = name.clone();
-            self.retry.pop_first();
-            self.dirty.insert(name);
-        }
-        let start: Vec<String> = self.dirty.difference(&self.running).cloned().collect();
-        for name in &start {
-            self.dirty.remove(name);
-            self.running.insert(name.clone());
-        }
-        start
-    }
-
-    fn done(&mut self, name: String, ok: bool) {
-        self.running.remove(&name);
-        if ok {
-            self.failures.remove(&name);
-            return;
-        }
-        let n = self.failures.entry(name.clone()).or_default();
-        let delay = BACKOFF_FIRST
-            .saturating_mul(2u32.saturating_pow(*n))
-            .min(BACKOFF_MAX);
-        *n = n.saturating_add(1);
-        self.retry.insert((Instant::now() + delay, name), ());
-    }
-
-    fn next_retry(&self) -> Option<Instant> {
-        self.retry.first_key_value().map(|((at, _), ())| *at)
-    }
-}
-
 async fn run(mut c: Controller) {
     let mut service_changes = c.backends.services().subscribe();
     while !c.backends.services().has_synced() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mut queue = Queue::default();
+    let mut queue: Queue<String> = Queue::with_max_backoff(BACKOFF_MAX);
+    // Names being checked: one check of a name at a time.
+    let mut running = BTreeSet::new();
     let mut last = Objects::default();
     let (done_tx, mut done) = mpsc::unbounded_channel::<(String, bool)>();
     let mut resync = tokio::time::interval(RESYNC);
     loop {
-        for name in queue.ready() {
+        for name in queue.take_ready() {
+            if running.contains(&name) {
+                // Again once its check ends.
+                queue.add(name);
+                continue;
+            }
+            running.insert(name.clone());
             let (c, tx) = (c.clone(), done_tx.clone());
             tokio::spawn(async move {
                 let ok = match c.sync(&name).await {
@@ -158,16 +112,12 @@ async fn run(mut c: Controller) {
                     queue.add(name.clone());
                 }
             }
-            Some((name, ok)) = done.recv() => queue.done(name, ok),
+            Some((name, ok)) = done.recv() => {
+                running.remove(&name);
+                queue.done(name, ok);
+            }
             () = sleep_until(retry) => {}
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
@@ -287,27 +237,5 @@ impl Controller {
             last = r;
         }
         last
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_queue_checks_a_name_once_at_a_time_and_backs_off() {
-        let mut q = Queue::default();
-        q.add("a".into());
-        q.add("a".into());
-        assert_eq!(q.ready(), ["a"]);
-        q.add("a".into());
-        assert!(q.ready().is_empty(), "a is running");
-        q.done("a".into(), false);
-        assert_eq!(q.ready(), ["a"], "dirty again while it ran");
-        q.done("a".into(), false);
-        assert!(q.next_retry().is_some());
-        assert_eq!(q.failures["a"], 2);
-        q.done("a".into(), true);
-        assert!(!q.failures.contains_key("a"));
     }
 }

@@ -16,6 +16,7 @@ pub struct Queue<K> {
     dirty: BTreeSet<K>,
     failures: HashMap<K, u32>,
     retry: BTreeMap<(Instant, K), ()>,
+    max_backoff: Duration,
 }
 
 impl<K> Default for Queue<K> {
@@ -24,11 +25,21 @@ impl<K> Default for Queue<K> {
             dirty: BTreeSet::new(),
             failures: HashMap::new(),
             retry: BTreeMap::new(),
+            max_backoff: BACKOFF_MAX,
         }
     }
 }
 
 impl<K: Ord + Hash + Clone> Queue<K> {
+    /// A queue whose backoff stops growing at `max` (the remote availability controller's
+    /// limiter tops out at 30 s).
+    pub fn with_max_backoff(max: Duration) -> Self {
+        Queue {
+            max_backoff: max,
+            ..Queue::default()
+        }
+    }
+
     pub fn add(&mut self, key: K) {
         self.dirty.insert(key);
     }
@@ -60,7 +71,7 @@ impl<K: Ord + Hash + Clone> Queue<K> {
             return;
         }
         let n = self.failures.entry(key.clone()).or_default();
-        let delay = backoff(*n);
+        let delay = backoff(*n).min(self.max_backoff);
         *n = n.saturating_add(1);
         self.add_after(key, delay);
     }
@@ -107,5 +118,15 @@ mod tests {
         assert_eq!(backoff(0), Duration::from_millis(5));
         assert_eq!(backoff(3), Duration::from_millis(40));
         assert_eq!(backoff(40), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn the_backoff_can_stop_early() {
+        let mut q = Queue::with_max_backoff(Duration::from_secs(30));
+        for _ in 0..20 {
+            q.done("a", false);
+        }
+        let at = q.next_retry().unwrap();
+        assert!(at <= Instant::now() + Duration::from_secs(30));
     }
 }
