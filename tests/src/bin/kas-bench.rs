@@ -160,6 +160,10 @@ struct LoadArgs {
     connections: usize,
     #[arg(long, default_value = "10")]
     seconds: u64,
+    /// Processes (`name=pid`, repeatable) whose CPU time per answered request the run
+    /// reports (user + system, from /proc).
+    #[arg(long = "pid")]
+    pids: Vec<String>,
 }
 
 #[derive(Args)]
@@ -236,7 +240,21 @@ async fn load(args: LoadArgs) -> Result<()> {
         connections: args.connections,
         duration: Duration::from_secs(args.seconds),
     };
-    println!("{}", run(&spec).await?.summary());
+    let mut pids = Vec::new();
+    for p in &args.pids {
+        let Some((name, pid)) = p.split_once('=') else {
+            bail!("--pid {p:?} is not `name=pid`")
+        };
+        pids.push((name, pid.parse::<u32>()?));
+    }
+    let before = cpu_ticks(&pids);
+    let result = run(&spec).await?;
+    let after = cpu_ticks(&pids);
+    println!("{}", result.summary());
+    if !pids.is_empty() {
+        let cpu = cpu_per_request(&pids, &before, &after, result.answered());
+        println!("CPU µs per request: {}", show_cpu(&cpu));
+    }
     Ok(())
 }
 
