@@ -122,6 +122,11 @@ fn validate_finalizer_name(name: &str, path: &Path) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     /// Writes to the namespace reset its status, writes to `status` its spec, and
     /// `finalize` resets the status (upstream's `GetResetFields` of the three strategies).
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {

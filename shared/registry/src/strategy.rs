@@ -218,6 +218,12 @@ pub trait Strategy: Send + Sync {
     /// Marks an object whose deletion is pending (a namespace turns Terminating).
     fn prepare_for_deletion(&self, _obj: &mut Value) {}
 
+    /// Upstream's `Store.ReturnDeletedObject`: whether a delete that removed the object
+    /// answers its last state rather than a `Status` of success naming it.
+    fn return_deleted_object(&self) -> bool {
+        false
+    }
+
     /// Upstream's `RESTGracefulDeleteStrategy.CheckGracefulDelete`: for a resource that
     /// deletes gracefully (pods), the grace period a deletion of `obj` waits, given the
     /// client's `gracePeriodSeconds` (already 1 when it was negative); `None` for a resource

@@ -146,6 +146,11 @@ fn validate_node_update(new: &Value, old: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn validate(&self, obj: &Value) -> FieldErrors {
         validate_node(obj)
     }

@@ -58,12 +58,13 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
         .delete(&info.namespace, &info.name, &pre, &opts)
         .await?
     {
-        Deleted::Gone(obj) => {
+        // Upstream's `finalizeDelete`: the object's last state or a Status naming it.
+        Deleted::Gone(obj) if !store.strategy.return_deleted_object() => {
             let value = obj.value()?;
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
             Ok(success(store, &info.name, uid, &out))
         }
-        Deleted::Pending(obj) => negotiated::render_object(
+        Deleted::Gone(obj) | Deleted::Pending(obj) => negotiated::render_object(
             store.descriptor,
             &out,
             StatusCode::OK,
