@@ -194,7 +194,7 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn allow_unconditional_update(&self) -> bool {
-        true
+        false
     }
 
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {

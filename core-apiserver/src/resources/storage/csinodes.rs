@@ -155,6 +155,11 @@ impl kas_registry::Strategy for Strategy {
         validate_node(obj)
     }
 
+    /// Upstream's strategy refuses updates without a resourceVersion.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
     /// Upstream validates the node, then `ValidateCSINodeUpdate`, which validates it again.
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = validate_object_meta_update(new, old);

@@ -628,20 +628,8 @@ impl Store {
             crate::meta::strip_type_meta(&mut new);
             return Ok(Some(self.go_encoded(new)));
         };
-        let current_rv = crate::meta::str_field(current, "resourceVersion");
-        if client_rv.is_empty() {
-            if !self.strategy.allow_unconditional_update() {
-                return Err(self.invalid(&new, vec![required_resource_version()]));
-            }
-        } else if client_rv != current_rv {
-            return Err(Status::conflict(
-                self.descriptor.group,
-                self.descriptor.plural,
-                crate::meta::name(&new),
-                OPTIMISTIC_LOCK_ERROR,
-            )
-            .into());
-        }
+        let rv = self.update_resource_version(crate::meta::name(&new), client_rv, current)?;
+        crate::meta::metadata_mut(&mut new).insert("resourceVersion".into(), Value::String(rv));
         // Upstream's handler runs mutating admission on updates after the field manager.
         self.admission
             .mutate_update(self.descriptor, &mut new, current, opts)?;
@@ -670,11 +658,37 @@ fn required_name() -> kas_apimachinery::StatusCause {
     }
 }
 
-fn required_resource_version() -> kas_apimachinery::StatusCause {
-    kas_apimachinery::StatusCause {
-        reason: Some("FieldValueInvalid".to_owned()),
-        message: Some("Invalid value: 0: must be specified for an update".to_owned()),
-        field: Some("metadata.resourceVersion".to_owned()),
+impl Store {
+    /// Upstream `Store.Update`'s optimistic lock, checked before anything else looks at
+    /// the update: the resourceVersion the new state carries. Without one from the client,
+    /// a strategy that allows unconditional updates takes the stored one (so validation
+    /// sees it set); any other is 422 naming the resource (upstream's `qualifiedKind` is
+    /// the resource, its value the `uint64` zero printed as `%#v`). One that differs from
+    /// the stored one is a conflict.
+    pub(super) fn update_resource_version(
+        &self,
+        name: &str,
+        client_rv: &str,
+        current: &Value,
+    ) -> Result<String> {
+        let current_rv = crate::meta::str_field(current, "resourceVersion");
+        if client_rv.is_empty() {
+            if !self.strategy.allow_unconditional_update() {
+                let cause = kas_apimachinery::StatusCause {
+                    reason: Some("FieldValueInvalid".to_owned()),
+                    message: Some("Invalid value: 0x0: must be specified for an update".into()),
+                    field: Some("metadata.resourceVersion".to_owned()),
+                };
+                let d = self.descriptor;
+                return Err(Status::invalid(d.group, d.plural, name, vec![cause]).into());
+            }
+            return Ok(current_rv.to_owned());
+        }
+        if client_rv != current_rv {
+            let d = self.descriptor;
+            return Err(Status::conflict(d.group, d.plural, name, OPTIMISTIC_LOCK_ERROR).into());
+        }
+        Ok(client_rv.to_owned())
     }
 }
 

@@ -4,7 +4,7 @@
 use kas_apimachinery::Status;
 use serde_json::Value;
 
-use super::{OPTIMISTIC_LOCK_ERROR, Store, Written};
+use super::{Store, Written};
 use crate::error::Result;
 use crate::hooks::GuardedDelete;
 use crate::rest::object_meta;
@@ -153,7 +153,7 @@ impl Store {
             .descriptor
             .subresource(subresource)
             .is_some_and(|s| matches!(s.handler, crate::SubresourceHandler::Status));
-        let merge = |current: &Value, obj: &Value, client_rv: &str| -> Result<Value> {
+        let merge = |current: &Value, obj: &Value, rv: String| -> Result<Value> {
             let merged = if declared_status {
                 let mut merged = current.clone();
                 if let Some(map) = merged.as_object_mut() {
@@ -170,17 +170,17 @@ impl Store {
                 return Err(Status::not_found_path().into());
             };
             if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert(
-                    "resourceVersion".into(),
-                    Value::String(client_rv.to_owned()),
-                );
+                meta.insert("resourceVersion".into(), Value::String(rv));
             }
             Ok(merged)
         };
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let obj = sent(current)?;
-            let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
-            let mut merged = merge(current, &obj, &client_rv)?;
+            // Upstream's subresource strategies inherit the resource's
+            // `AllowUnconditionalUpdate`, and the store checks it first.
+            let client_rv = crate::meta::str_field(&obj, "resourceVersion");
+            let rv = self.update_resource_version(name, client_rv, current)?;
+            let mut merged = merge(current, &obj, rv)?;
             object_meta::check_type(&mut merged, self.descriptor)?;
             if opts.applying {
                 // The apply computed the entries; they travel on the applied object.
@@ -208,16 +208,6 @@ impl Store {
             };
             if !errors.is_empty() {
                 return Err(self.invalid(&merged, errors));
-            }
-            let current_rv = crate::meta::str_field(current, "resourceVersion");
-            if !client_rv.is_empty() && client_rv != current_rv {
-                return Err(Status::conflict(
-                    self.descriptor.group,
-                    self.descriptor.plural,
-                    name,
-                    OPTIMISTIC_LOCK_ERROR,
-                )
-                .into());
             }
             if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
