@@ -119,9 +119,16 @@ fn field_value(v: &Value) -> Option<String> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy keeps the stored metadata but the managed fields.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::keep_object_meta(new, old);
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match (self.status, subresource) {
-            (true, "status") => &["metadata", "spec"],
+            // Upstream's status strategy resets only `spec`: metadata the client sent
+            // stays owned though the write keeps the stored metadata.
+            (true, "status") => &["spec"],
             (true, _) => &["status"],
             _ => &[],
         }

@@ -140,6 +140,17 @@ fn update_pod_generation(new: &mut Value, old: &Value) {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `podStatusStrategy`: the owner references stay (old kubelets corrupt
+    /// them); the deletionTimestamp is the stored one, as for every update.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let owners = old.pointer("/metadata/ownerReferences").cloned();
+        let meta = kas_registry::meta::metadata_mut(new);
+        match owners {
+            Some(o) => meta.insert("ownerReferences".into(), o),
+            None => meta.remove("ownerReferences"),
+        };
+    }
+
     /// Upstream's store sets `ReturnDeletedObject`.
     fn return_deleted_object(&self) -> bool {
         true

@@ -66,6 +66,18 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<()> {
     Ok(())
 }
 
+/// The object's name must be the URL's (upstream's `checkName` of an update).
+pub fn check_name(obj: &Value, name: &str) -> Result<()> {
+    let named = crate::meta::name(obj);
+    if named != name {
+        return Err(Status::bad_request(&format!(
+            "the name of the object ({named}) does not match the name on the URL ({name})"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Makes the object's namespace agree with the request's (upstream's
 /// `EnsureObjectNamespaceMatchesRequestNamespace`).
 pub fn ensure_namespace(obj: &mut Value, d: &ResourceDescriptor, request_ns: &str) -> Result<()> {

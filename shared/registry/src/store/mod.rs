@@ -463,13 +463,7 @@ impl Store {
         let mut obj = obj;
         object_meta::check_type(&mut obj, self.descriptor)?;
         object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
-        if crate::meta::name(&obj) != name {
-            return Err(Status::bad_request(&format!(
-                "the name of the object ({}) does not match the name on the URL ({name})",
-                crate::meta::name(&obj)
-            ))
-            .into());
-        }
+        object_meta::check_name(&obj, name)?;
         self.strategy.default(&mut obj);
         let obj = self.to_stored(obj);
         if let Some(hooks) = &self.hooks {
