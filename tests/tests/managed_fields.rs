@@ -117,8 +117,8 @@ async fn writes_record_their_field_managers() {
         ]
     );
 
-    // `[{}]` (or `[]`) resets the entries: a write that changes nothing else leaves none,
-    // and the next writer starts afresh.
+    // `[{}]` (or `[]`) resets the entries: none are left, and upstream's
+    // `skipNonAppliedManager` then records no later update of the unmanaged object.
     ok(
         &c,
         &[
@@ -132,6 +132,7 @@ async fn writes_record_their_field_managers() {
     );
     assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
     ok(&c, &["label", "configmap", "c", "app=y", "--overwrite"]);
+    assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
     ok(
         &c,
         &[

@@ -16,8 +16,9 @@ impl Store {
     /// each entry is compared in its own version: the request's, the stored one, or one
     /// of the strategy's `other_versions`. A create compares with the empty object. The
     /// entries the client sent are the base, unless it sent none or writes a subresource;
-    /// then the live object's are. `[]` or `[{}]` resets them (upstream's
-    /// `isResetManagedFields`): only this write's fields are recorded.
+    /// then the live object's are. An update whose base is empty records nothing
+    /// (upstream's `skipNonAppliedManager`: an object nobody manages stays unmanaged until
+    /// an apply), and `[]` or `[{}]` (upstream's `isResetManagedFields`) empties them so.
     pub(super) fn track_managed_fields(
         &self,
         new: &mut Value,
@@ -33,11 +34,11 @@ impl Store {
             |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
         let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
         let reset = subresource.is_empty() && mf::is_reset(new.pointer("/metadata/managedFields"));
-        let entries = if reset {
-            Vec::new()
-        } else {
-            sent.or_else(|| managed_of(live)).unwrap_or_default()
-        };
+        let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
+        if reset || (live.is_some() && entries.is_empty()) {
+            crate::meta::metadata_mut(new).remove("managedFields");
+            return;
+        }
         let compare_in = |api_version: &str| -> Option<mf::Comparison> {
             let (schema, convert) = self.version_schema(api_version)?;
             let old = match live {
