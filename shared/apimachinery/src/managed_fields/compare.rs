@@ -22,7 +22,7 @@ use super::set::{FieldSet, field};
 use crate::schema::{Kind, ListType, Message};
 
 /// What an update did, path by path.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comparison {
     pub added: FieldSet,
     pub modified: FieldSet,

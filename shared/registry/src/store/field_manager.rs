@@ -63,7 +63,26 @@ impl Store {
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
             ignored: mf::field_paths(self.strategy.reset_fields(subresource)),
         };
-        let entries = mf::update(entries, &compare_in, &op);
+        let is_op = |e: &mf::Entry| {
+            (
+                e.manager.as_str(),
+                e.operation.as_str(),
+                e.subresource.as_str(),
+            ) == (manager.as_str(), mf::UPDATE, subresource)
+                && e.api_version == served_version
+        };
+        let scale_time = entries
+            .iter()
+            .find(|e| is_op(e))
+            .and_then(|e| e.time.clone());
+        let mut entries = mf::update(entries, &compare_in, &op);
+        if subresource == "scale" {
+            // Upstream's `ScaleHandler.ToParent` gives the scale writer's entry the time
+            // the parent had for it: none for a new one.
+            if let Some(e) = entries.iter_mut().find(|e| is_op(e)) {
+                e.time = scale_time;
+            }
+        }
         let meta = crate::meta::metadata_mut(new);
         if entries.is_empty() {
             meta.remove("managedFields");

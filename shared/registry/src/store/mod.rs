@@ -562,6 +562,20 @@ impl Store {
         apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
         opts: &WriteOptions,
     ) -> Result<Written> {
+        self.patch_through(namespace, name, "", apply, opts).await
+    }
+
+    /// A patch of the object through `subresource` (`""` for the resource itself; `scale`,
+    /// whose writes are the resource's update, as upstream's `ScaleREST`): admission and
+    /// the writer's managed-fields entry name the subresource.
+    pub(crate) async fn patch_through(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
         let patched = |current: &Value| -> Result<Value> {
             // The client patches what it reads: the served form.
             let mut patched = match self.strategy.conversion() {
@@ -583,9 +597,9 @@ impl Store {
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let patched = patched(current)?;
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
-            self.prepare_update(patched, Some(current), &client_rv, opts)
+            self.prepare_update_of(patched, Some(current), &client_rv, subresource, opts)
         };
-        self.rewrite_existing(namespace, name, "", &attempt, opts)
+        self.rewrite_existing(namespace, name, subresource, &attempt, opts)
             .await
     }
 
@@ -593,13 +607,25 @@ impl Store {
     /// store's optimistic-lock check). `None` means no change.
     fn prepare_update(
         &self,
-        mut new: Value,
+        new: Value,
         current: Option<&Value>,
         client_rv: &str,
         opts: &WriteOptions,
     ) -> Result<Option<Value>> {
+        self.prepare_update_of(new, current, client_rv, "", opts)
+    }
+
+    /// [`Store::prepare_update`] of a write through `subresource`.
+    fn prepare_update_of(
+        &self,
+        mut new: Value,
+        current: Option<&Value>,
+        client_rv: &str,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Result<Option<Value>> {
         if !opts.applying {
-            self.track_managed_fields(&mut new, current, "", opts);
+            self.track_managed_fields(&mut new, current, subresource, opts);
         }
         let Some(current) = current else {
             if !self.strategy.allow_create_on_update() && !opts.applying {

@@ -98,7 +98,10 @@ impl Store {
             *checked_rv.lock().unwrap_or_else(|e| e.into_inner()) = current_rv;
             Ok(parent)
         };
-        match self.patch(namespace, name, &apply, opts).await? {
+        match self
+            .patch_through(namespace, name, "scale", &apply, opts)
+            .await?
+        {
             Written::Stored(obj) => Ok(scale_from(spec, &obj.value()?)?.0),
             Written::DryRun(parent) => {
                 let (mut scale, _) = scale_from(spec, &parent)?;
