@@ -7,9 +7,34 @@
 
 use http::Method;
 use kas_e2e::{TestCluster, start_cluster};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
+const MERGE: [(&str, &str); 1] = [("content-type", "application/merge-patch+json")];
+const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.replicas}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer, maximum: 10}}}
+          status: {type: object, properties: {replicas: {type: integer}}}
+"#;
 
 /// A cluster-scoped CRD whose versions keep unknown fields, as upstream's e2e fixture
 /// `NewRandomNameMultipleVersionCustomResourceDefinition` makes it.
@@ -49,6 +74,111 @@ async fn served(c: &TestCluster, crd: &str, probe: &str) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     panic!("{probe} is not served");
+}
+
+fn causes(status: &Value) -> Vec<(String, String)> {
+    status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+            (s("field"), s("message"))
+        })
+        .collect()
+}
+
+/// A cluster serving `CRD`.
+async fn widgets() -> TestCluster {
+    let c = start_cluster(|_| {});
+    served(&c, CRD, WIDGETS).await;
+    c
+}
+
+async fn create(c: &TestCluster, size: Value) -> kas_e2e::client::Answer {
+    let w = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"}, "spec": {"size": size}});
+    c.send(Method::POST, WIDGETS, &JSON, &w.to_string()).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kinds_and_schema_failures_are_the_validators() {
+    let c = widgets().await;
+
+    // Another kind in the body is the validator's 422, naming the kind it carries.
+    let gadget = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "w1"}, "spec": {"size": 2}});
+    let a = c
+        .send(Method::POST, WIDGETS, &JSON, &gadget.to_string())
+        .await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "Gadget.example.com \"w1\" is invalid: kind: Invalid value: \"Gadget\": must be Widget"
+    );
+    assert_eq!(a.json()["details"]["kind"], "Gadget");
+
+    // A spec replicas path that is no integer: the schema's cause and the scale path's.
+    let a = create(&c, json!("x")).await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    assert_eq!(
+        causes(&a.json()),
+        [
+            (
+                "spec.size".to_owned(),
+                "Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+                    .to_owned()
+            ),
+            (
+                ".spec.size".to_owned(),
+                "Invalid value: 0: .spec.size accessor error: x is of the type string, expected int64"
+                    .to_owned()
+            ),
+        ]
+    );
+
+    let a = create(&c, json!(2)).await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let created = a.json();
+
+    // A status write is checked against the status schema, its messages naming the path
+    // inside it; then the scale's status path.
+    let a = c
+        .send(
+            Method::PATCH,
+            &format!("{WIDGETS}/w1/status"),
+            &MERGE,
+            r#"{"status":{"replicas":"x"}}"#,
+        )
+        .await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    assert_eq!(
+        causes(&a.json()),
+        [
+            (
+                "status.replicas".to_owned(),
+                "Invalid value: \"string\": replicas in body must be of type integer: \"string\""
+                    .to_owned()
+            ),
+            (
+                ".status.replicas".to_owned(),
+                "Invalid value: 0: .status.replicas accessor error: x is of the type string, expected int64"
+                    .to_owned()
+            ),
+        ]
+    );
+
+    // A replace that changes nothing keeps the generation.
+    let a = c
+        .send(
+            Method::PUT,
+            &format!("{WIDGETS}/w1"),
+            &JSON,
+            &created.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(a.json()["metadata"]["generation"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

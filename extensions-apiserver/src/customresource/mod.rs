@@ -16,6 +16,7 @@ mod openapi;
 pub mod schema;
 pub mod strategy;
 pub mod table;
+mod validator;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};

@@ -182,6 +182,13 @@ impl Store {
     /// another's is the stored one (`Event "x" is invalid` through events.k8s.io too).
     fn invalid(&self, obj: &Value, causes: crate::strategy::FieldErrors) -> Error {
         let (group, _, kind) = self.descriptor.storage_version();
+        // An unstructured object (a custom resource) is named by the kind it carries,
+        // which its validation may have refused (`kind: ... must be Widget`).
+        let carried = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let kind = match carried {
+            carried if self.descriptor.schema.is_none() && !carried.is_empty() => carried,
+            _ => kind,
+        };
         Status::invalid(group, kind, crate::meta::name(obj), causes).into()
     }
 
