@@ -181,6 +181,16 @@ async fn kinds_and_schema_failures_are_the_validators() {
     assert_eq!(a.json()["metadata"]["generation"], 1);
 }
 
+/// Lists carry an empty continue, as unstructured lists do (`SetContinue("")`).
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_carry_an_empty_continue() {
+    let c = widgets().await;
+    assert_eq!(create(&c, json!(2)).await.status, 201);
+    let a = c.send(Method::GET, WIDGETS, &[], "").await;
+    assert_eq!(a.json()["metadata"]["continue"], "", "{}", a.text());
+    assert_eq!(a.json()["items"][0]["metadata"]["name"], "w1");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn defaults_must_fit_their_schema() {
     let c = start_cluster(|_| {});
