@@ -6,7 +6,7 @@
 //! fields (upstream's `FieldValidation` conformance test).
 
 use http::Method;
-use kas_e2e::{TestCluster, start_cluster};
+use kas_e2e::{NOT_FOUND_BODY, TestCluster, start_cluster};
 use serde_json::{Value, json};
 
 const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
@@ -189,6 +189,21 @@ async fn lists_carry_an_empty_continue() {
     let a = c.send(Method::GET, WIDGETS, &[], "").await;
     assert_eq!(a.json()["metadata"]["continue"], "", "{}", a.text());
     assert_eq!(a.json()["items"][0]["metadata"]["name"], "w1");
+}
+
+/// A path no route of a CRD takes is the CRD handler's delegate: Go's plain text.
+#[tokio::test(flavor = "multi_thread")]
+async fn paths_no_crd_serves_are_the_plain_404() {
+    let c = widgets().await;
+    for path in [
+        "/apis/example.com/v1/widgets/w1",
+        "/apis/example.com/v1/namespaces/default/nothings",
+        "/apis/example.com/v2/namespaces/default/widgets",
+    ] {
+        let a = c.send(Method::GET, path, &[], "").await;
+        assert_eq!(a.status, 404, "{path}");
+        assert_eq!(a.text(), NOT_FOUND_BODY, "{path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
