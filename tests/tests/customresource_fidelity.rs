@@ -206,6 +206,35 @@ async fn paths_no_crd_serves_are_the_plain_404() {
     }
 }
 
+/// Discovery lists upstream's CRD discovery controller's verbs in its order, and the
+/// status subresource before the scale one.
+#[tokio::test(flavor = "multi_thread")]
+async fn discovery_follows_the_crd_discovery_controller() {
+    let c = widgets().await;
+    let a = c.send(Method::GET, "/apis/example.com/v1", &[], "").await;
+    let resources = a.json()["resources"].clone();
+    let names: Vec<&str> = resources
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["widgets", "widgets/status", "widgets/scale"]);
+    assert_eq!(
+        resources[0]["verbs"],
+        json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn defaults_must_fit_their_schema() {
     let c = start_cluster(|_| {});

@@ -30,6 +30,19 @@ impl Verb {
         }
     }
 
+    /// A custom resource's verbs, in the order upstream's CRD discovery controller lists
+    /// them.
+    pub const CUSTOM_RESOURCE: &'static [Verb] = &[
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Create,
+        Verb::Update,
+        Verb::Watch,
+    ];
+
     /// The full set a plain read-write resource has.
     pub const ALL: &'static [Verb] = &[
         Verb::Create,

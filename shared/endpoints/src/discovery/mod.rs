@@ -69,18 +69,24 @@ pub(crate) fn sub_kind(
     }
 }
 
-/// Verbs as discovery lists them: sorted, as upstream sorts them.
+/// Verbs as discovery lists them: in the descriptor's order, which for a built-in
+/// resource is sorted (upstream's installer sorts them) and for a custom resource is
+/// upstream's CRD discovery controller's (`Verb::CUSTOM_RESOURCE`).
 pub(crate) fn verb_names(verbs: &[kas_registry::Verb]) -> Vec<&'static str> {
-    let mut verbs = verbs.to_vec();
-    verbs.sort();
     verbs.iter().map(|v| v.as_str()).collect()
 }
 
 /// `/api/v1` or `/apis/<group>/<version>`: the resources of one group version, sorted by
-/// name as upstream lists them.
+/// name as upstream lists them. Custom resources (no Go type) are listed as upstream's CRD
+/// discovery controller appends them: each resource, then its `status` and `scale`
+/// (upstream takes the CRDs in its lister's order; here by plural).
 pub fn api_resource_list(group: &str, version: &str, resources: &[&ResourceDescriptor]) -> Value {
+    let mut resources = resources.to_vec();
+    resources.sort_by_key(|d| d.plural);
     let mut entries: Vec<Value> = resources.iter().flat_map(|d| resource_entries(d)).collect();
-    entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    if resources.iter().any(|d| d.schema.is_some()) {
+        entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    }
     if group.is_empty() {
         json!({"kind": "APIResourceList", "groupVersion": version, "resources": entries})
     } else {
