@@ -336,8 +336,10 @@ fn api_version(group: &str, version: &str) -> String {
     }
 }
 
-/// Upstream's `AddCohabitatingResources` that kas serves, and the resources a group serves
-/// in several versions from one storage version: (group, storage resource) and the group,
+/// Upstream's `AddCohabitatingResources` that kas serves, the resources a group serves
+/// in several versions from one storage version, and those upstream 1.33 stores in a
+/// version it no longer serves (the storage factory's beta versions of IPAddress and
+/// ServiceCIDR, apiextensions' v1beta1 CRDs): (group, storage resource) and the group,
 /// version and kind it is stored as.
 type Cohabitant = (
     (&'static str, &'static str),
@@ -348,6 +350,25 @@ const COHABITATING: &[Cohabitant] = &[
     (
         ("autoscaling", "horizontalpodautoscalers"),
         ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+    ),
+    (
+        ("networking.k8s.io", "ipaddresses"),
+        ("networking.k8s.io", "v1beta1", "IPAddress"),
+    ),
+    (
+        ("networking.k8s.io", "servicecidrs"),
+        ("networking.k8s.io", "v1beta1", "ServiceCIDR"),
+    ),
+    (
+        (
+            "apiextensions.k8s.io",
+            "apiextensions.k8s.io/customresourcedefinitions",
+        ),
+        (
+            "apiextensions.k8s.io",
+            "v1beta1",
+            "CustomResourceDefinition",
+        ),
     ),
 ];
 

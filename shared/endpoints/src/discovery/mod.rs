@@ -36,8 +36,13 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
     if !d.categories.is_empty() {
         main["categories"] = json!(d.categories);
     }
-    let (group, version, kind) = d.storage_version();
-    main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
+    // Upstream's installer writes the hash of a storage that provides its version: the
+    // generic store, which also watches. Reviews, bindings and component statuses are
+    // REST objects of their own, without either.
+    if d.allows(kas_registry::Verb::Watch) {
+        let (group, version, kind) = d.storage_version();
+        main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
+    }
     let mut out = vec![main];
     for sub in d.subresources {
         let (group, version, kind) = sub_kind(d, sub);
@@ -48,7 +53,10 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
             "kind": kind,
             "verbs": verb_names(sub.verbs),
         });
-        if let Some((g, v)) = group.zip(version) {
+        // Named only when they are not the resource's own (a Scale's autoscaling/v1).
+        if let Some((g, v)) = group.zip(version)
+            && (g, v) != (d.group, d.version)
+        {
             entry["group"] = json!(g);
             entry["version"] = json!(v);
         }
