@@ -223,6 +223,49 @@ fn service_account_tokens_follow_bindings_and_their_bound_pod() {
         reviewed["status"]["audiences"],
         json!([kas_local::cluster::SERVICE_ACCOUNT_ISSUER])
     );
+    // The server's authenticator finds the user, so they are in `system:authenticated`.
+    assert_eq!(
+        reviewed["status"]["user"]["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
+    );
+    // A token requested for another audience is authenticated for that audience when the
+    // review asks for it, and not for the server's.
+    let other = c.kubectl_ok(&[
+        "create",
+        "token",
+        "builder",
+        "--audience=acceptance.example.com",
+    ]);
+    let review_for = |audiences: Value| {
+        let mut spec = json!({"token": other.trim()});
+        if !audiences.is_null() {
+            spec["audiences"] = audiences;
+        }
+        let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": spec});
+        let out = c.kubectl_stdin(&["create", "-o", "json"], &review.to_string());
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["status"].clone()
+    };
+    let status = review_for(json!(["acceptance.example.com"]));
+    assert_eq!(status["authenticated"], true, "{status}");
+    assert_eq!(status["audiences"], json!(["acceptance.example.com"]));
+    assert_eq!(
+        status["user"]["username"],
+        "system:serviceaccount:default:builder"
+    );
+    let status = review_for(Value::Null);
+    assert_eq!(status["authenticated"], Value::Null, "{status}");
+    assert!(
+        status["error"].as_str().unwrap_or("").contains(
+            "token audiences [\"acceptance.example.com\"] is invalid for the target audiences"
+        ),
+        "{status}"
+    );
     let bogus = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
         "spec": {"token": "not-a-token"}});
     let out = c.kubectl_stdin(&["create", "-o", "json"], &bogus.to_string());
