@@ -385,3 +385,44 @@ fn token_reviews_know_static_token_users_when_core_reads_the_token_file() {
     assert_eq!(status["user"]["uid"], kas_local::pki::ADMIN_TOKEN_UID);
     assert_eq!(review("not-the-token")["authenticated"], Value::Null);
 }
+
+/// A review has no table conversion: asked for a Table it is upstream's 406 before it is
+/// evaluated (upstream's `should return a 406 for a backend which does not implement
+/// metadata`).
+#[tokio::test(flavor = "multi_thread")]
+async fn reviews_are_not_served_as_tables() {
+    let c = start_cluster(|_| {});
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"nonResourceAttributes": {"path": "/", "verb": "get"}}});
+    let a = c
+        .send(
+            http::Method::POST,
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json;as=Table;v=v1;g=meta.k8s.io"),
+            ],
+            &review.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 406, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+    // A stored resource's create still answers a Table.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"}});
+    let a = c
+        .send(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json;as=Table;v=v1;g=meta.k8s.io"),
+            ],
+            &cm.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    assert_eq!(a.json()["kind"], "Table");
+}

@@ -64,6 +64,17 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
             Ok(success(store, &info.name, uid, &out))
         }
+        Deleted::Gone(obj) | Deleted::Pending(obj) if crate::handlers::write::as_table(&out) => {
+            let meta = encode::list_meta(obj.resource_version);
+            crate::handlers::write::table_answer(
+                store,
+                &obj.value()?,
+                meta,
+                StatusCode::OK,
+                &out,
+                query,
+            )
+        }
         Deleted::Gone(obj) | Deleted::Pending(obj) => negotiated::render_object(
             store.descriptor,
             &out,
