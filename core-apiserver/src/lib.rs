@@ -135,14 +135,16 @@ pub async fn api_service<S>(
 /// What TokenReviews authenticate with: what the aggregator authenticates bearer tokens
 /// with, in upstream's order: the static token file (`--token-auth-file`, a map lookup
 /// outside the cache), then the storage-backed, OIDC and webhook authenticators behind
-/// upstream's token cache.
+/// upstream's token cache; as upstream's reviews use the server's authenticator, the users
+/// they find are in `system:authenticated`.
 fn token_review_authenticator(
     options: &kas_server::options::ServiceAccountOptions,
     authentication: &kas_server::options::AuthenticationOptions,
     etcd: &std::sync::Arc<dyn kas_storage::Storage>,
 ) -> Result<Option<kas_auth::authentication::DynAuthenticator>, String> {
+    use kas_auth::authentication::audiences::AudienceAgnostic;
     use kas_auth::authentication::token_cache::CachedTokenAuthenticator;
-    use kas_auth::authentication::{DynAuthenticator, Union};
+    use kas_auth::authentication::{AuthenticatedGroupAdder, DynAuthenticator, Union};
     use std::sync::Arc;
     let tokens = options.token_authenticators(authentication, Some(etcd.clone()))?;
     let mut all: Vec<DynAuthenticator> = Vec::new();
@@ -150,17 +152,21 @@ fn token_review_authenticator(
         let static_tokens =
             kas_auth::authentication::token_file::TokenFileAuthenticator::from_file(file)
                 .map_err(|e| e.to_string())?;
-        all.push(Arc::new(static_tokens));
+        all.push(Arc::new(AudienceAgnostic::new(
+            options.api_audiences(),
+            Arc::new(static_tokens),
+        )));
     }
     if !tokens.is_empty() {
         let union: DynAuthenticator = Arc::new(Union::new(tokens));
         all.push(Arc::new(CachedTokenAuthenticator::new(union)));
     }
-    match all.len() {
-        0 => Ok(None),
-        1 => Ok(all.pop()),
-        _ => Ok(Some(Arc::new(Union::new(all)))),
-    }
+    let union: DynAuthenticator = match all.len() {
+        0 => return Ok(None),
+        1 => all.remove(0),
+        _ => Arc::new(Union::new(all)),
+    };
+    Ok(Some(Arc::new(AuthenticatedGroupAdder::new(union))))
 }
 
 /// Pods' evictions consult and charge PodDisruptionBudgets (upstream's `EvictionREST`).

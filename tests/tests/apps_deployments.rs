@@ -86,6 +86,20 @@ fn deployments_and_replica_sets_as_kubectl_uses_them() {
     .expect("a Scale");
     assert_eq!(scale["spec"]["replicas"], 5);
     assert_eq!(scale["status"]["selector"], "app=web");
+    // A missing parent is the store's NotFound, naming the resource as the request does
+    // (1.33's `ScaleREST.Get` returns the store's error; older releases named
+    // `deployments/scale`).
+    let out = c.kubectl(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/default/deployments/missing/scale",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(r#"deployments.apps "missing" not found"#),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     assert_eq!(
         c.kubectl_ok(&["set", "image", "deployment/web", "nginx=nginx:1.28"]),

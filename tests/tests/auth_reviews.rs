@@ -223,6 +223,49 @@ fn service_account_tokens_follow_bindings_and_their_bound_pod() {
         reviewed["status"]["audiences"],
         json!([kas_local::cluster::SERVICE_ACCOUNT_ISSUER])
     );
+    // The server's authenticator finds the user, so they are in `system:authenticated`.
+    assert_eq!(
+        reviewed["status"]["user"]["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
+    );
+    // A token requested for another audience is authenticated for that audience when the
+    // review asks for it, and not for the server's.
+    let other = c.kubectl_ok(&[
+        "create",
+        "token",
+        "builder",
+        "--audience=acceptance.example.com",
+    ]);
+    let review_for = |audiences: Value| {
+        let mut spec = json!({"token": other.trim()});
+        if !audiences.is_null() {
+            spec["audiences"] = audiences;
+        }
+        let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": spec});
+        let out = c.kubectl_stdin(&["create", "-o", "json"], &review.to_string());
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["status"].clone()
+    };
+    let status = review_for(json!(["acceptance.example.com"]));
+    assert_eq!(status["authenticated"], true, "{status}");
+    assert_eq!(status["audiences"], json!(["acceptance.example.com"]));
+    assert_eq!(
+        status["user"]["username"],
+        "system:serviceaccount:default:builder"
+    );
+    let status = review_for(Value::Null);
+    assert_eq!(status["authenticated"], Value::Null, "{status}");
+    assert!(
+        status["error"].as_str().unwrap_or("").contains(
+            "token audiences [\"acceptance.example.com\"] is invalid for the target audiences"
+        ),
+        "{status}"
+    );
     let bogus = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
         "spec": {"token": "not-a-token"}});
     let out = c.kubectl_stdin(&["create", "-o", "json"], &bogus.to_string());
@@ -341,4 +384,45 @@ fn token_reviews_know_static_token_users_when_core_reads_the_token_file() {
     assert_eq!(status["user"]["username"], kas_local::pki::ADMIN_TOKEN_USER);
     assert_eq!(status["user"]["uid"], kas_local::pki::ADMIN_TOKEN_UID);
     assert_eq!(review("not-the-token")["authenticated"], Value::Null);
+}
+
+/// A review has no table conversion: asked for a Table it is upstream's 406 before it is
+/// evaluated (upstream's `should return a 406 for a backend which does not implement
+/// metadata`).
+#[tokio::test(flavor = "multi_thread")]
+async fn reviews_are_not_served_as_tables() {
+    let c = start_cluster(|_| {});
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"nonResourceAttributes": {"path": "/", "verb": "get"}}});
+    let a = c
+        .send(
+            http::Method::POST,
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json;as=Table;v=v1;g=meta.k8s.io"),
+            ],
+            &review.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 406, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+    // A stored resource's create still answers a Table.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"}});
+    let a = c
+        .send(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json;as=Table;v=v1;g=meta.k8s.io"),
+            ],
+            &cm.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    assert_eq!(a.json()["kind"], "Table");
 }

@@ -45,6 +45,24 @@ fn jobs_and_cron_jobs_as_kubectl_uses_them() {
         json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "pi",
             "controller-uid": uid, "job-name": "pi"})
     );
+    // A Job created without labels has its template's, generated ones included: upstream
+    // defaults it again as it decodes it from etcd.
+    assert_eq!(
+        j["metadata"]["labels"],
+        spec["template"]["metadata"]["labels"]
+    );
+    // One with labels of its own keeps them.
+    c.kubectl_ok(&["create", "job", "own", "--image=perl"]);
+    c.kubectl_ok(&["label", "job", "own", "team=a"]);
+    let own = c.kubectl_json(&["get", "job", "own"]);
+    assert_eq!(own["metadata"]["labels"]["team"], "a");
+    let labeled = r#"{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"labeled","labels":{"team":"b"}},
+        "spec":{"template":{"metadata":{"labels":{"app":"x"}},"spec":{"restartPolicy":"Never",
+        "containers":[{"name":"c","image":"perl"}]}}}}"#;
+    assert!(c.kubectl_stdin(&["create"], labeled).status.success());
+    let labeled = c.kubectl_json(&["get", "job", "labeled"]);
+    assert_eq!(labeled["metadata"]["labels"], json!({"team": "b"}));
+    c.kubectl_ok(&["delete", "job", "own", "labeled"]);
     assert_eq!(spec["completions"], 1);
     assert_eq!(spec["parallelism"], 1);
     assert_eq!(spec["backoffLimit"], 6);

@@ -461,6 +461,7 @@ fn the_schema_prunes_defaults_and_validates() {
         "The Widget \"w2\" is invalid: \n\
          * spec.color: Invalid value: \"integer\": spec.color in body must be of type string: \"integer\"\n\
          * spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0\n\
+         * .spec.replicas: Invalid value: -1: should be a non-negative integer\n\
          * <nil>: Invalid value: \"null\": some validation rules were not checked because the \
          object was invalid; correct the existing errors to complete validation"
     );

@@ -42,9 +42,11 @@ async fn aggregated_discovery_answers_kubectl_in_two_requests() {
     assert_eq!(group["versions"][0]["version"], "v1");
     assert_eq!(leases["resource"], "leases");
     assert_eq!(leases["scope"], "Namespaced");
+    // Upstream converts a built-in group version's legacy list, whose entries name no
+    // group or version of their own.
     assert_eq!(
         leases["responseKind"],
-        serde_json::json!({"group": "coordination.k8s.io", "version": "v1", "kind": "Lease"})
+        serde_json::json!({"group": "", "version": "", "kind": "Lease"})
     );
 
     let core = get("/api", KUBECTL_ACCEPT).await.json();
@@ -94,4 +96,93 @@ async fn aggregated_discovery_answers_kubectl_in_two_requests() {
             "kubectl fetched {per_group}:\n{log}"
         );
     }
+}
+
+/// What upstream 1.33's discovery says of resources that are not plainly stored and of
+/// subresources: no storage version hash for reviews, bindings and component statuses
+/// (REST objects that provide none), the hash of the version upstream stores in where it
+/// no longer serves it (IPAddress, ServiceCIDR, CRDs: v1beta1), a subresource's group and
+/// version only when they are not the resource's, and in aggregated discovery a built-in
+/// resource's response kind without group or version and its subresources by name.
+#[tokio::test(flavor = "multi_thread")]
+async fn storage_versions_and_subresources_are_upstreams() {
+    let c = start_cluster(|_| {});
+    let json = |a: kas_e2e::client::Answer| a.json();
+    let entry = |list: &serde_json::Value, name: &str| -> serde_json::Value {
+        list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let core = json(c.send(Method::GET, "/api/v1", &[], "").await);
+    for unstored in ["bindings", "componentstatuses"] {
+        assert_eq!(entry(&core, unstored).get("storageVersionHash"), None);
+    }
+    assert_eq!(
+        entry(&core, "configmaps")["storageVersionHash"],
+        "qFsyl6wFWjQ="
+    );
+    let binding = entry(&core, "pods/binding");
+    assert_eq!(binding["kind"], "Binding");
+    assert_eq!(binding.get("group"), None, "{binding}");
+    assert_eq!(entry(&core, "pods/eviction")["group"], "policy");
+    let reviews = json(
+        c.send(Method::GET, "/apis/authentication.k8s.io/v1", &[], "")
+            .await,
+    );
+    assert_eq!(
+        entry(&reviews, "tokenreviews").get("storageVersionHash"),
+        None
+    );
+    let networking = json(
+        c.send(Method::GET, "/apis/networking.k8s.io/v1", &[], "")
+            .await,
+    );
+    assert_eq!(
+        entry(&networking, "ipaddresses")["storageVersionHash"],
+        "O4H8VxQhW5Y="
+    );
+    assert_eq!(
+        entry(&networking, "servicecidrs")["storageVersionHash"],
+        "8ufAXOnr3Yg="
+    );
+    let crds = json(
+        c.send(Method::GET, "/apis/apiextensions.k8s.io/v1", &[], "")
+            .await,
+    );
+    assert_eq!(
+        entry(&crds, "customresourcedefinitions")["storageVersionHash"],
+        "jfWCUB31mvA="
+    );
+
+    let accept = [("accept", KUBECTL_ACCEPT)];
+    let apis = json(c.send(Method::GET, "/apis", &accept, "").await);
+    let apps = apis["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "apps")
+        .expect("apps");
+    let deployments = apps["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .expect("deployments");
+    assert_eq!(
+        deployments["responseKind"],
+        serde_json::json!({"group": "", "version": "", "kind": "Deployment"})
+    );
+    assert_eq!(
+        deployments["subresources"],
+        serde_json::json!([
+            {"subresource": "scale", "verbs": ["get", "patch", "update"],
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}},
+            {"subresource": "status", "verbs": ["get", "patch", "update"],
+                "responseKind": {"group": "", "version": "", "kind": "Deployment"}},
+        ])
+    );
 }

@@ -117,8 +117,8 @@ async fn writes_record_their_field_managers() {
         ]
     );
 
-    // `[{}]` (or `[]`) resets the entries: a write that changes nothing else leaves none,
-    // and the next writer starts afresh.
+    // `[{}]` (or `[]`) resets the entries: none are left, and upstream's
+    // `skipNonAppliedManager` then records no later update of the unmanaged object.
     ok(
         &c,
         &[
@@ -132,6 +132,7 @@ async fn writes_record_their_field_managers() {
     );
     assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
     ok(&c, &["label", "configmap", "c", "app=y", "--overwrite"]);
+    assert_eq!(entries(&c, &["get", "configmap", "c"]), []);
     ok(
         &c,
         &[
@@ -585,4 +586,109 @@ async fn namespace_status_is_patched_and_applied_through_its_subresource() {
         .unwrap();
     assert_eq!(applier["subresource"], "status");
     assert_eq!(applier["manager"], "kubectl");
+}
+
+/// The managed fields of writes whose shape upstream's handlers decide: a `scale` write
+/// has its own entry (upstream's `ScaleHandler`: the parent's version and replicas path,
+/// and the time the parent had for it, none when new), a DaemonSet's creator owns the
+/// template generation annotation its conversion writes, and a TokenRequest's answer
+/// names what its requester sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn scale_daemon_set_and_token_writes_record_upstreams_fields() {
+    let c = start_cluster(|_| {});
+    let json_type = [("content-type", "application/json")];
+    let merge_type = [("content-type", "application/merge-patch+json")];
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+    let a = c
+        .send(
+            Method::POST,
+            &format!("{deployments}?fieldManager=maker"),
+            &json_type,
+            &deploy.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = c
+        .send(
+            Method::PATCH,
+            &format!("{deployments}/d/scale?fieldManager=maker"),
+            &merge_type,
+            r#"{"spec":{"replicas":3}}"#,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let a = c
+        .send(Method::GET, &format!("{deployments}/d"), &[], "")
+        .await;
+    let managed = a.json()["metadata"]["managedFields"].clone();
+    // The same manager keeps two entries, the scale one first for it has no time.
+    assert_eq!(
+        managed[0],
+        json!({"manager": "maker", "operation": "Update",
+        "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:replicas": {}}}, "subresource": "scale"})
+    );
+    assert_eq!(managed[1]["manager"], "maker");
+    assert_eq!(managed[1].get("subresource"), None);
+    assert!(
+        managed[1]["fieldsV1"]["f:spec"].get("f:replicas").is_none(),
+        "{managed}"
+    );
+    assert_eq!(managed.as_array().map(Vec::len), Some(2));
+
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+    let a = c
+        .send(
+            Method::POST,
+            "/apis/apps/v1/namespaces/default/daemonsets",
+            &json_type,
+            &ds.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let got = a.json();
+    assert_eq!(
+        got["metadata"]["annotations"]["deprecated.daemonset.template.generation"],
+        "1"
+    );
+    assert_eq!(
+        got["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"],
+        json!({"f:annotations": {".": {}, "f:deprecated.daemonset.template.generation": {}}})
+    );
+
+    ok(&c, &["create", "serviceaccount", "tr"]);
+    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"audiences": ["acceptance.example.com"]}});
+    let a = c
+        .send(
+            Method::POST,
+            "/api/v1/namespaces/default/serviceaccounts/tr/token?fieldManager=asker",
+            &json_type,
+            &request.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let got = a.json();
+    let entry = &got["metadata"]["managedFields"][0];
+    assert_eq!(entry["manager"], "asker");
+    assert_eq!(entry["subresource"], "token");
+    assert_eq!(entry["apiVersion"], "authentication.k8s.io/v1");
+    assert_eq!(
+        entry["fieldsV1"],
+        json!({"f:spec": {"f:audiences": {}, "f:expirationSeconds": {}}})
+    );
+    assert_eq!(got["spec"]["boundObjectRef"], Value::Null);
+    assert!(
+        got["spec"]
+            .as_object()
+            .unwrap()
+            .contains_key("boundObjectRef")
+    );
 }

@@ -152,6 +152,44 @@ fn nodes_as_kubectl_uses_them() {
         ),
         "{refused}"
     );
+    // The singular field alone changes the list too (it wins when they differ, as the
+    // conversion through the internal version makes it), so it is refused the same way.
+    let refused = c.kubectl_fails(&[
+        "patch",
+        "node",
+        "n1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"podCIDR":"10.245.0.0/24"}}"#,
+    ]);
+    assert!(
+        refused.contains("node updates may not change podCIDR"),
+        "{refused}"
+    );
+    // A node given only `podCIDR` gets it mirrored into `podCIDRs`, and the other way.
+    let out = create(
+        &c,
+        r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"spec":{"podCIDR":"10.246.0.0/24"}}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n2 = c.kubectl_json(&["get", "node", "n2"]);
+    assert_eq!(n2["spec"]["podCIDRs"], json!(["10.246.0.0/24"]));
+    let out = create(
+        &c,
+        r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n3"},"spec":{"podCIDRs":["10.247.0.0/24","fd00::/64"]}}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n3 = c.kubectl_json(&["get", "node", "n3"]);
+    assert_eq!(n3["spec"]["podCIDR"], "10.247.0.0/24");
+    c.kubectl_ok(&["delete", "node", "n2", "n3"]);
 
     // An invalid node is refused with upstream's message.
     let out = create(

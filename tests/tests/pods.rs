@@ -497,6 +497,16 @@ fn evictions_delete_pods_with_their_options() {
 fn kubectl_debug_adds_an_ephemeral_container() {
     let c = start_cluster(|_| {});
     c.kubectl_ok(&["run", "web", "--image=nginx"]);
+    assert_eq!(
+        c.kubectl_ok(&["get", "pod", "web", "-o", "jsonpath={.metadata.generation}"]),
+        "1"
+    );
+    // A label is no spec change.
+    c.kubectl_ok(&["label", "pod", "web", "tier=front"]);
+    assert_eq!(
+        c.kubectl_ok(&["get", "pod", "web", "-o", "jsonpath={.metadata.generation}"]),
+        "1"
+    );
     let out = c.kubectl(&["debug", "web", "--image=busybox:1.36", "--container=dbg"]);
     assert!(
         out.status.success(),
@@ -504,6 +514,8 @@ fn kubectl_debug_adds_an_ephemeral_container() {
         String::from_utf8_lossy(&out.stderr)
     );
     let pod = c.kubectl_json(&["get", "pod", "web"]);
+    // 1.33 counts a pod's spec changes in its generation, through subresources too.
+    assert_eq!(pod["metadata"]["generation"], 2, "{pod}");
     let ephemeral = &pod["spec"]["ephemeralContainers"][0];
     assert_eq!(ephemeral["name"], "dbg", "{pod}");
     assert_eq!(ephemeral["image"], "busybox:1.36");

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
+use http::Method;
 use kas_e2e::{TestCluster, start_cluster};
 use serde_json::{Value, json};
 
@@ -409,4 +410,56 @@ async fn a_core_killed_mid_create_loses_and_doubles_nothing() {
     assert_eq!(ports.len(), r.service_ports.len(), "a node port held twice");
     assert_eq!(ips, r.ip_records, "IP records and Services differ");
     assert_eq!(ports, r.port_bits, "node port bits and Services differ");
+}
+
+/// Upstream 1.33 locks `AllowServiceLBStatusOnNonLB` off: a load balancer's ingress is
+/// refused in a ClusterIP Service's status, and 1.33's conformance test writes it to a
+/// LoadBalancer Service of a `loadBalancerClass`, which takes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn load_balancer_status_belongs_to_load_balancers() {
+    let c = start_cluster(|_| {});
+    let merge = [("content-type", "application/merge-patch+json")];
+    let json_type = [("content-type", "application/json")];
+    let services = "/api/v1/namespaces/default/services";
+    let ingress = r#"{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.1"}]}}}"#;
+    let plain = service("plain", json!({"ports": [{"port": 80}]}));
+    let a = c
+        .send(Method::POST, services, &json_type, &plain.to_string())
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = c
+        .send(
+            Method::PATCH,
+            &format!("{services}/plain/status"),
+            &merge,
+            ingress,
+        )
+        .await;
+    assert_eq!(a.status, 422, "{}", a.text());
+    assert_eq!(
+        a.json()["message"],
+        "Service \"plain\" is invalid: status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is 'LoadBalancer'"
+    );
+    let lb = service(
+        "lb",
+        json!({"type": "LoadBalancer", "ports": [{"port": 80}],
+        "loadBalancerClass": "example.com/internal-vip", "allocateLoadBalancerNodePorts": false}),
+    );
+    let a = c
+        .send(Method::POST, services, &json_type, &lb.to_string())
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = c
+        .send(
+            Method::PATCH,
+            &format!("{services}/lb/status"),
+            &merge,
+            ingress,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(
+        a.json()["status"]["loadBalancer"]["ingress"][0]["ip"],
+        "203.0.113.1"
+    );
 }

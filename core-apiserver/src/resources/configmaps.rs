@@ -24,7 +24,7 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
         name: "Data",
         type_: "string",
         format: "",
-        description: "",
+        description: kas_api::core::v1::CONFIG_MAP.doc("data"),
         priority: 0,
     }],
     table_name_and_age: true,

@@ -319,4 +319,18 @@ mod tests {
             );
         }
     }
+
+    /// Discovery lists a descriptor's verbs in its order, and upstream's installer sorts
+    /// a built-in resource's.
+    #[test]
+    fn built_in_verbs_are_sorted() {
+        let opts = ResourceOptions::default();
+        for install in RESOURCES {
+            let d = install(&opts).descriptor;
+            let subresources = d.subresources.iter().map(|s| s.verbs);
+            for verbs in std::iter::once(d.verbs).chain(subresources) {
+                assert!(verbs.is_sorted(), "{}: {verbs:?}", d.kind);
+            }
+        }
+    }
 }

@@ -122,6 +122,11 @@ fn validate_finalizer_name(name: &str, path: &Path) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     /// Writes to the namespace reset its status, writes to `status` its spec, and
     /// `finalize` resets the status (upstream's `GetResetFields` of the three strategies).
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
@@ -256,17 +261,15 @@ impl kas_registry::Strategy for Strategy {
         true
     }
 
-    /// `finalize` changes `spec.finalizers` only.
+    /// `finalize` changes the spec (its finalizers) and metadata, not the status.
     fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
         if subresource != "finalize" {
             return None;
         }
-        let mut merged = old.clone();
-        let finalizers = new
-            .pointer("/spec/finalizers")
-            .cloned()
-            .unwrap_or(json!([]));
-        object_mut(&mut merged, "spec").insert("finalizers".into(), finalizers);
+        // Upstream's `namespaceFinalizeStrategy`: the namespace as sent (metadata
+        // changes too), with the stored status.
+        let mut merged = new.clone();
+        kas_registry::meta::keep_status(&mut merged, old);
         Some(merged)
     }
 

@@ -71,6 +71,11 @@ fn validate_template(obj: &Value) -> FieldErrors {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(template) = obj.get_mut("template") {
             defaults::default_pod_template_spec(template);

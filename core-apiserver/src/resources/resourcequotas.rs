@@ -358,6 +358,11 @@ fn validate_status(obj: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],

@@ -5,11 +5,13 @@
 //! `x-kubernetes-list-map-keys` the list's kind, `x-kubernetes-map-type: atomic` an atomic
 //! struct; integers, booleans, strings and int-or-strings are scalars.
 //!
-//! The schema model has no open struct: a node that keeps unknown fields
-//! (`x-kubernetes-preserve-unknown-fields`, embedded resources) or has no type is one
-//! opaque value (`Json`), owned whole by its writer where upstream would track its fields
-//! one by one. Every field is a pointer with `omitempty`, so nothing is added
-//! and nothing but `null` is dropped: a custom resource keeps what it was sent.
+//! A node that keeps unknown fields (`x-kubernetes-preserve-unknown-fields`) takes any
+//! other key as a `Deduced` value (structured-merge-diff's deduced element type: objects
+//! tracked key by key, lists and scalars whole), beside its declared properties. An
+//! embedded resource or a node without a type is one opaque value (`Json`), owned whole
+//! by its writer where upstream would track its fields one by one. Every field is a
+//! pointer with `omitempty`, so nothing is added and nothing but `null` is dropped: a
+//! custom resource keeps what it was sent.
 //!
 //! Messages are leaked like the descriptors (see `customresource`), once per CRD change.
 
@@ -72,7 +74,19 @@ pub fn message(kind: &str, group: &str, version: &str, schema: &Value) -> &'stat
         }
         fields.push(child_field(key, child, name));
     }
+    keep_unknown(schema, &mut fields);
     leak_message(name, schema, fields)
+}
+
+/// A node with `x-kubernetes-preserve-unknown-fields` takes any other key, deduced.
+fn keep_unknown(schema: &Value, fields: &mut Vec<Field>) {
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        fields.push(field(
+            kas_apimachinery::schema::OTHER_FIELDS,
+            Kind::Deduced,
+            "",
+        ));
+    }
 }
 
 fn field(name: &str, kind: Kind, description: &str) -> Field {
@@ -117,8 +131,24 @@ fn kind_of(schema: &Value, name: &str) -> Kind {
     if flag("x-kubernetes-int-or-string") {
         return Kind::IntOrString;
     }
-    if flag("x-kubernetes-preserve-unknown-fields") || flag("x-kubernetes-embedded-resource") {
+    if flag("x-kubernetes-embedded-resource") {
         return Kind::Json;
+    }
+    let typed_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    if flag("x-kubernetes-preserve-unknown-fields") {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return Kind::Deduced;
+        };
+        if !typed_object {
+            return Kind::Deduced;
+        }
+        let name = intern(name);
+        let mut fields: Vec<Field> = props
+            .iter()
+            .map(|(key, child)| child_field(key, child, name))
+            .collect();
+        keep_unknown(schema, &mut fields);
+        return Kind::Message(leak_message(name, schema, fields));
     }
     match schema.get("type").and_then(Value::as_str).unwrap_or("") {
         "string" => Kind::String,
@@ -196,7 +226,30 @@ mod tests {
             spec.field("labels").unwrap().kind,
             Kind::Map(Kind::String)
         ));
-        assert!(matches!(spec.field("free").unwrap().kind, Kind::Json));
+        assert!(matches!(spec.field("free").unwrap().kind, Kind::Deduced));
         assert!(matches!(spec.field("size").unwrap().kind, Kind::Float64));
+    }
+
+    /// structured-merge-diff's deduced element type: an object that keeps unknown fields
+    /// tracks them key by key beside its declared ones.
+    #[test]
+    fn unknown_fields_are_deduced() {
+        let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"size": {"type": "integer"}}}}});
+        let m = message("Widget", "example.com", "v1", &schema);
+        assert!(matches!(m.field("status").unwrap().kind, Kind::Deduced));
+        let Kind::Message(spec) = m.field("spec").unwrap().kind else {
+            panic!("spec is a message")
+        };
+        assert!(matches!(spec.field("size").unwrap().kind, Kind::Int64));
+        assert!(matches!(spec.field("other").unwrap().kind, Kind::Deduced));
+        let old = json!({"spec": {"size": 1}});
+        let new = json!({"spec": {"size": 1, "free": {"a": 1, "b": [1]}}});
+        let cmp = kas_apimachinery::managed_fields::compare(&old, &new, m);
+        assert_eq!(
+            cmp.added.to_json(),
+            json!({"f:spec": {"f:free": {".": {}, "f:a": {}, "f:b": {}}}})
+        );
     }
 }

@@ -16,6 +16,7 @@ mod openapi;
 pub mod schema;
 pub mod strategy;
 pub mod table;
+mod validator;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
@@ -128,7 +129,7 @@ pub fn descriptor(crd: &Value, version_name: &str) -> &'static ResourceDescripto
         short_names: names.short_names,
         categories: names.categories,
         scope,
-        verbs: Verb::ALL,
+        verbs: Verb::CUSTOM_RESOURCE,
         subresources: Box::leak(subresources.into_boxed_slice()),
         table_columns: Box::leak(columns.into_boxed_slice()),
         table_name_and_age: false,

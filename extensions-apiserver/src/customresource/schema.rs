@@ -21,6 +21,9 @@ pub struct VersionSchema {
     /// would drop (`PruneDefaults`) before serving a version.
     defaulting: Structural,
     validator: SchemaValidator,
+    /// The validator of the `status` property alone, which writes through the `status`
+    /// subresource are checked with (upstream's `statusSchemaValidator`).
+    status_validator: Option<SchemaValidator>,
     /// The `x-kubernetes-validations` rules, compiled once; `None` without rules.
     rules: Option<kas_apiextensions::cel::Validator>,
     /// The CRD's `spec.preserveUnknownFields` (a CRD kept from `v1beta1`): nothing is
@@ -44,6 +47,9 @@ impl VersionSchema {
         VersionSchema {
             rules: (!rules.is_empty()).then_some(rules),
             validator: SchemaValidator::from_structural(&structural),
+            status_validator: schema
+                .pointer("/properties/status")
+                .map(SchemaValidator::new),
             structural,
             defaulting,
             preserve_unknown_fields: false,
@@ -90,20 +96,49 @@ impl VersionSchema {
         default(obj, &self.defaulting);
     }
 
-    /// OpenAPI, embedded-resource and list-type validation of `new` (an update's `old`
-    /// ratchets what was already invalid).
-    pub fn validate(&self, new: &Value, old: Option<&Value>) -> Vec<field::Error> {
+    /// The OpenAPI schema's validation of `new` (an update's `old` ratchets what was
+    /// already invalid), upstream's `ValidateCustomResource`.
+    pub fn validate_openapi(&self, new: &Value, old: Option<&Value>) -> Vec<field::Error> {
         let root = Path::nil();
-        let mut errs = match old {
+        match old {
             Some(old) => self.validator.validate_update(&root, new, old),
             None => self.validator.validate(&root, new),
+        }
+    }
+
+    /// Upstream's `ValidateStatusUpdate` of the schema: only `status`, with the status
+    /// property's validator, its errors under `status` (their messages name the path
+    /// inside it).
+    pub fn validate_status_openapi(&self, new: &Value, old: &Value) -> Vec<field::Error> {
+        let (Some(validator), Some(status)) = (&self.status_validator, new.get("status")) else {
+            return Vec::new();
         };
-        errs.extend(validate_embedded_resources(
-            &root,
-            new,
-            &self.structural,
-            false,
-        ));
+        let path = Path::new("status");
+        match old.get("status") {
+            Some(old) => validator.validate_update(&path, status, old),
+            None => validator.validate(&path, status),
+        }
+    }
+
+    /// What the strategy checks after the validator's checks (`errs`, which it extends):
+    /// embedded resources (not on a status write, as upstream's status strategy), list
+    /// types, then the CEL rules when nothing found so far blocks them.
+    pub fn validate_rest(
+        &self,
+        new: &Value,
+        old: Option<&Value>,
+        embedded: bool,
+        errs: &mut Vec<field::Error>,
+    ) {
+        let root = Path::nil();
+        if embedded {
+            errs.extend(validate_embedded_resources(
+                &root,
+                new,
+                &self.structural,
+                false,
+            ));
+        }
         let old_lists_valid = old
             .is_none_or(|old| validate_list_sets_and_maps(&root, &self.structural, old).is_empty());
         if old_lists_valid {
@@ -132,6 +167,5 @@ impl VersionSchema {
                 errs.extend(rules.validate(&root, new, old));
             }
         }
-        errs
     }
 }

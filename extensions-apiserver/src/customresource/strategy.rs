@@ -14,9 +14,13 @@ use serde_json::Value;
 use super::jsonpath::JsonPath;
 use super::schema::VersionSchema;
 use super::table::{self, Column};
+use super::validator;
 
 pub struct Strategy {
+    kind: &'static str,
+    api_version: &'static str,
     namespaced: bool,
+    scale: Option<validator::ScalePaths>,
     status: bool,
     columns: Vec<Column>,
     /// `selectableFields`: the field's name (its path without the leading dot) and path.
@@ -55,7 +59,10 @@ impl Strategy {
             })
             .collect();
         Strategy {
+            kind: d.kind,
+            api_version: super::intern(&d.api_version()),
             namespaced,
+            scale: validator::ScalePaths::of(version),
             status: version
                 .pointer("/subresources/status")
                 .is_some_and(|s| !s.is_null()),
@@ -91,20 +98,56 @@ impl Strategy {
         self.schema.as_ref()
     }
 
+    /// Upstream's `ValidateTypeMeta`, which the validator runs first and alone: a body
+    /// may name another kind, which the unstructured decoder keeps.
+    fn type_errors(&self, obj: &Value) -> Option<FieldErrors> {
+        let errs = validator::validate_type_meta(obj, self.kind, self.api_version);
+        (!errs.is_empty()).then(|| kas_registry::strategy::causes(errs))
+    }
+
+    /// Upstream's `customResourceStrategy.Validate` (`old` for `ValidateUpdate`) after the
+    /// metadata's checks: the schema, the scale subresource's paths, then embedded
+    /// resources, list types and CEL.
     fn validate_schema(&self, new: &Value, old: Option<&Value>) -> FieldErrors {
-        match &self.schema {
-            Some(schema) => kas_registry::strategy::causes(schema.validate(new, old)),
-            None => Vec::new(),
+        let mut errs = Vec::new();
+        if let Some(schema) = &self.schema {
+            errs.extend(schema.validate_openapi(new, old));
         }
+        if let Some(scale) = &self.scale {
+            errs.extend(validator::validate_scale_spec(new, scale));
+            errs.extend(validator::validate_scale_status(new, scale));
+        }
+        if let Some(schema) = &self.schema {
+            schema.validate_rest(new, old, true, &mut errs);
+        }
+        kas_registry::strategy::causes(errs)
+    }
+
+    /// Upstream's status strategy's `ValidateUpdate` after the metadata's checks: the
+    /// status against its own schema, the scale subresource's status paths, then list
+    /// types and CEL over the object.
+    fn validate_status_schema(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = Vec::new();
+        if let Some(schema) = &self.schema {
+            errs.extend(schema.validate_status_openapi(new, old));
+        }
+        if let Some(scale) = &self.scale {
+            errs.extend(validator::validate_scale_status(new, scale));
+        }
+        if let Some(schema) = &self.schema {
+            schema.validate_rest(new, Some(old), false, &mut errs);
+        }
+        kas_registry::strategy::causes(errs)
     }
 }
 
-/// Everything but `metadata` (upstream's `copyNonMetadata`).
+/// Everything but `metadata` (upstream's `copyNonMetadata`), and but the type, which the
+/// sent object carries and the stored one does not (upstream's both carry the same).
 fn non_metadata(obj: &Value) -> BTreeMap<&String, &Value> {
     obj.as_object()
         .into_iter()
         .flatten()
-        .filter(|(k, _)| k.as_str() != "metadata")
+        .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "apiVersion" | "kind"))
         .collect()
 }
 
@@ -119,9 +162,16 @@ fn field_value(v: &Value) -> Option<String> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy keeps the stored metadata but the managed fields.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::keep_object_meta(new, old);
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match (self.status, subresource) {
-            (true, "status") => &["metadata", "spec"],
+            // Upstream's status strategy resets only `spec`: metadata the client sent
+            // stays owned though the write keeps the stored metadata.
+            (true, "status") => &["spec"],
             (true, _) => &["status"],
             _ => &[],
         }
@@ -169,6 +219,9 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {
+        if let Some(errs) = self.type_errors(obj) {
+            return errs;
+        }
         let mut errs = validate_object_meta(obj, self.namespaced, name_is_dns_subdomain);
         errs.extend(self.validate_schema(obj, None));
         errs
@@ -183,6 +236,9 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        if let Some(errs) = self.type_errors(new) {
+            return errs;
+        }
         let mut errs = validate_object_meta_update(new, old);
         errs.extend(validate_object_meta(
             new,
@@ -193,8 +249,21 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream's `ValidateStatusUpdate`: the metadata's update rules, the schema, and of
+    /// the scale subresource only the status's paths.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        if let Some(errs) = self.type_errors(new) {
+            return errs;
+        }
+        let mut errs = validate_object_meta_update(new, old);
+        errs.extend(self.validate_status_schema(new, old));
+        errs
+    }
+
+    /// Upstream's `customResourceStrategy.AllowUnconditionalUpdate`: an update must name
+    /// the resourceVersion it read.
     fn allow_unconditional_update(&self) -> bool {
-        true
+        false
     }
 
     fn field_set(&self, obj: &Value) -> BTreeMap<String, String> {

@@ -60,8 +60,8 @@ impl Sample {
             Kind::FieldsV1 => json!({"f:a": {}}),
             Kind::RawExtension => json!({"a": n}),
             Kind::Float64 => json!(n as f64 + 0.5),
-            Kind::Json if n % 2 == 0 => json!({"a": [n, "s", true, null, 1.5]}),
-            Kind::Json => json!(format!("j{n}")),
+            Kind::Json | Kind::Deduced if n % 2 == 0 => json!({"a": [n, "s", true, null, 1.5]}),
+            Kind::Json | Kind::Deduced => json!(format!("j{n}")),
             // The unions take both of their forms, by turns.
             Kind::JsonSchemaPropsOrArray(u) | Kind::JsonSchemaPropsOrStringArray(u)
                 if n % 2 == 0 =>

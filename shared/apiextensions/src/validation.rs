@@ -15,6 +15,7 @@
 
 mod approval;
 mod conversion;
+mod default_values;
 mod defaults;
 mod fieldpath;
 mod gostruct;

@@ -41,6 +41,11 @@ pub enum Kind {
     /// apiextensions' `JSON`: any JSON value; protobuf `JSON { bytes raw = 1; }` holding
     /// the JSON text, no bytes for `null`.
     Json,
+    /// Any JSON value whose fields structured-merge-diff tracks by deduction (its
+    /// `__untyped_deduced_`): an object's keys one by one, a list or a scalar whole. A
+    /// custom resource's `x-kubernetes-preserve-unknown-fields` node; no Go type has one,
+    /// so protobuf never meets it.
+    Deduced,
     /// apiextensions' `JSONSchemaPropsOrArray`, of the schema message given: JSON a schema
     /// object or an array of schemas; protobuf `{ schema = 1; repeated jSONSchemas = 2; }`.
     JsonSchemaPropsOrArray(&'static Message),
@@ -141,6 +146,12 @@ impl Field {
     }
 }
 
+/// The name of a field that stands for the keys a message does not declare: an object
+/// whose schema keeps unknown fields (a custom resource's root with
+/// `x-kubernetes-preserve-unknown-fields`, structured-merge-diff's map with a deduced
+/// element type).
+pub const OTHER_FIELDS: &str = "*";
+
 /// A message: a Go struct with its JSON and protobuf tags.
 #[derive(Debug)]
 pub struct Message {
@@ -171,12 +182,16 @@ impl Message {
         panic!("no such field")
     }
 
-    /// The field a JSON key names, looking through embedded structs.
+    /// The field a JSON key names, looking through embedded structs; in a message that
+    /// has one, the [`OTHER_FIELDS`] field stands for every key it does not declare.
     pub fn field(&self, name: &str) -> Option<&'static Field> {
-        self.fields.iter().find_map(|f| match (f.inline, &f.kind) {
-            (true, Kind::Message(m)) => m.field(name),
-            _ => (f.name == name).then_some(f),
-        })
+        let declared = |name: &str| {
+            self.fields.iter().find_map(|f| match (f.inline, &f.kind) {
+                (true, Kind::Message(m)) => m.field(name),
+                _ => (f.name == name).then_some(f),
+            })
+        };
+        declared(name).or_else(|| declared(OTHER_FIELDS))
     }
 
     /// The fields as JSON has them: embedded structs' fields in their place.
@@ -444,6 +459,7 @@ pub fn zero_value(kind: &Kind) -> serde_json::Value {
         | Kind::FieldsV1
         | Kind::RawExtension
         | Kind::Json
+        | Kind::Deduced
         | Kind::JsonSchemaPropsOrArray(_)
         | Kind::JsonSchemaPropsOrStringArray(_)
         | Kind::Array(_)
@@ -464,6 +480,7 @@ fn go_empty(f: &Field, value: &serde_json::Value) -> bool {
             | Kind::FieldsV1
             | Kind::RawExtension
             | Kind::Json
+            | Kind::Deduced
             | Kind::JsonSchemaPropsOrArray(_)
             | Kind::JsonSchemaPropsOrBool(_)
             | Kind::JsonSchemaPropsOrStringArray(_)

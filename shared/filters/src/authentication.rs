@@ -29,6 +29,7 @@ pub async fn with_authentication<S: Inner>(
         path: req.uri().path(),
         headers: req.headers(),
         peer_certificates: req.extensions().get::<PeerCertificates>(),
+        audiences: None,
     };
     let Some(resp) = authenticate(&authenticator, auth_req).await else {
         return write_status(&Status::unauthorized("Unauthorized"));
@@ -116,6 +117,7 @@ mod tests {
                             ..Default::default()
                         },
                         consumed_headers: vec![http::HeaderName::from_static("x-custom-user")],
+                        audiences: vec![],
                     })),
                     Some("Bearer broken") => {
                         Err(kas_auth::Error::InvalidCredentials("token expired".into()))
@@ -126,6 +128,7 @@ mod tests {
                             ..Default::default()
                         },
                         consumed_headers: vec![],
+                        audiences: vec![],
                     })),
                     _ => Ok(None),
                 }

@@ -30,6 +30,19 @@ impl Verb {
         }
     }
 
+    /// A custom resource's verbs, in the order upstream's CRD discovery controller lists
+    /// them.
+    pub const CUSTOM_RESOURCE: &'static [Verb] = &[
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Create,
+        Verb::Update,
+        Verb::Watch,
+    ];
+
     /// The full set a plain read-write resource has.
     pub const ALL: &'static [Verb] = &[
         Verb::Create,
@@ -323,8 +336,10 @@ fn api_version(group: &str, version: &str) -> String {
     }
 }
 
-/// Upstream's `AddCohabitatingResources` that kas serves, and the resources a group serves
-/// in several versions from one storage version: (group, storage resource) and the group,
+/// Upstream's `AddCohabitatingResources` that kas serves, the resources a group serves
+/// in several versions from one storage version, and those upstream 1.33 stores in a
+/// version it no longer serves (the storage factory's beta versions of IPAddress and
+/// ServiceCIDR, apiextensions' v1beta1 CRDs): (group, storage resource) and the group,
 /// version and kind it is stored as.
 type Cohabitant = (
     (&'static str, &'static str),
@@ -335,6 +350,25 @@ const COHABITATING: &[Cohabitant] = &[
     (
         ("autoscaling", "horizontalpodautoscalers"),
         ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+    ),
+    (
+        ("networking.k8s.io", "ipaddresses"),
+        ("networking.k8s.io", "v1beta1", "IPAddress"),
+    ),
+    (
+        ("networking.k8s.io", "servicecidrs"),
+        ("networking.k8s.io", "v1beta1", "ServiceCIDR"),
+    ),
+    (
+        (
+            "apiextensions.k8s.io",
+            "apiextensions.k8s.io/customresourcedefinitions",
+        ),
+        (
+            "apiextensions.k8s.io",
+            "v1beta1",
+            "CustomResourceDefinition",
+        ),
     ),
 ];
 

@@ -85,6 +85,40 @@ pub fn keep_status(new: &mut Value, old: &Value) {
     }
 }
 
+/// Upstream `metav1.ResetObjectMetaForStatus`: a status write keeps the stored
+/// deletionTimestamp, generation, labels, annotations, finalizers and owner references.
+pub fn reset_object_meta_for_status(new: &mut Value, old: &Value) {
+    let old_meta = metadata(old).cloned().unwrap_or_default();
+    let meta = metadata_mut(new);
+    for key in [
+        "deletionTimestamp",
+        "generation",
+        "selfLink",
+        "labels",
+        "annotations",
+        "finalizers",
+        "ownerReferences",
+    ] {
+        match old_meta.get(key) {
+            Some(v) => meta.insert(key.to_owned(), v.clone()),
+            None => meta.remove(key),
+        };
+    }
+}
+
+/// A status write that changes no metadata (`newObj.ObjectMeta = oldObj.ObjectMeta`): the
+/// stored metadata with the new managed fields, which track the write.
+pub fn keep_object_meta(new: &mut Value, old: &Value) {
+    let mut meta = metadata(old).cloned().unwrap_or_default();
+    match metadata(new).and_then(|m| m.get("managedFields")) {
+        Some(fields) => meta.insert("managedFields".into(), fields.clone()),
+        None => meta.remove("managedFields"),
+    };
+    if let Some(map) = new.as_object_mut() {
+        map.insert("metadata".into(), Value::Object(meta));
+    }
+}
+
 /// Drops `kind` and `apiVersion` before an object is stored: stored objects carry no type,
 /// and answers splice it in front of their bytes.
 pub fn strip_type_meta(obj: &mut Value) {

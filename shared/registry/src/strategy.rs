@@ -152,6 +152,14 @@ pub trait Strategy: Send + Sync {
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors;
 
+    /// What a write through the `status` subresource resets of the client's metadata
+    /// beyond the generic rules (upstream's status strategy's `PrepareForUpdate`): the
+    /// store has taken the client's metadata and status and the stored rest, and recorded
+    /// the writer's managed fields, which stay. Most keep the client's metadata; some reset
+    /// it with `ResetObjectMetaForStatus` (`crate::meta::reset_object_meta_for_status`) or
+    /// keep the stored one (`crate::meta::keep_object_meta`).
+    fn prepare_for_status_update(&self, _new: &mut Value, _old: &Value) {}
+
     /// Validation of a write through the `status` subresource (upstream's status
     /// strategy's `ValidateUpdate`); the main update's by default.
     fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
@@ -217,6 +225,12 @@ pub trait Strategy: Send + Sync {
 
     /// Marks an object whose deletion is pending (a namespace turns Terminating).
     fn prepare_for_deletion(&self, _obj: &mut Value) {}
+
+    /// Upstream's `Store.ReturnDeletedObject`: whether a delete that removed the object
+    /// answers its last state rather than a `Status` of success naming it.
+    fn return_deleted_object(&self) -> bool {
+        false
+    }
 
     /// Upstream's `RESTGracefulDeleteStrategy.CheckGracefulDelete`: for a resource that
     /// deletes gracefully (pods), the grace period a deletion of `obj` waits, given the

@@ -186,6 +186,7 @@ impl PeerRoute {
             path: req.uri.path(),
             headers: &req.headers,
             peer_certificates: req.extensions.get::<PeerCertificates>(),
+            audiences: None,
         };
         self.verified(&auth).await
     }
@@ -197,6 +198,7 @@ impl PeerRoute {
             path: "",
             headers: &http::HeaderMap::new(),
             peer_certificates: Some(certs),
+            audiences: None,
         };
         self.verified(&auth).await
     }

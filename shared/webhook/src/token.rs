@@ -2,9 +2,9 @@
 //! bearer token is sent as a TokenReview (`authentication.k8s.io/v1` or `v1beta1`) to the
 //! webhook; its status says who the token belongs to.
 //!
-//! Audiences: requests here carry none of their own, so the authenticator's implicit
-//! audiences (`--api-audiences`, what upstream's authentication filter puts in every
-//! request's context) are asked for; an answer naming other audiences only is no user.
+//! Audiences: a request asks for its own (a TokenReview's) or else the authenticator's
+//! implicit audiences (`--api-audiences`, what upstream's authentication filter puts in
+//! every request's context); an answer naming none of them is no user.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -107,14 +107,16 @@ impl WebhookTokenAuthenticator {
 
     /// The body posted for `token`.
     pub fn review_body(&self, token: &str) -> Vec<u8> {
+        self.review_body_for(token, &self.implicit_auds)
+    }
+
+    /// The body posted for `token` asked for `audiences`.
+    fn review_body_for(&self, token: &str, audiences: &[String]) -> Vec<u8> {
         let review = TokenReview {
             kind: "TokenReview",
             api_version: self.version.api_version(),
             metadata: review::EmptyMeta::default(),
-            spec: TokenReviewSpec {
-                token,
-                audiences: &self.implicit_auds,
-            },
+            spec: TokenReviewSpec { token, audiences },
             status: EmptyStatus {
                 user: BTreeMap::new(),
             },
@@ -122,10 +124,24 @@ impl WebhookTokenAuthenticator {
         review::encode(&review)
     }
 
-    /// Upstream's `AuthenticateToken`: the user, none, or the webhook's `error` (or the
-    /// failed call's).
+    /// Upstream's `AuthenticateToken` for the server's own audiences: the user, none, or
+    /// the webhook's `error` (or the failed call's).
     pub async fn authenticate_token(&self, token: &str) -> kas_auth::Result<Option<UserInfo>> {
-        let body = self.review_body(token);
+        let user = self
+            .authenticate_token_for(token, &self.implicit_auds)
+            .await?;
+        Ok(user.map(|(user, _)| user))
+    }
+
+    /// Upstream's `AuthenticateToken` for a request asking for `wanted` audiences: the
+    /// user and the audiences granted (those the answer names, else the implicit ones,
+    /// among the wanted).
+    pub async fn authenticate_token_for(
+        &self,
+        token: &str,
+        wanted: &[String],
+    ) -> kas_auth::Result<Option<(UserInfo, Vec<String>)>> {
+        let body = self.review_body_for(token, wanted);
         let answer = match self.webhook.post(&body).await {
             Ok(answer) => answer,
             Err(err) => {
@@ -134,12 +150,14 @@ impl WebhookTokenAuthenticator {
             }
         };
         let status = decode_status(&answer).map_err(kas_auth::Error::InvalidCredentials)?;
-        if !self.implicit_auds.is_empty() {
+        let mut granted = Vec::new();
+        if !wanted.is_empty() {
             let got = match status.audiences.is_empty() {
                 true => &self.implicit_auds,
                 false => &status.audiences,
             };
-            if !self.implicit_auds.iter().any(|a| got.contains(a)) {
+            granted = wanted.iter().filter(|a| got.contains(a)).cloned().collect();
+            if granted.is_empty() {
                 return Ok(None);
             }
         }
@@ -149,7 +167,7 @@ impl WebhookTokenAuthenticator {
                 false => Err(kas_auth::Error::InvalidCredentials(status.error)),
             };
         }
-        Ok(Some(status.user))
+        Ok(Some((status.user, granted)))
     }
 }
 
@@ -186,7 +204,12 @@ impl Authenticator for WebhookTokenAuthenticator {
             let Some(token) = bearer_token(req) else {
                 return Ok(None);
             };
-            Ok(self.authenticate_token(&token).await?.map(Response::bearer))
+            let wanted = req.audiences.unwrap_or(&self.implicit_auds);
+            let answer = self.authenticate_token_for(&token, wanted).await?;
+            Ok(answer.map(|(user, audiences)| Response {
+                audiences,
+                ..Response::bearer(user)
+            }))
         })
     }
 }

@@ -141,6 +141,11 @@ fn validate_spec(obj: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy: `ResetObjectMetaForStatus`.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::reset_object_meta_for_status(new, old);
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],
@@ -173,6 +178,11 @@ impl kas_registry::Strategy for Strategy {
         let mut errs = validate_object_meta(obj, false, name_is_dns_subdomain);
         errs.extend(causes(validate_spec(obj)));
         errs
+    }
+
+    /// Upstream's strategy refuses updates without a resourceVersion.
+    fn allow_unconditional_update(&self) -> bool {
+        false
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {

@@ -128,6 +128,11 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream's strategy refuses updates without a resourceVersion.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = validate_object_meta_update(new, old);
         errs.extend(causes(validate_spec(new)));

@@ -437,6 +437,11 @@ impl kas_registry::Strategy for WebhookConfigurationStrategy {
         errs
     }
 
+    /// Upstream's strategy refuses updates without a resourceVersion.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
     fn validate_update(&self, new: &Value, old: &Value) -> kas_registry::strategy::FieldErrors {
         let mut errs = kas_registry::validation::validate_object_meta_update(new, old);
         errs.extend(kas_registry::strategy::causes(validate_webhooks(

@@ -273,8 +273,18 @@ impl kas_registry::Strategy for Strategy {
     }
 
     /// `SetDefaults_DaemonSet` (a RollingUpdate strategy with maxUnavailable 1 and maxSurge
-    /// 0, 10 revisions kept) and the pod template's defaults.
+    /// 0, 10 revisions kept) and the pod template's defaults. A set decoded without the
+    /// template generation annotation has generation 0, which upstream's conversion back
+    /// to v1 writes before its field manager compares: the writer owns the annotation.
     fn default(&self, obj: &mut Value) {
+        if obj.is_object()
+            && obj
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(TEMPLATE_GENERATION))
+                .is_none()
+        {
+            set_template_generation(obj, template_generation(obj));
+        }
         let Some(map) = obj.as_object_mut() else {
             return;
         };

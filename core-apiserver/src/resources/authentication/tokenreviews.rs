@@ -74,50 +74,50 @@ impl Creater for TokenReviews {
         if audiences.is_empty() {
             audiences.clone_from(&self.api_audiences);
         }
-        let status = self.authenticate(authenticator, token, &audiences).await;
+        let status = self.authenticate(authenticator, token, &audiences).await?;
         Ok(answer_with(review, status))
     }
 }
 
 impl TokenReviews {
-    /// The review's status: whether the token authenticates, whose it is, for which
-    /// audiences, or the authenticator's error.
+    /// Upstream's `REST.Create`: the token authenticated for `audiences` (the review's,
+    /// else the server's), the answer naming whose it is and the audiences the
+    /// authenticator granted, or the authenticator's error.
     async fn authenticate(
         &self,
         authenticator: &DynAuthenticator,
         token: &str,
         audiences: &[String],
-    ) -> Value {
-        // The audiences the token may be good for (upstream's audience-agnostic wrapper).
-        let granted: Vec<&String> = self
-            .api_audiences
-            .iter()
-            .filter(|a| audiences.contains(a))
-            .collect();
-        if !audiences.is_empty() && granted.is_empty() {
-            return json!({});
-        }
+    ) -> kas_registry::Result<Value> {
         let mut headers = HeaderMap::new();
         // A token no header can carry authenticates nobody.
         let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}")) else {
-            return json!({});
+            return Ok(json!({}));
         };
         headers.insert(http::header::AUTHORIZATION, value);
         let req = AuthRequest {
             path: "",
             headers: &headers,
             peer_certificates: None,
+            audiences: (!audiences.is_empty()).then_some(audiences),
         };
         match authenticator.authenticate(&req).await {
             Ok(Some(resp)) => {
-                let mut status = json!({"authenticated": true, "user": user_info(&resp.user)});
-                if !audiences.is_empty() {
-                    status["audiences"] = json!(granted);
+                // Upstream's `badAuthenticatorAuds`: an authenticator that answered for
+                // none of the audiences asked is a server error.
+                if !audiences.is_empty() && !resp.audiences.iter().any(|a| audiences.contains(a)) {
+                    tracing::error!(want = ?audiences, got = ?resp.audiences, "error validating audience");
+                    let msg = "error validating audiences";
+                    return Err(Status::internal_error(msg).into());
                 }
-                status
+                let mut status = json!({"authenticated": true, "user": user_info(&resp.user)});
+                if !resp.audiences.is_empty() {
+                    status["audiences"] = json!(resp.audiences);
+                }
+                Ok(status)
             }
-            Ok(None) => json!({}),
-            Err(err) => json!({"error": err.to_string()}),
+            Ok(None) => Ok(json!({})),
+            Err(err) => Ok(json!({"error": err.to_string()})),
         }
     }
 }
@@ -133,6 +133,7 @@ mod tests {
     use futures_util::FutureExt;
     use futures_util::future::BoxFuture;
     use kas_auth::UserInfo;
+    use kas_auth::authentication::audiences::AudienceAgnostic;
     use kas_auth::authentication::{Authenticator, Response};
     use std::sync::Arc;
 
@@ -154,6 +155,7 @@ mod tests {
                             ..UserInfo::default()
                         },
                         consumed_headers: vec![],
+                        audiences: vec![],
                     })),
                     Some("Bearer bad") => Err(kas_auth::Error::InvalidCredentials(
                         "invalid bearer token".into(),
@@ -165,11 +167,50 @@ mod tests {
         }
     }
 
+    /// Reviews by `Tokens` as an audience-agnostic authenticator of the server's
+    /// `api_audiences`.
     fn reviews(api_audiences: &[&str]) -> TokenReviews {
+        let api_audiences: Vec<String> = api_audiences.iter().map(|a| (*a).to_owned()).collect();
+        let agnostic = AudienceAgnostic::new(api_audiences.clone(), Arc::new(Tokens));
         TokenReviews {
-            authenticator: Some(Arc::new(Tokens)),
-            api_audiences: api_audiences.iter().map(|a| (*a).to_owned()).collect(),
+            authenticator: Some(Arc::new(agnostic)),
+            api_audiences,
         }
+    }
+
+    /// An authenticator that answers for audiences the review did not ask for.
+    struct Elsewhere;
+
+    impl Authenticator for Elsewhere {
+        fn authenticate<'a>(
+            &'a self,
+            _: &'a AuthRequest<'a>,
+        ) -> BoxFuture<'a, kas_auth::Result<Option<Response>>> {
+            let resp = Response {
+                audiences: vec!["elsewhere".into()],
+                ..Response::bearer(UserInfo::default())
+            };
+            async move { Ok(Some(resp)) }.boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn audiences_not_asked_for_are_a_server_error() {
+        let r = TokenReviews {
+            authenticator: Some(Arc::new(Elsewhere)),
+            api_audiences: vec!["api".into()],
+        };
+        let err = r
+            .create("", review(json!({"token": "t"})), &WriteOptions::default())
+            .await
+            .err()
+            .unwrap()
+            .to_status();
+        assert_eq!(err.code, 500);
+        assert_eq!(
+            err.message.as_deref(),
+            Some("Internal error occurred: error validating audiences")
+        );
     }
 
     fn review(spec: Value) -> Value {

@@ -239,24 +239,26 @@ impl kas_registry::Strategy for Strategy {
         validation::validate_update(new, old, &validation::options(new, Some(old)))
     }
 
+    /// Upstream's `csrStatusStrategy` and `csrApprovalStrategy`: the request as sent (its
+    /// metadata changes kept) with the stored spec; `status` keeps the stored Approved
+    /// and Denied conditions, `approval` changes only the conditions.
     fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
-        let mut merged = old.clone();
-        let mut sent = new.clone();
+        let mut merged = new.clone();
         match subresource {
             "status" => {
-                preserve_conditions(&mut sent, old, "Approved");
-                preserve_conditions(&mut sent, old, "Denied");
-                populate_timestamps(&mut sent, old, &now());
-                match sent.get("status") {
+                preserve_conditions(&mut merged, old, "Approved");
+                preserve_conditions(&mut merged, old, "Denied");
+                populate_timestamps(&mut merged, old, &now());
+            }
+            "approval" => {
+                populate_timestamps(&mut merged, old, &now());
+                let conditions = merged.pointer("/status/conditions").cloned();
+                match old.get("status") {
                     Some(s) => merged["status"] = s.clone(),
                     None => {
                         merged.as_object_mut()?.remove("status");
                     }
                 }
-            }
-            "approval" => {
-                populate_timestamps(&mut sent, old, &now());
-                let conditions = sent.pointer("/status/conditions").cloned();
                 let status = status_mut(&mut merged);
                 match conditions {
                     Some(c) => status.insert("conditions".into(), c),
@@ -264,6 +266,12 @@ impl kas_registry::Strategy for Strategy {
                 };
             }
             _ => return None,
+        }
+        match old.get("spec") {
+            Some(spec) => merged["spec"] = spec.clone(),
+            None => {
+                merged.as_object_mut()?.remove("spec");
+            }
         }
         Some(merged)
     }

@@ -131,6 +131,11 @@ fn validate_priority_level(obj: &Value) -> FieldErrors {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy keeps the stored metadata but the managed fields.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::keep_object_meta(new, old);
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["metadata", "spec"],

@@ -106,6 +106,11 @@ fn validate_service_cidr(obj: &Value) -> FieldErrors {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy: `ResetObjectMetaForStatus`.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::reset_object_meta_for_status(new, old);
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],

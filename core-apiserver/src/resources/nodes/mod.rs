@@ -54,6 +54,33 @@ fn drop_field(obj: &mut Value, pointer: &str, key: &str) {
     }
 }
 
+/// Upstream's conversions of `NodeSpec` through the internal version, which has only
+/// `podCIDRs`: a `podCIDR` that is set wins over a `podCIDRs` whose first entry differs
+/// (it is then the only one, for older clients) and fills an empty `podCIDRs`; on the way
+/// out `podCIDR` is the first of `podCIDRs`.
+fn pod_cidrs_round_trip(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let single = spec
+        .get("podCIDR")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let first = spec
+        .get("podCIDRs")
+        .and_then(Value::as_array)
+        .and_then(|l| l.first())
+        .map(|v| v.as_str().unwrap_or_default().to_owned());
+    if !single.is_empty() && first.as_deref() != Some(single.as_str()) {
+        spec.insert("podCIDRs".into(), Value::from(vec![single]));
+    } else if single.is_empty()
+        && let Some(first) = first
+    {
+        spec.insert("podCIDR".into(), Value::String(first));
+    }
+}
+
 /// Upstream `ValidateNode`: the object meta (cluster-scoped, a DNS subdomain name), then
 /// the node's own rules.
 fn validate_node(obj: &Value) -> FieldErrors {
@@ -78,8 +105,10 @@ impl kas_registry::Strategy for Strategy {
     }
 
     /// `SetDefaults_NodeStatus` (allocatable is the capacity when unset) and
-    /// `SetDefaults_ResourceList` on both.
+    /// `SetDefaults_ResourceList` on both; `spec.podCIDR` and `spec.podCIDRs` as the
+    /// round trip through the internal version leaves them.
     fn default(&self, obj: &mut Value) {
+        pod_cidrs_round_trip(obj);
         let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) else {
             return;
         };
@@ -192,6 +221,29 @@ mod tests {
         let mut n = node();
         Strategy.default(&mut n);
         assert_eq!(n, node());
+    }
+
+    #[test]
+    fn pod_cidr_and_pod_cidrs_mirror_each_other() {
+        let mirrored = |spec: Value| {
+            let mut n = json!({"metadata": {"name": "n1"}, "spec": spec});
+            Strategy.default(&mut n);
+            n["spec"].clone()
+        };
+        assert_eq!(
+            mirrored(json!({"podCIDR": "10.0.0.0/24"})),
+            json!({"podCIDR": "10.0.0.0/24", "podCIDRs": ["10.0.0.0/24"]})
+        );
+        assert_eq!(
+            mirrored(json!({"podCIDRs": ["10.0.0.0/24", "fd00::/64"]})),
+            json!({"podCIDR": "10.0.0.0/24", "podCIDRs": ["10.0.0.0/24", "fd00::/64"]})
+        );
+        // The singular field is authoritative when the two differ.
+        assert_eq!(
+            mirrored(json!({"podCIDR": "10.1.0.0/24", "podCIDRs": ["10.0.0.0/24", "fd00::/64"]})),
+            json!({"podCIDR": "10.1.0.0/24", "podCIDRs": ["10.1.0.0/24"]})
+        );
+        assert_eq!(mirrored(json!({})), json!({}));
     }
 
     #[test]

@@ -167,6 +167,11 @@ fn drop_disabled_fields(new: &mut Value, old: Option<&Value>) {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],

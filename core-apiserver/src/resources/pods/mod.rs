@@ -129,7 +129,33 @@ fn validate_pod(pod: &Value, create: bool) -> Vec<field::Error> {
     errs
 }
 
+/// Upstream `updatePodGeneration`: a changed spec is a new generation.
+fn update_pod_generation(new: &mut Value, old: &Value) {
+    let spec = |o: &Value| {
+        o.get("spec")
+            .map(crate::resources::persistentvolumes::validation::semantic)
+    };
+    let changed = spec(new) != spec(old);
+    kas_registry::meta::next_generation(new, old, changed);
+}
+
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `podStatusStrategy`: the owner references stay (old kubelets corrupt
+    /// them); the deletionTimestamp is the stored one, as for every update.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let owners = old.pointer("/metadata/ownerReferences").cloned();
+        let meta = kas_registry::meta::metadata_mut(new);
+        match owners {
+            Some(o) => meta.insert("ownerReferences".into(), o),
+            None => meta.remove("ownerReferences"),
+        };
+    }
+
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &[
@@ -156,7 +182,10 @@ impl kas_registry::Strategy for Strategy {
         }
     }
 
+    /// Upstream's `PrepareForCreate`: generation 1 (1.33 counts a pod's spec changes), a
+    /// Pending status with the QoS class, the scheduling-gated condition.
     fn prepare_for_create(&self, obj: &mut Value) {
+        kas_registry::meta::first_generation(obj);
         let qos = qos_class(obj);
         let gated = obj
             .pointer("/spec/schedulingGates")
@@ -180,6 +209,7 @@ impl kas_registry::Strategy for Strategy {
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         kas_registry::meta::keep_status(new, old);
+        update_pod_generation(new, old);
     }
 
     fn validate(&self, obj: &Value) -> FieldErrors {
@@ -220,11 +250,13 @@ impl kas_registry::Strategy for Strategy {
     }
 
     fn subresource_update(&self, subresource: &str, new: &Value, old: &Value) -> Option<Value> {
-        match subresource {
-            "ephemeralcontainers" => Some(ephemeral::merge(new, old)),
-            "resize" => Some(resize::merge(new, old)),
-            _ => None,
-        }
+        let mut merged = match subresource {
+            "ephemeralcontainers" => ephemeral::merge(new, old),
+            "resize" => resize::merge(new, old),
+            _ => return None,
+        };
+        update_pod_generation(&mut merged, old);
+        Some(merged)
     }
 
     /// Upstream `ValidatePodEphemeralContainersUpdate` (existing ephemeral containers

@@ -87,6 +87,11 @@ fn enforce_warning() -> String {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         clean_secret_references(obj);
     }

@@ -165,6 +165,11 @@ fn validate_driver_update(new: &Value, old: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     /// `SetDefaults_CSIDriver`.
     fn default(&self, obj: &mut Value) {
         let Some(map) = obj.as_object_mut() else {

@@ -146,8 +146,18 @@ fn validate_node_update(new: &Value, old: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn validate(&self, obj: &Value) -> FieldErrors {
         validate_node(obj)
+    }
+
+    /// Upstream's strategy refuses updates without a resourceVersion.
+    fn allow_unconditional_update(&self) -> bool {
+        false
     }
 
     /// Upstream validates the node, then `ValidateCSINodeUpdate`, which validates it again.

@@ -261,6 +261,11 @@ fn is_default(obj: &Value) -> bool {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     /// `SetDefaults_StorageClass`: the Delete policy and Immediate binding.
     fn default(&self, obj: &mut Value) {
         let Some(map) = obj.as_object_mut() else {

@@ -182,6 +182,16 @@ fn go_spec(obj: &Value) -> String {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's status strategy: `ResetObjectMetaForStatus`.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        kas_registry::meta::reset_object_meta_for_status(new, old);
+    }
+
+    /// Upstream's store sets `ReturnDeletedObject`.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["metadata", "spec"],

@@ -8,8 +8,9 @@ use kas_apimachinery::validation::field::{self, BadValue, Error, Path};
 use serde_json::Value;
 
 use super::Options;
+use super::default_values::validate_defaults;
 use super::fieldpath::valid_field_path;
-use super::structural::{new_structural_error, validate_default, validate_structural};
+use super::structural::{new_structural_error, validate_structural};
 use super::util::{arr, bool_of, map_of, obj, opt_bool, opt_str, str_of};
 
 const OPENAPI_V3_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
@@ -177,7 +178,7 @@ pub fn validate_validation(
         } else {
             let structural = validate_structural(&sp, schema);
             let defaults = if structural.is_empty() {
-                validate_default(&sp, schema, opts.require_pruned_defaults)
+                validate_defaults(&sp, schema, opts.require_pruned_defaults)
             } else {
                 structural
             };

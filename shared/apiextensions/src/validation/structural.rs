@@ -441,14 +441,5 @@ fn nested_completeness(v: &Value, s: &Value, s_path: &Path, v_path: &Path) -> Ve
     errs
 }
 
-/// Upstream `structuraldefaulting.ValidateDefaults`: defaults must be pruned and valid
-/// against their schema.
-///
-/// NOT YET IMPLEMENTED: this needs `crate::schema`'s pruning and OpenAPI validation of
-/// values, which are being written at the same time; it reports nothing for now.
-pub fn validate_default(_path: &Path, _schema: &Value, _require_pruned: bool) -> Vec<Error> {
-    Vec::new()
-}
-
 #[cfg(test)]
 mod tests;

@@ -299,8 +299,10 @@ fn value_string(v: &Value) -> String {
 /// A child's shape under a struct or a map, and whether it is a declared struct field.
 fn child(parent: Shape, key: &str) -> (Shape, bool) {
     match parent {
+        // A key the struct takes only as one of its other fields is a map key there.
         Shape::Fields(msg) => msg.field(key).map_or((Shape::Leaf, false), |f| {
-            (shape(&f.kind, f.list_type), true)
+            let declared = f.name != crate::schema::OTHER_FIELDS;
+            (shape(&f.kind, f.list_type), declared)
         }),
         Shape::Map(inner) => (shape(inner, None), false),
         _ => (Shape::Leaf, false),

@@ -22,7 +22,7 @@ use super::set::{FieldSet, field};
 use crate::schema::{Kind, ListType, Message};
 
 /// What an update did, path by path.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comparison {
     pub added: FieldSet,
     pub modified: FieldSet,
@@ -72,6 +72,8 @@ pub(super) fn shape(kind: &'static Kind, list_type: Option<ListType>) -> Shape {
     match (kind, list_type) {
         (Kind::Message(m), _) if !m.atomic => Shape::Fields(m),
         (Kind::Map(inner), _) => Shape::Map(inner),
+        // A deduced value's object is a map of deduced values; its list or scalar a leaf.
+        (Kind::Deduced, _) => Shape::Map(&Kind::Deduced),
         (Kind::Array(inner), Some(lt @ (ListType::Map(_) | ListType::Set))) => {
             Shape::List(inner, lt)
         }

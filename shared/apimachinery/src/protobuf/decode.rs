@@ -78,7 +78,7 @@ fn struct_message(kind: &Kind) -> Option<&'static Message> {
         Kind::IntOrString => Some(&INT_OR_STRING),
         Kind::FieldsV1 => Some(&FIELDS_V1),
         Kind::RawExtension => Some(&RAW_EXTENSION),
-        Kind::Json => Some(&JSON),
+        Kind::Json | Kind::Deduced => Some(&JSON),
         Kind::Message(m)
         | Kind::JsonSchemaPropsOrArray(m)
         | Kind::JsonSchemaPropsOrBool(m)
@@ -198,6 +198,7 @@ fn decode_occurrence(
         | Kind::FieldsV1
         | Kind::RawExtension
         | Kind::Json
+        | Kind::Deduced
         | Kind::JsonSchemaPropsOrArray(_)
         | Kind::JsonSchemaPropsOrBool(_)
         | Kind::JsonSchemaPropsOrStringArray(_)

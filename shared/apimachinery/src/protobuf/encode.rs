@@ -193,7 +193,7 @@ fn encode_struct(
         Kind::JsonSchemaPropsOrArray(u) => encode_schema_or_array(u, v, out, ctx),
         Kind::JsonSchemaPropsOrBool(u) => encode_schema_or_bool(u, v, out, ctx),
         Kind::JsonSchemaPropsOrStringArray(u) => encode_schema_or_string_array(u, v, out, ctx),
-        Kind::FieldsV1 | Kind::RawExtension | Kind::Json => {
+        Kind::FieldsV1 | Kind::RawExtension | Kind::Json | Kind::Deduced => {
             // Go keeps the JSON bytes it read; compact JSON is what those bytes are when
             // the object was written by a Go client or by this server.
             if let Some(v) = v {
@@ -423,7 +423,7 @@ pub(crate) fn go_type(kind: &Kind) -> String {
         Kind::IntOrString => "intstr.IntOrString".into(),
         Kind::FieldsV1 => "v1.FieldsV1".into(),
         Kind::RawExtension => "runtime.RawExtension".into(),
-        Kind::Json => "v1.JSON".into(),
+        Kind::Json | Kind::Deduced => "v1.JSON".into(),
         Kind::Message(m)
         | Kind::JsonSchemaPropsOrArray(m)
         | Kind::JsonSchemaPropsOrBool(m)

@@ -62,7 +62,7 @@ pub(super) fn render_value(
         (Kind::Quantity, Slot::Struct(state)) => render_quantity(*state)?,
         (Kind::IntOrString, Slot::Struct(state)) => render_int_or_string(*state)?,
         (Kind::FieldsV1 | Kind::RawExtension, Slot::Struct(state)) => render_raw(kind, *state)?,
-        (Kind::Json, Slot::Struct(state)) => render_json(*state)?,
+        (Kind::Json | Kind::Deduced, Slot::Struct(state)) => render_json(*state)?,
         (
             Kind::JsonSchemaPropsOrArray(u)
             | Kind::JsonSchemaPropsOrBool(u)

@@ -2,6 +2,7 @@
 //! opinion (`Ok(None)`), or with an error (credentials presented but invalid).
 
 pub mod anonymous;
+pub mod audiences;
 pub mod bootstrap_token;
 pub mod group_adder;
 pub mod oidc;
@@ -37,15 +38,21 @@ pub struct AuthRequest<'a> {
     pub path: &'a str,
     pub headers: &'a HeaderMap,
     pub peer_certificates: Option<&'a PeerCertificates>,
+    /// The audiences the credential must be for (upstream's `WithAudiences`: a
+    /// TokenReview's); `None` means the server's own (`--api-audiences`).
+    pub audiences: Option<&'a [String]>,
 }
 
 /// A successful authentication.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {
     pub user: UserInfo,
     /// Headers the authentication filter must strip before passing the request on
     /// (the `Authorization` header for tokens, the request headers for the front proxy).
     pub consumed_headers: Vec<http::HeaderName>,
+    /// The audiences the credential was accepted for (upstream's `Response.Audiences`),
+    /// which a TokenReview reports.
+    pub audiences: Vec<String>,
 }
 
 impl Response {
@@ -54,6 +61,7 @@ impl Response {
         Response {
             user,
             consumed_headers: vec![http::header::AUTHORIZATION],
+            audiences: Vec::new(),
         }
     }
 }

@@ -98,5 +98,6 @@ pub(crate) fn request<'a>(
         path,
         headers,
         peer_certificates,
+        audiences: None,
     }
 }

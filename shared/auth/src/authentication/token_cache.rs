@@ -82,14 +82,23 @@ impl CachedTokenAuthenticator {
     }
 }
 
-/// The SHA-256 of a bearer token, when the request carries one.
+/// The SHA-256 of a bearer token and the audiences asked for (upstream's key holds both),
+/// when the request carries a token.
 fn token_key(req: &AuthRequest<'_>) -> Option<Key> {
     let value = req.headers.get(AUTHORIZATION)?.as_bytes();
     let token = value
         .strip_prefix(b"Bearer ")
         .or_else(|| value.strip_prefix(b"bearer "))?;
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token);
-    digest.as_ref().try_into().ok()
+    let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+    if let Some(audiences) = req.audiences {
+        for audience in audiences {
+            ctx.update(&(audience.len() as u64).to_be_bytes());
+            ctx.update(audience.as_bytes());
+        }
+        ctx.update(b"/");
+    }
+    ctx.update(token);
+    ctx.finish().as_ref().try_into().ok()
 }
 
 impl Authenticator for CachedTokenAuthenticator {
@@ -145,6 +154,7 @@ mod tests {
                         ..UserInfo::default()
                     },
                     consumed_headers: vec![AUTHORIZATION],
+                    audiences: Vec::new(),
                 }))
             })
         }
@@ -157,6 +167,7 @@ mod tests {
             path: "/",
             headers: &headers,
             peer_certificates: None,
+            audiences: None,
         };
         a.authenticate(&req).await.unwrap().map(|r| r.user.name)
     }

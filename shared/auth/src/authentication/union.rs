@@ -94,6 +94,7 @@ mod tests {
                         ..UserInfo::default()
                     },
                     consumed_headers: Vec::new(),
+                    audiences: Vec::new(),
                 })),
                 Answer::NoOpinion => Ok(None),
                 Answer::Fail(msg) => Err(Error::InvalidCredentials(msg.to_owned())),

@@ -10,7 +10,7 @@ use crate::negotiation::parse_accept;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use kas_registry::ResourceDescriptor;
+use kas_registry::{ResourceDescriptor, Subresource};
 
 const GROUP: &str = "apidiscovery.k8s.io";
 const KIND: &str = "APIGroupDiscoveryList";
@@ -64,10 +64,24 @@ fn gvk(group: &str, version: &str, kind: &str) -> Value {
     json!({"group": group, "version": version, "kind": kind})
 }
 
+/// A resource's entry. Upstream converts a built-in group version's legacy resource list,
+/// whose entries name no group or version of their own, so their response kinds have
+/// empty ones; its CRD discovery controller names a custom resource's in full.
 fn resource(d: &ResourceDescriptor) -> Value {
+    let custom = d.schema.is_none();
+    let own = |group: Option<&'static str>,
+               version: Option<&'static str>|
+     -> (&'static str, &'static str) {
+        match group.zip(version) {
+            Some((g, v)) if custom || (g, v) != (d.group, d.version) => (g, v),
+            _ if custom => (d.group, d.version),
+            _ => ("", ""),
+        }
+    };
+    let (group, version) = own(None, None);
     let mut r = json!({
         "resource": d.plural,
-        "responseKind": gvk(d.group, d.version, d.kind),
+        "responseKind": gvk(group, version, d.kind),
         "scope": if d.namespaced() { "Namespaced" } else { "Cluster" },
         "singularResource": d.singular,
         "verbs": super::verb_names(d.verbs),
@@ -78,14 +92,20 @@ fn resource(d: &ResourceDescriptor) -> Value {
     if !d.categories.is_empty() {
         r["categories"] = json!(d.categories);
     }
-    let subresources: Vec<Value> = d
-        .subresources
-        .iter()
+    // Upstream sorts a built-in resource's subresources by name (they come from the
+    // sorted legacy list); a custom resource's are `status`, then `scale`.
+    let mut subs: Vec<&Subresource> = d.subresources.iter().collect();
+    if !custom {
+        subs.sort_by_key(|s| s.name);
+    }
+    let subresources: Vec<Value> = subs
+        .into_iter()
         .map(|s| {
             let (group, version, kind) = super::sub_kind(d, s);
+            let (group, version) = own(group, version);
             json!({
                 "subresource": s.name,
-                "responseKind": gvk(group.unwrap_or(d.group), version.unwrap_or(d.version), kind),
+                "responseKind": gvk(group, version, kind),
                 "verbs": super::verb_names(s.verbs),
             })
         })

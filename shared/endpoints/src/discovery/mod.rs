@@ -36,8 +36,13 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
     if !d.categories.is_empty() {
         main["categories"] = json!(d.categories);
     }
-    let (group, version, kind) = d.storage_version();
-    main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
+    // Upstream's installer writes the hash of a storage that provides its version: the
+    // generic store, which also watches. Reviews, bindings and component statuses are
+    // REST objects of their own, without either.
+    if d.allows(kas_registry::Verb::Watch) {
+        let (group, version, kind) = d.storage_version();
+        main["storageVersionHash"] = json!(storage_version_hash(group, version, kind));
+    }
     let mut out = vec![main];
     for sub in d.subresources {
         let (group, version, kind) = sub_kind(d, sub);
@@ -48,7 +53,10 @@ fn resource_entries(d: &ResourceDescriptor) -> Vec<Value> {
             "kind": kind,
             "verbs": verb_names(sub.verbs),
         });
-        if let Some((g, v)) = group.zip(version) {
+        // Named only when they are not the resource's own (a Scale's autoscaling/v1).
+        if let Some((g, v)) = group.zip(version)
+            && (g, v) != (d.group, d.version)
+        {
             entry["group"] = json!(g);
             entry["version"] = json!(v);
         }
@@ -69,18 +77,24 @@ pub(crate) fn sub_kind(
     }
 }
 
-/// Verbs as discovery lists them: sorted, as upstream sorts them.
+/// Verbs as discovery lists them: in the descriptor's order, which for a built-in
+/// resource is sorted (upstream's installer sorts them) and for a custom resource is
+/// upstream's CRD discovery controller's (`Verb::CUSTOM_RESOURCE`).
 pub(crate) fn verb_names(verbs: &[kas_registry::Verb]) -> Vec<&'static str> {
-    let mut verbs = verbs.to_vec();
-    verbs.sort();
     verbs.iter().map(|v| v.as_str()).collect()
 }
 
 /// `/api/v1` or `/apis/<group>/<version>`: the resources of one group version, sorted by
-/// name as upstream lists them.
+/// name as upstream lists them. Custom resources (no Go type) are listed as upstream's CRD
+/// discovery controller appends them: each resource, then its `status` and `scale`
+/// (upstream takes the CRDs in its lister's order; here by plural).
 pub fn api_resource_list(group: &str, version: &str, resources: &[&ResourceDescriptor]) -> Value {
+    let mut resources = resources.to_vec();
+    resources.sort_by_key(|d| d.plural);
     let mut entries: Vec<Value> = resources.iter().flat_map(|d| resource_entries(d)).collect();
-    entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    if resources.iter().any(|d| d.schema.is_some()) {
+        entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    }
     if group.is_empty() {
         json!({"kind": "APIResourceList", "groupVersion": version, "resources": entries})
     } else {

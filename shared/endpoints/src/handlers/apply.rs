@@ -171,6 +171,7 @@ fn in_kind(
         Kind::FieldsV1
         | Kind::RawExtension
         | Kind::Json
+        | Kind::Deduced
         | Kind::JsonSchemaPropsOrArray(_)
         | Kind::JsonSchemaPropsOrBool(_)
         | Kind::JsonSchemaPropsOrStringArray(_) => {}

@@ -58,12 +58,24 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
         .delete(&info.namespace, &info.name, &pre, &opts)
         .await?
     {
-        Deleted::Gone(obj) => {
+        // Upstream's `finalizeDelete`: the object's last state or a Status naming it.
+        Deleted::Gone(obj) if !store.strategy.return_deleted_object() => {
             let value = obj.value()?;
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
             Ok(success(store, &info.name, uid, &out))
         }
-        Deleted::Pending(obj) => negotiated::render_object(
+        Deleted::Gone(obj) | Deleted::Pending(obj) if crate::handlers::write::as_table(&out) => {
+            let meta = encode::list_meta(obj.resource_version);
+            crate::handlers::write::table_answer(
+                store,
+                &obj.value()?,
+                meta,
+                StatusCode::OK,
+                &out,
+                query,
+            )
+        }
+        Deleted::Gone(obj) | Deleted::Pending(obj) => negotiated::render_object(
             store.descriptor,
             &out,
             StatusCode::OK,

@@ -46,6 +46,24 @@ impl RequestScope<'_> {
     pub fn store(&self) -> &Store {
         &self.resource.store
     }
+
+    /// Whether the endpoint has upstream's `TableConvertor`, without which an answer asked
+    /// for `as=Table` is a 406: every stored resource, its `status` and `scale`; not the
+    /// resources that are never stored (reviews, bindings) nor the other subresources
+    /// (a CSR's `approval`, a namespace's `finalize`, a pod's `ephemeralcontainers`),
+    /// whose REST objects do not implement it.
+    pub fn table_convertor(&self) -> bool {
+        let strategy = &self.store().strategy;
+        match self.subresource {
+            None => strategy.creater().is_none() && !strategy.create_answers_status(),
+            Some(s) => match s.handler {
+                SubresourceHandler::Status | SubresourceHandler::Scale(_) => true,
+                // A CSR's `status` is a strategy update with upstream's `StatusREST`.
+                SubresourceHandler::StrategyUpdate => s.name == "status",
+                _ => false,
+            },
+        }
+    }
 }
 
 /// Serves a request the router matched to one of a resource's routes.

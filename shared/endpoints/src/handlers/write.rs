@@ -11,23 +11,63 @@ use serde_json::Value;
 use crate::handlers::{decode, options};
 use crate::responsewriters::encode;
 use crate::responsewriters::response;
+use crate::responsewriters::table;
 use kas_registry::error::Result;
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::{Store, Written};
 
 /// The written object in the negotiated media type (upstream negotiates write answers as
-/// read answers).
+/// read answers, a Table of the one object included; `query` holds its options).
 fn written(
     store: &Store,
     w: &Written,
     code: StatusCode,
     out: &MediaTypeOptions,
+    query: Option<&str>,
 ) -> Result<Response<Body>> {
+    if as_table(out) {
+        let (value, meta) = match w {
+            Written::Stored(obj) => (obj.value()?, encode::list_meta(obj.resource_version)),
+            Written::DryRun(v) => {
+                let rv = v.pointer("/metadata/resourceVersion").cloned();
+                let mut meta = serde_json::Map::new();
+                meta.extend(rv.map(|rv| ("resourceVersion".to_owned(), rv)));
+                (v.clone(), meta)
+            }
+        };
+        return table_answer(store, &value, meta, code, out, query);
+    }
     let bytes = match w {
         Written::Stored(obj) => encode::object(store.descriptor, obj),
         Written::DryRun(v) => encode::value(store.descriptor, v),
     };
     negotiated::render_object(store.descriptor, out, code, bytes)
+}
+
+/// Whether the answer is asked for as a Table.
+pub(crate) fn as_table(out: &MediaTypeOptions) -> bool {
+    out.convert.as_ref().is_some_and(|gvk| gvk.kind == "Table")
+}
+
+/// One object's answer as a Table (upstream's `transformResponseObject` converts write
+/// and delete answers as it converts reads), `meta` its resourceVersion.
+pub(crate) fn table_answer(
+    store: &Store,
+    value: &Value,
+    meta: serde_json::Map<String, Value>,
+    code: StatusCode,
+    out: &MediaTypeOptions,
+    query: Option<&str>,
+) -> Result<Response<Body>> {
+    let include = crate::handlers::options::include_object(query)?;
+    let bytes = table::table(
+        store,
+        std::iter::once(value),
+        Value::Object(meta),
+        include,
+        true,
+    );
+    Ok(negotiated::render(out, code, bytes))
 }
 
 /// Who writes, for `metadata.managedFields`: `fieldManager`, else the User-Agent's prefix.
@@ -48,7 +88,7 @@ pub(crate) async fn prepare(
     body: Body,
     parse: fn(Option<&str>) -> Result<WriteOptions>,
 ) -> Result<(MediaTypeOptions, decode::Input, WriteOptions)> {
-    let (out, _) = negotiated::negotiate(scope.headers, scope.query)?;
+    let out = negotiated::negotiate_media(scope.headers, scope.query, scope.table_convertor())?;
     let input = decode::read_input(scope.headers, body).await?;
     let mut opts = with_manager(parse(scope.query)?, scope.headers);
     opts.user = scope.user.cloned();
@@ -63,7 +103,7 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let mut resp = if store.strategy.create_answers_status() {
         created_status(&out)
     } else {
-        written(store, &w, StatusCode::CREATED, &out)?
+        written(store, &w, StatusCode::CREATED, &out, scope.query)?
     };
     response::add_warnings(&mut resp, &decoded.warnings);
     response::add_warnings(&mut resp, &opts.warnings.take());
@@ -128,7 +168,7 @@ pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     } else {
         StatusCode::OK
     };
-    let mut resp = written(store, &w, code, &out)?;
+    let mut resp = written(store, &w, code, &out, scope.query)?;
     response::add_warnings(&mut resp, &decoded.warnings);
     response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
@@ -140,7 +180,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     // options (400, 422).
     let patch_type = decode::patch_type(headers, store.patch_schema().is_none())?;
     let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
-    let (out, _) = negotiated::negotiate(headers, query)?;
+    let out = negotiated::negotiate_media(headers, query, scope.table_convertor())?;
     let patch = decode::read(body).await?;
     let mut opts = with_manager(options::patch_options(query, applying)?, headers);
     opts.user = scope.user.cloned();
@@ -170,7 +210,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
         } else {
             StatusCode::OK
         };
-        let mut resp = written(store, &w, code, &out)?;
+        let mut resp = written(store, &w, code, &out, query)?;
         response::add_warnings(&mut resp, &warnings);
         response::add_warnings(&mut resp, &opts.warnings.take());
         return Ok(resp);
@@ -198,7 +238,7 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
             )
             .await?
     };
-    let mut resp = written(store, &w, StatusCode::OK, &out)?;
+    let mut resp = written(store, &w, StatusCode::OK, &out, query)?;
     response::add_warnings(&mut resp, &warnings.into_inner().unwrap_or_default());
     response::add_warnings(&mut resp, &opts.warnings.take());
     Ok(resp)
@@ -218,7 +258,7 @@ pub async fn update_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
             &opts,
         )
         .await?;
-    written(store, &w, StatusCode::OK, &out)
+    written(store, &w, StatusCode::OK, &out, scope.query)
 }
 
 /// Upstream's `NewMethodNotSupported` for a verb the route exists for but the resource

@@ -53,6 +53,10 @@ pub(crate) struct Router {
     groups: HashSet<String>,
     /// `/api`: only the legacy root document.
     legacy: bool,
+    /// The roots (`/apis/<g>`, `/apis/<g>/<v>`) that serve custom resources only. Upstream
+    /// serves those with its CRD handler, not go-restful: a path none of their routes
+    /// match goes to the delegate, whose end is the plain-text `404 page not found`.
+    custom: HashSet<String>,
 }
 
 /// What a request is routed to.
@@ -74,13 +78,23 @@ pub(crate) struct Matched {
 impl Router {
     pub(crate) fn new(resources: &[Arc<Resource>]) -> Router {
         let mut router = Router::default();
+        let mut typed = HashSet::new();
         for resource in resources {
             let d = resource.store.descriptor;
             let root = actions::prefix(d.group, d.version);
+            let group_root = format!("/apis/{}", d.group);
+            // A resource without a Go type is a custom resource.
+            if d.schema.is_some() {
+                typed.insert(root.clone());
+                typed.insert(group_root.clone());
+            } else if !d.group.is_empty() {
+                router.custom.insert(root.clone());
+                router.custom.insert(group_root.clone());
+            }
             if d.group.is_empty() {
                 router.legacy = true;
             } else {
-                router.groups.insert(format!("/apis/{}", d.group));
+                router.groups.insert(group_root);
             }
             let gv = router.group_versions.entry(root).or_default();
             for route in actions::routes(d) {
@@ -108,6 +122,7 @@ impl Router {
                     });
             }
         }
+        router.custom.retain(|root| !typed.contains(root));
         router
     }
 
@@ -126,11 +141,16 @@ impl Router {
             let root = format!("/{}", tokens[..root_len].join("/"));
             return Some(discovery(method, headers).map(|()| Selected::Discovery(root)));
         }
+        let root = format!("/{}", tokens[..root_len].join("/"));
         let Some(gv) = gv else {
             // `/api` and `/apis/<group>` serve their document only.
-            return Some(Err(not_found().into()));
+            return (!self.custom.contains(&root)).then(|| Err(not_found().into()));
         };
-        Some(gv.select(method, rest, headers).map(Selected::Resource))
+        match gv.select(method, rest, headers) {
+            Some(selected) => Some(selected.map(Selected::Resource)),
+            None if self.custom.contains(&root) => None,
+            None => Some(Err(not_found().into())),
+        }
     }
 
     /// The web service whose root the path starts with, the longest first, and how many
@@ -154,7 +174,13 @@ impl Router {
 }
 
 impl GroupVersion {
-    fn select(&self, method: &Method, rest: &[&str], headers: &HeaderMap) -> Result<Matched> {
+    /// The route of the rest of a path; `None` when no route's template matches it.
+    fn select(
+        &self,
+        method: &Method,
+        rest: &[&str],
+        headers: &HeaderMap,
+    ) -> Option<Result<Matched>> {
         // A route names its resource at the start, after `watch/`, after
         // `namespaces/{namespace}/`, or after both.
         let mut names: Vec<&str> = Vec::with_capacity(4);
@@ -172,16 +198,16 @@ impl GroupVersion {
             .filter(|c| c.matches(rest))
             .collect();
         if candidates.is_empty() {
-            return Err(not_found().into());
+            return None;
         }
         // CurlyRouter's order: more static segments first.
         candidates.sort_by_key(|c| std::cmp::Reverse(c.literals));
-        let chosen = detect_route(&candidates, method, headers, |c| c.route.action)?;
-        Ok(Matched {
+        let chosen = detect_route(&candidates, method, headers, |c| c.route.action);
+        Some(chosen.map(|chosen| Matched {
             resource: chosen.resource.clone(),
             action: chosen.route.action,
             subresource: chosen.route.subresource,
-        })
+        }))
     }
 }
 

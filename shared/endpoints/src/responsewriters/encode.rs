@@ -116,8 +116,11 @@ pub(crate) fn list_meta(resource_version: u64) -> serde_json::Map<String, Value>
 /// A list up to its first item: type, metadata and `"items":[`.
 pub(crate) fn list_head(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
     let mut meta = list_meta(result.resource_version);
-    if let Some(c) = &result.continue_token {
-        meta.insert("continue".into(), Value::String(c.clone()));
+    match &result.continue_token {
+        Some(c) => _ = meta.insert("continue".into(), Value::String(c.clone())),
+        // Upstream's `UnstructuredList.SetContinue` writes the field even when empty.
+        None if typed_items(d) => _ = meta.insert("continue".into(), Value::String(String::new())),
+        None => {}
     }
     if let Some(n) = result.remaining_item_count {
         meta.insert("remainingItemCount".into(), Value::from(n));

@@ -55,6 +55,9 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<()> {
             map.insert("kind".into(), json!(d.kind));
         }
         Some(k) if k == d.kind => {}
+        // A resource without a Go type (a custom resource) is decoded unstructured, which
+        // keeps any kind; its strategy's validation refuses another (`ValidateTypeMeta`).
+        Some(_) if d.schema.is_none() => {}
         Some(k) => {
             return Err(Status::bad_request(&format!(
                 "the kind in the data ({k}) does not match the expected kind ({})",
@@ -62,6 +65,18 @@ pub fn check_type(obj: &mut Value, d: &ResourceDescriptor) -> Result<()> {
             ))
             .into());
         }
+    }
+    Ok(())
+}
+
+/// The object's name must be the URL's (upstream's `checkName` of an update).
+pub fn check_name(obj: &Value, name: &str) -> Result<()> {
+    let named = crate::meta::name(obj);
+    if named != name {
+        return Err(Status::bad_request(&format!(
+            "the name of the object ({named}) does not match the name on the URL ({name})"
+        ))
+        .into());
     }
     Ok(())
 }

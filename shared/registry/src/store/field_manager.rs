@@ -16,8 +16,9 @@ impl Store {
     /// each entry is compared in its own version: the request's, the stored one, or one
     /// of the strategy's `other_versions`. A create compares with the empty object. The
     /// entries the client sent are the base, unless it sent none or writes a subresource;
-    /// then the live object's are. `[]` or `[{}]` resets them (upstream's
-    /// `isResetManagedFields`): only this write's fields are recorded.
+    /// then the live object's are. An update whose base is empty records nothing
+    /// (upstream's `skipNonAppliedManager`: an object nobody manages stays unmanaged until
+    /// an apply), and `[]` or `[{}]` (upstream's `isResetManagedFields`) empties them so.
     pub(super) fn track_managed_fields(
         &self,
         new: &mut Value,
@@ -33,11 +34,11 @@ impl Store {
             |v: Option<&Value>| mf::decode(v.and_then(|v| v.pointer("/metadata/managedFields")));
         let sent = managed_of(Some(new)).filter(|e| !e.is_empty() && subresource.is_empty());
         let reset = subresource.is_empty() && mf::is_reset(new.pointer("/metadata/managedFields"));
-        let entries = if reset {
-            Vec::new()
-        } else {
-            sent.or_else(|| managed_of(live)).unwrap_or_default()
-        };
+        let entries = sent.or_else(|| managed_of(live)).unwrap_or_default();
+        if reset || (live.is_some() && entries.is_empty()) {
+            crate::meta::metadata_mut(new).remove("managedFields");
+            return;
+        }
         let compare_in = |api_version: &str| -> Option<mf::Comparison> {
             let (schema, convert) = self.version_schema(api_version)?;
             let old = match live {
@@ -62,7 +63,26 @@ impl Store {
             time: crate::meta::rfc3339(std::time::SystemTime::now()),
             ignored: mf::field_paths(self.strategy.reset_fields(subresource)),
         };
-        let entries = mf::update(entries, &compare_in, &op);
+        let is_op = |e: &mf::Entry| {
+            (
+                e.manager.as_str(),
+                e.operation.as_str(),
+                e.subresource.as_str(),
+            ) == (manager.as_str(), mf::UPDATE, subresource)
+                && e.api_version == served_version
+        };
+        let scale_time = entries
+            .iter()
+            .find(|e| is_op(e))
+            .and_then(|e| e.time.clone());
+        let mut entries = mf::update(entries, &compare_in, &op);
+        if subresource == "scale" {
+            // Upstream's `ScaleHandler.ToParent` gives the scale writer's entry the time
+            // the parent had for it: none for a new one.
+            if let Some(e) = entries.iter_mut().find(|e| is_op(e)) {
+                e.time = scale_time;
+            }
+        }
         let meta = crate::meta::metadata_mut(new);
         if entries.is_empty() {
             meta.remove("managedFields");

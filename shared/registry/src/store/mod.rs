@@ -182,6 +182,13 @@ impl Store {
     /// another's is the stored one (`Event "x" is invalid` through events.k8s.io too).
     fn invalid(&self, obj: &Value, causes: crate::strategy::FieldErrors) -> Error {
         let (group, _, kind) = self.descriptor.storage_version();
+        // An unstructured object (a custom resource) is named by the kind it carries,
+        // which its validation may have refused (`kind: ... must be Widget`).
+        let carried = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let kind = match carried {
+            carried if self.descriptor.schema.is_none() && !carried.is_empty() => carried,
+            _ => kind,
+        };
         Status::invalid(group, kind, crate::meta::name(obj), causes).into()
     }
 
@@ -463,13 +470,7 @@ impl Store {
         let mut obj = obj;
         object_meta::check_type(&mut obj, self.descriptor)?;
         object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
-        if crate::meta::name(&obj) != name {
-            return Err(Status::bad_request(&format!(
-                "the name of the object ({}) does not match the name on the URL ({name})",
-                crate::meta::name(&obj)
-            ))
-            .into());
-        }
+        object_meta::check_name(&obj, name)?;
         self.strategy.default(&mut obj);
         let obj = self.to_stored(obj);
         if let Some(hooks) = &self.hooks {
@@ -568,6 +569,20 @@ impl Store {
         apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
         opts: &WriteOptions,
     ) -> Result<Written> {
+        self.patch_through(namespace, name, "", apply, opts).await
+    }
+
+    /// A patch of the object through `subresource` (`""` for the resource itself; `scale`,
+    /// whose writes are the resource's update, as upstream's `ScaleREST`): admission and
+    /// the writer's managed-fields entry name the subresource.
+    pub(crate) async fn patch_through(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        apply: &(dyn Fn(&Value) -> Result<Value> + Send + Sync),
+        opts: &WriteOptions,
+    ) -> Result<Written> {
         let patched = |current: &Value| -> Result<Value> {
             // The client patches what it reads: the served form.
             let mut patched = match self.strategy.conversion() {
@@ -589,9 +604,9 @@ impl Store {
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let patched = patched(current)?;
             let client_rv = crate::meta::str_field(&patched, "resourceVersion").to_owned();
-            self.prepare_update(patched, Some(current), &client_rv, opts)
+            self.prepare_update_of(patched, Some(current), &client_rv, subresource, opts)
         };
-        self.rewrite_existing(namespace, name, "", &attempt, opts)
+        self.rewrite_existing(namespace, name, subresource, &attempt, opts)
             .await
     }
 
@@ -599,13 +614,25 @@ impl Store {
     /// store's optimistic-lock check). `None` means no change.
     fn prepare_update(
         &self,
-        mut new: Value,
+        new: Value,
         current: Option<&Value>,
         client_rv: &str,
         opts: &WriteOptions,
     ) -> Result<Option<Value>> {
+        self.prepare_update_of(new, current, client_rv, "", opts)
+    }
+
+    /// [`Store::prepare_update`] of a write through `subresource`.
+    fn prepare_update_of(
+        &self,
+        mut new: Value,
+        current: Option<&Value>,
+        client_rv: &str,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Result<Option<Value>> {
         if !opts.applying {
-            self.track_managed_fields(&mut new, current, "", opts);
+            self.track_managed_fields(&mut new, current, subresource, opts);
         }
         let Some(current) = current else {
             if !self.strategy.allow_create_on_update() && !opts.applying {
@@ -628,20 +655,8 @@ impl Store {
             crate::meta::strip_type_meta(&mut new);
             return Ok(Some(self.go_encoded(new)));
         };
-        let current_rv = crate::meta::str_field(current, "resourceVersion");
-        if client_rv.is_empty() {
-            if !self.strategy.allow_unconditional_update() {
-                return Err(self.invalid(&new, vec![required_resource_version()]));
-            }
-        } else if client_rv != current_rv {
-            return Err(Status::conflict(
-                self.descriptor.group,
-                self.descriptor.plural,
-                crate::meta::name(&new),
-                OPTIMISTIC_LOCK_ERROR,
-            )
-            .into());
-        }
+        let rv = self.update_resource_version(crate::meta::name(&new), client_rv, current)?;
+        crate::meta::metadata_mut(&mut new).insert("resourceVersion".into(), Value::String(rv));
         // Upstream's handler runs mutating admission on updates after the field manager.
         self.admission
             .mutate_update(self.descriptor, &mut new, current, opts)?;
@@ -670,11 +685,37 @@ fn required_name() -> kas_apimachinery::StatusCause {
     }
 }
 
-fn required_resource_version() -> kas_apimachinery::StatusCause {
-    kas_apimachinery::StatusCause {
-        reason: Some("FieldValueInvalid".to_owned()),
-        message: Some("Invalid value: 0: must be specified for an update".to_owned()),
-        field: Some("metadata.resourceVersion".to_owned()),
+impl Store {
+    /// Upstream `Store.Update`'s optimistic lock, checked before anything else looks at
+    /// the update: the resourceVersion the new state carries. Without one from the client,
+    /// a strategy that allows unconditional updates takes the stored one (so validation
+    /// sees it set); any other is 422 naming the resource (upstream's `qualifiedKind` is
+    /// the resource, its value the `uint64` zero printed as `%#v`). One that differs from
+    /// the stored one is a conflict.
+    pub(super) fn update_resource_version(
+        &self,
+        name: &str,
+        client_rv: &str,
+        current: &Value,
+    ) -> Result<String> {
+        let current_rv = crate::meta::str_field(current, "resourceVersion");
+        if client_rv.is_empty() {
+            if !self.strategy.allow_unconditional_update() {
+                let cause = kas_apimachinery::StatusCause {
+                    reason: Some("FieldValueInvalid".to_owned()),
+                    message: Some("Invalid value: 0x0: must be specified for an update".into()),
+                    field: Some("metadata.resourceVersion".to_owned()),
+                };
+                let d = self.descriptor;
+                return Err(Status::invalid(d.group, d.plural, name, vec![cause]).into());
+            }
+            return Ok(current_rv.to_owned());
+        }
+        if client_rv != current_rv {
+            let d = self.descriptor;
+            return Err(Status::conflict(d.group, d.plural, name, OPTIMISTIC_LOCK_ERROR).into());
+        }
+        Ok(client_rv.to_owned())
     }
 }
 

@@ -87,16 +87,21 @@ impl Store {
             check_uid(self.descriptor, &new, current, name)?;
             let mut parent = current.clone();
             set_path(&mut parent, spec.spec_replicas, json!(replicas))?;
-            let meta = crate::meta::metadata_mut(&mut parent);
-            match crate::meta::str_field(&new, "resourceVersion") {
-                "" => meta.remove("resourceVersion"),
-                rv => meta.insert("resourceVersion".into(), json!(rv)),
-            };
+            // A Scale without a resourceVersion leaves the parent's: the update is
+            // unconditional even for a custom resource, as upstream's
+            // `scaleUpdatedObjectInfo` sets only a version the client gave.
+            let rv = crate::meta::str_field(&new, "resourceVersion");
+            if !rv.is_empty() {
+                crate::meta::metadata_mut(&mut parent).insert("resourceVersion".into(), json!(rv));
+            }
             let current_rv = crate::meta::str_field(current, "resourceVersion").to_owned();
             *checked_rv.lock().unwrap_or_else(|e| e.into_inner()) = current_rv;
             Ok(parent)
         };
-        match self.patch(namespace, name, &apply, opts).await? {
+        match self
+            .patch_through(namespace, name, "scale", &apply, opts)
+            .await?
+        {
             Written::Stored(obj) => Ok(scale_from(spec, &obj.value()?)?.0),
             Written::DryRun(parent) => {
                 let (mut scale, _) = scale_from(spec, &parent)?;

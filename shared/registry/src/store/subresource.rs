@@ -4,7 +4,7 @@
 use kas_apimachinery::Status;
 use serde_json::Value;
 
-use super::{OPTIMISTIC_LOCK_ERROR, Store, Written};
+use super::{Store, Written};
 use crate::error::Result;
 use crate::hooks::GuardedDelete;
 use crate::rest::object_meta;
@@ -27,6 +27,10 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Written> {
         object_meta::check_type(&mut obj, self.descriptor)?;
+        // Upstream's update handler checks the name and namespace of what it decoded
+        // (`checkName`) for a subresource as for the resource.
+        object_meta::ensure_namespace(&mut obj, self.descriptor, namespace)?;
+        object_meta::check_name(&obj, name)?;
         self.strategy.default(&mut obj);
         let obj = self.to_stored(obj);
         let sent = |_: &Value| -> Result<Value> { Ok(obj.clone()) };
@@ -153,34 +157,38 @@ impl Store {
             .descriptor
             .subresource(subresource)
             .is_some_and(|s| matches!(s.handler, crate::SubresourceHandler::Status));
-        let merge = |current: &Value, obj: &Value, client_rv: &str| -> Result<Value> {
+        let merge = |current: &Value, obj: &Value, rv: String| -> Result<Value> {
+            // Upstream's `BeforeUpdate` before the subresource strategy's
+            // `PrepareForUpdate`: what no update changes, and the stored generation, which
+            // the strategy may move (a pod's `ephemeralcontainers`).
+            let mut sent = obj.clone();
+            object_meta::before_update(&mut sent, current);
+            let generation = current.pointer("/metadata/generation").cloned();
+            let meta = crate::meta::metadata_mut(&mut sent);
+            match generation {
+                Some(g) => meta.insert("generation".into(), g),
+                None => meta.remove("generation"),
+            };
             let merged = if declared_status {
-                let mut merged = current.clone();
-                if let Some(map) = merged.as_object_mut() {
-                    match obj.get("status") {
-                        Some(status) => map.insert("status".into(), status.clone()),
-                        None => map.remove("status"),
-                    };
-                }
-                Some(merged)
+                Some(status_update(&sent, current))
             } else {
-                self.strategy.subresource_update(subresource, obj, current)
+                self.strategy
+                    .subresource_update(subresource, &sent, current)
             };
             let Some(mut merged) = merged else {
                 return Err(Status::not_found_path().into());
             };
-            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert(
-                    "resourceVersion".into(),
-                    Value::String(client_rv.to_owned()),
-                );
-            }
+            crate::meta::metadata_mut(&mut merged)
+                .insert("resourceVersion".into(), Value::String(rv));
             Ok(merged)
         };
         let attempt = |current: &Value| -> Result<Option<Value>> {
             let obj = sent(current)?;
-            let client_rv = crate::meta::str_field(&obj, "resourceVersion").to_owned();
-            let mut merged = merge(current, &obj, &client_rv)?;
+            // Upstream's subresource strategies inherit the resource's
+            // `AllowUnconditionalUpdate`, and the store checks it first.
+            let client_rv = crate::meta::str_field(&obj, "resourceVersion");
+            let rv = self.update_resource_version(name, client_rv, current)?;
+            let mut merged = merge(current, &obj, rv)?;
             object_meta::check_type(&mut merged, self.descriptor)?;
             if opts.applying {
                 // The apply computed the entries; they travel on the applied object.
@@ -192,6 +200,12 @@ impl Store {
                 };
             } else {
                 self.track_managed_fields(&mut merged, Some(current), subresource, opts);
+            }
+            // Upstream's status strategies reset what they reset after the field manager
+            // recorded what the client sent: a metadata change they drop stays owned.
+            if declared_status {
+                self.strategy
+                    .prepare_for_status_update(&mut merged, current);
             }
             self.admission.mutate_subresource_update(
                 self.descriptor,
@@ -209,16 +223,6 @@ impl Store {
             if !errors.is_empty() {
                 return Err(self.invalid(&merged, errors));
             }
-            let current_rv = crate::meta::str_field(current, "resourceVersion");
-            if !client_rv.is_empty() && client_rv != current_rv {
-                return Err(Status::conflict(
-                    self.descriptor.group,
-                    self.descriptor.plural,
-                    name,
-                    OPTIMISTIC_LOCK_ERROR,
-                )
-                .into());
-            }
             if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
             }
@@ -228,4 +232,21 @@ impl Store {
         self.rewrite_existing(namespace, name, subresource, &attempt, opts)
             .await
     }
+}
+
+/// What a write through `status` keeps of the object the client sent, as upstream's status
+/// strategies' `PrepareForUpdate` (`newObj.Spec = oldObj.Spec`): its metadata and status,
+/// with everything else stored; `Strategy::prepare_for_status_update` resets more.
+fn status_update(sent: &Value, current: &Value) -> Value {
+    let mut merged = current.clone();
+    if let Some(map) = merged.as_object_mut() {
+        for key in ["metadata", "status"] {
+            match sent.get(key) {
+                Some(value) => map.insert(key.into(), value.clone()),
+                None if key == "status" => map.remove(key),
+                None => None,
+            };
+        }
+    }
+    merged
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use kas_auth::authentication::DynAuthenticator;
+use kas_auth::authentication::audiences::AudienceAgnostic;
 use kas_auth::authentication::bootstrap_token::BootstrapTokenAuthenticator;
 use kas_auth::authentication::serviceaccount::{
     JwtTokenAuthenticator, OpenIdMetadata, StorageLookup, TokenGenerator,
@@ -227,10 +228,17 @@ impl ServiceAccountOptions {
                 authenticators.push(Arc::new(jwt));
             }
             if authentication.enable_bootstrap_token_auth {
-                authenticators.push(Arc::new(BootstrapTokenAuthenticator::new(storage)));
+                let bootstrap = Arc::new(BootstrapTokenAuthenticator::new(storage));
+                authenticators.push(Arc::new(AudienceAgnostic::new(
+                    self.api_audiences(),
+                    bootstrap,
+                )));
             }
         }
-        authenticators.extend(authentication.oidc.token_authenticators(&self.issuers)?);
+        // Upstream wraps the union of its JWT authenticators as audience agnostic.
+        for oidc in authentication.oidc.token_authenticators(&self.issuers)? {
+            authenticators.push(Arc::new(AudienceAgnostic::new(self.api_audiences(), oidc)));
+        }
         // The webhook goes last, as in upstream's union of token authenticators.
         authenticators.extend(
             authentication

@@ -161,6 +161,7 @@ async fn answers_are_cached_for_the_ttl_users_and_failures_alike() {
                 path: "/",
                 headers: &headers,
                 peer_certificates: None,
+                audiences: None,
             };
             cached
                 .authenticate(&req)
@@ -189,6 +190,7 @@ async fn answers_are_cached_for_the_ttl_users_and_failures_alike() {
         path: "/",
         headers: &headers,
         peer_certificates: None,
+        audiences: None,
     };
     assert!(cached.authenticate(&req).await.unwrap().is_none());
     assert_eq!(server.calls(), 1);

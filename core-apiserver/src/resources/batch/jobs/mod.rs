@@ -203,13 +203,18 @@ pub(crate) fn default_job(obj: &mut Value) {
         spec.insert("manualSelector".into(), json!(false));
     }
     default_job_spec_template(spec);
-    let template_labels = spec
-        .get("template")
-        .and_then(|t| t.pointer("/metadata/labels"))
+    labels_from_template(map);
+}
+
+/// `SetDefaults_Job`'s labels: a job without labels takes its template's.
+fn labels_from_template(job: &mut Map<String, Value>) {
+    let template_labels = job
+        .get("spec")
+        .and_then(|s| s.pointer("/template/metadata/labels"))
         .filter(|l| l.is_object())
         .cloned();
     if let Some(labels) = template_labels {
-        let meta = object_at(map, "metadata");
+        let meta = object_at(job, "metadata");
         let empty = meta
             .get("labels")
             .and_then(Value::as_object)
@@ -312,10 +317,16 @@ impl kas_registry::Strategy for Strategy {
         default_job(obj);
     }
 
-    /// The selector is generated unless manual, the status reset, generation 1.
+    /// The selector is generated unless manual, the status reset, generation 1. A job
+    /// still without labels then takes the template's, generated ones included: upstream
+    /// defaults the job again as it decodes it from etcd, so every read (the create's
+    /// answer first) shows them.
     fn prepare_for_create(&self, obj: &mut Value) {
         if obj.pointer("/spec/manualSelector").and_then(Value::as_bool) != Some(true) {
             generate_selector(obj);
+        }
+        if let Some(job) = obj.as_object_mut() {
+            labels_from_template(job);
         }
         reset_status_and_generation(obj);
     }

@@ -144,6 +144,13 @@ impl TokenRest {
         let out = negotiated::negotiate_media(headers, query, false)?;
         let input = decode::read_input(headers, body).await?;
         let decoded = decode::decode(&TOKEN_REQUEST, &input, &opts)?;
+        let user_agent = headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok());
+        let manager =
+            kas_apimachinery::managed_fields::manager(opts.field_manager.as_deref(), user_agent);
+        let now = kas_registry::meta::rfc3339(SystemTime::now());
+        let managed = managed::managed_fields(&decoded.value, &manager, now);
         let mut warnings = decoded.warnings;
         // Upstream's handler admits the decoded request before `TokenREST.Create` (the
         // NodeRestriction plugin's checks of a kubelet's request).
@@ -156,7 +163,7 @@ impl TokenRest {
                 &opts,
             )
             .await?;
-        let answer = self
+        let mut answer = self
             .create(
                 &request.namespace,
                 &request.name,
@@ -164,6 +171,11 @@ impl TokenRest {
                 &mut warnings,
             )
             .await?;
+        kas_registry::meta::metadata_mut(&mut answer).insert("managedFields".into(), managed);
+        kas_apimachinery::schema::go_encoded(
+            &mut answer,
+            &kas_apimachinery::schema::Kind::Message(&kas_api::authentication::v1::TOKEN_REQUEST),
+        );
         let mut resp = if out.accepted == MediaType::Protobuf {
             negotiated::protobuf(
                 StatusCode::CREATED,
@@ -452,6 +464,8 @@ pub fn validate_token_request(req: &Value) -> Vec<FieldError> {
     }
     errs
 }
+
+mod managed;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -188,9 +188,12 @@ impl Authenticator for JwtTokenAuthenticator {
                 return Ok(None);
             };
             Ok(self
-                .authenticate_token(&token, None)
+                .authenticate_token(&token, req.audiences)
                 .await?
-                .map(|r| Response::bearer(r.user)))
+                .map(|r| Response {
+                    audiences: r.audiences,
+                    ..Response::bearer(r.user)
+                }))
         })
     }
 }
