@@ -108,9 +108,22 @@ fn main() -> ExitCode {
             proxy_client_cert,
         );
         apiserver::mark_controllers_started(informer.clone(), marked.clone());
-        // Discovery and OpenAPI: core's (with extensions' merged in) and ours.
+        // Discovery and OpenAPI: core's (with extensions' merged in), ours and the
+        // service-backed APIServices'. Their receivers are cloned before the proxy reads
+        // the informer, so that they see its first list.
         let delegated = kas_delegate::discovery::follow(delegate.clone(), true);
-        apiserver::mark_when_discovered(delegated.clone(), marked.clone());
+        let discovery = aggregator::discovery::Discovery::start(
+            informer.clone(),
+            delegated.clone(),
+            backends.clone(),
+        );
+        let openapi = aggregator::openapi::OpenApi::start(
+            &api_services,
+            informer.clone(),
+            delegated.clone(),
+            backends.clone(),
+        );
+        apiserver::mark_when_discovered(delegated.clone(), discovery.synced(), marked.clone());
         let auth = &common.authentication;
         apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
         let (listed, discovered) = (informer.clone(), delegated.clone());
@@ -133,9 +146,12 @@ fn main() -> ExitCode {
             next,
         );
         let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
-        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone())
-            .with_delegated_discovery(delegated);
-        let api = aggregator::handler::Aggregation { own, proxy };
+        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone());
+        let api = aggregator::documents::Documents {
+            discovery,
+            openapi,
+            next: aggregator::handler::Aggregation { own, proxy },
+        };
         Ok(kas_server::run::Serving {
             handler: kas_server::Handler::new(api),
             authorizers,
