@@ -1,5 +1,6 @@
 //! aggregator: the client-facing role. It authenticates and authorizes every request once,
-//! serves what it owns (health, version, metrics, apiregistration.k8s.io), keeps the
+//! serves what it owns (health, version, metrics, apiregistration.k8s.io, discovery and
+//! OpenAPI merged from its APIServices), proxies service-backed APIServices, keeps the
 //! `kubernetes` Service pointing at its replicas, and delegates everything else to
 //! core-apiserver over mTLS with the user in front-proxy headers, except the groups
 //! extensions-apiserver serves, which go to it straight with `--extensions-endpoints`.
