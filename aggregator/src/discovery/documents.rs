@@ -200,3 +200,134 @@ fn legacy_answer(req: &Request<Body>, json: &Bytes) -> Response<Body> {
     }
     negotiated::render(&opts, StatusCode::OK, json.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiservice::priority::Priority;
+
+    fn documents() -> Documents {
+        let registered = |name: &str, g: i64, v: i64| {
+            let (version, group) = name.split_once('.').unwrap();
+            Registered {
+                name: name.to_owned(),
+                group: group.to_owned(),
+                version: version.to_owned(),
+                group_priority: g,
+                version_priority: v,
+            }
+        };
+        let local = [json!({"metadata": {"name": "apps"}, "versions": [{"version": "v1"}]})];
+        let remote = Entry {
+            group: "wardle.example.com".to_owned(),
+            version: json!({"version": "v1alpha1", "freshness": "Stale"}),
+            priority: Priority {
+                group: 1000,
+                version: 15,
+            },
+        };
+        Documents::build(Inputs {
+            api_services: vec![registered("v1alpha1.wardle.example.com", 1000, 15)],
+            own: &[
+                json!({"metadata": {"name": "apiregistration.k8s.io"}, "versions": [{"version": "v1"}]}),
+            ],
+            local: &local,
+            remote: vec![remote],
+        })
+    }
+
+    fn request(path: &str, accept: &str) -> Request<Body> {
+        Request::post(path)
+            .header(header::ACCEPT, accept)
+            .body(kas_endpoints::body::empty())
+            .unwrap()
+    }
+
+    async fn json(resp: Response<Body>) -> Value {
+        use http_body_util::BodyExt;
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn answers_by_path_and_accept() {
+        let d = documents();
+        let aggregated = Version::V2.content_type();
+        // Any method; `/apis` only is aggregated, `/apis/` is the plain handler's.
+        let resp = d.serve(&request("/apis", &aggregated)).unwrap();
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], aggregated.as_str());
+        let doc = json(resp).await;
+        let names: Vec<&str> = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["apiregistration.k8s.io", "apps", "wardle.example.com"]
+        );
+        let kubectl = format!("{aggregated},application/json");
+        let resp = d.serve(&request("/apis/", &kubectl)).unwrap();
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let list = json(resp).await;
+        let names: Vec<&str> = list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap())
+            .collect();
+        // apps has no APIService yet: listed as autoregistration would list it (17800).
+        assert_eq!(
+            names,
+            ["apiregistration.k8s.io", "apps", "wardle.example.com"]
+        );
+        let group = json(
+            d.serve(&request("/apis/wardle.example.com/", "*/*"))
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(group["kind"], "APIGroup");
+        assert!(d.serve(&request("/apis/apps", "*/*")).is_none(), "core's");
+        assert!(
+            d.serve(&request("/apis/apiregistration.k8s.io", "*/*"))
+                .is_none()
+        );
+        assert!(
+            d.serve(&request("/apis/wardle.example.com/v1alpha1", "*/*"))
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn legacy_documents_are_negotiated() {
+        let d = documents();
+        let yaml = d.serve(&request("/apis", "application/yaml")).unwrap();
+        assert_eq!(yaml.headers()[header::CONTENT_TYPE], "application/yaml");
+        let proto = d
+            .serve(&request("/apis", "application/vnd.kubernetes.protobuf"))
+            .unwrap();
+        assert_eq!(
+            proto.headers()[header::CONTENT_TYPE],
+            "application/vnd.kubernetes.protobuf"
+        );
+        let refused = d.serve(&request("/apis", "text/html")).unwrap();
+        assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
+    }
+
+    #[tokio::test]
+    async fn a_matching_etag_is_not_modified() {
+        let d = documents();
+        let aggregated = Version::V2.content_type();
+        let first = d.serve(&request("/apis", &aggregated)).unwrap();
+        let etag = first.headers()[header::ETAG].clone();
+        assert_eq!(first.headers()[header::CACHE_CONTROL], "public");
+        let mut again = request("/apis", &aggregated);
+        again
+            .headers_mut()
+            .insert(header::IF_NONE_MATCH, etag.clone());
+        let resp = d.serve(&again).unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(resp.headers()[header::ETAG], etag);
+    }
+}
