@@ -22,4 +22,3 @@ pub mod openapi;
 pub mod proxy;
 pub mod routing;
 pub mod services;
-pub mod workqueue;

@@ -124,7 +124,8 @@ fn main() -> ExitCode {
             delegated.clone(),
             backends.clone(),
         );
-        apiserver::mark_when_discovered(delegated.clone(), discovery.synced(), marked.clone());
+        let (synced, merged) = (discovery.synced(), openapi.synced());
+        apiserver::mark_when_discovered(delegated.clone(), synced, merged, marked.clone());
         let auth = &common.authentication;
         apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
         let (listed, discovered) = (informer.clone(), delegated.clone());

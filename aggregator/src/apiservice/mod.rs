@@ -7,7 +7,6 @@
 
 pub mod builtin;
 pub mod conditions;
-pub mod priority;
 pub mod validation;
 
 use kas_registry::strategy::FieldErrors;

@@ -12,7 +12,15 @@ use std::collections::BTreeMap;
 use kas_apimachinery::version::compare_kube_aware;
 use serde_json::{Value, json};
 
-use crate::apiservice::priority::{self, Priority};
+use crate::apiservice::builtin;
+use crate::controllers::crd_registration;
+
+/// `groupPriorityMinimum` and `versionPriority` of a group version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Priority {
+    pub group: i64,
+    pub version: i64,
+}
 
 /// Upstream's `APIRegistrationGroupPriority`: above the 20000 an APIService may ask for,
 /// so that the aggregator's own group comes first.
@@ -45,7 +53,13 @@ pub fn local_priority(group: &str, version: &str) -> Priority {
     if group == crate::apiservice::GROUP {
         return OWN_GROUP_PRIORITY;
     }
-    priority::built_in(group, version).unwrap_or(priority::CUSTOM_RESOURCE)
+    match builtin::priority(group, version) {
+        Some((group, version)) => Priority { group, version },
+        None => Priority {
+            group: crd_registration::GROUP_PRIORITY_MINIMUM,
+            version: crd_registration::VERSION_PRIORITY,
+        },
+    }
 }
 
 /// The entries of local groups, from `APIGroupDiscovery` items (core's merged `/apis`,

@@ -45,24 +45,6 @@ fn to_bytes(v: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
-/// Local group versions no APIService names yet listed as if autoregistration had
-/// registered them (Local, with upstream's priorities), until it has.
-fn with_local_groups(mut api_services: Vec<Registered>, local: &[Entry]) -> Vec<Registered> {
-    let named: BTreeSet<String> = api_services.iter().map(|r| r.group.clone()).collect();
-    for e in local.iter().filter(|e| !named.contains(&e.group)) {
-        let version = e.version.get("version").and_then(Value::as_str);
-        let version = version.unwrap_or("").to_owned();
-        api_services.push(Registered {
-            name: format!("{version}.{}", e.group),
-            group: e.group.clone(),
-            version,
-            group_priority: e.priority.group,
-            version_priority: e.priority.version,
-        });
-    }
-    api_services
-}
-
 impl Documents {
     pub fn build(inputs: Inputs<'_>) -> Documents {
         let local = aggregated::local_entries(inputs.local);
@@ -81,7 +63,6 @@ impl Documents {
                 ))
             })
             .collect();
-        let listed = with_local_groups(inputs.api_services, &local);
         let mut all_local = aggregated::local_entries(inputs.own);
         all_local.extend(local);
         let items = aggregated::items(&inputs.remote, &all_local);
@@ -98,7 +79,7 @@ impl Documents {
             })
             .collect();
         Documents {
-            group_list: to_bytes(&legacy::group_list(&listed)),
+            group_list: to_bytes(&legacy::group_list(&inputs.api_services)),
             groups,
             aggregated,
         }
@@ -203,8 +184,8 @@ fn legacy_answer(req: &Request<Body>, json: &Bytes) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::aggregated::Priority;
     use super::*;
-    use crate::apiservice::priority::Priority;
 
     fn documents() -> Documents {
         let registered = |name: &str, g: i64, v: i64| {
@@ -277,11 +258,8 @@ mod tests {
             .iter()
             .map(|g| g["name"].as_str().unwrap())
             .collect();
-        // apps has no APIService yet: listed as autoregistration would list it (17800).
-        assert_eq!(
-            names,
-            ["apiregistration.k8s.io", "apps", "wardle.example.com"]
-        );
+        // Only APIServices' groups: apps has none (autoregistration has not run).
+        assert_eq!(names, ["apiregistration.k8s.io", "wardle.example.com"]);
         let group = json(
             d.serve(&request("/apis/wardle.example.com/", "*/*"))
                 .unwrap(),

@@ -18,13 +18,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::aggregated::Entry;
+use super::aggregated::Priority;
 use super::documents::{Documents, Inputs};
 use super::fetch::{self, Cached, Fetched};
 use super::legacy::Registered;
-use crate::apiservice::priority::Priority;
 use crate::apiservice::{self, ServiceReference};
 use crate::backend::Backends;
-use crate::workqueue::{Backoff, WorkQueue, sleep_until};
+use crate::controllers::queue::Queue;
 
 /// Upstream's `wait.PollUntil(1*time.Minute, ...)` marking every APIService dirty.
 const RESYNC: Duration = Duration::from_secs(60);
@@ -61,15 +61,19 @@ struct State {
     cache: HashMap<ServiceReference, Arc<Cached>>,
     /// Each synced APIService's `APIVersionDiscovery`.
     entries: BTreeMap<String, Value>,
-    queue: WorkQueue,
+    /// The discovery manager's queue never retries: a failed fetch is a stale entry.
+    queue: Queue<String>,
+    running: BTreeSet<String>,
     /// The first round's names still to sync.
     initial: Option<BTreeSet<String>>,
 }
 
 impl Manager {
     pub async fn run(mut self) {
-        // The informer's first list (it starts empty).
-        if self.api_services.changed().await.is_err() {
+        if crate::controllers::informer_synced(&mut self.api_services)
+            .await
+            .is_err()
+        {
             return;
         }
         let mut state = State {
@@ -77,11 +81,8 @@ impl Manager {
             infos: BTreeMap::new(),
             cache: HashMap::new(),
             entries: BTreeMap::new(),
-            // The discovery manager's queue never retries: a failed fetch is a stale entry.
-            queue: WorkQueue::new(Backoff {
-                base: Duration::ZERO,
-                max: Duration::ZERO,
-            }),
+            queue: Queue::default(),
+            running: BTreeSet::new(),
             initial: None,
         };
         state.apply(self.api_services.borrow_and_update().clone());
@@ -107,12 +108,11 @@ impl Manager {
                     let now = Instant::now();
                     for (name, info) in state.infos.iter_mut() {
                         info.marked_dirty = now;
-                        state.queue.add(name);
+                        state.queue.add(name.clone());
                     }
                     continue;
                 }
                 Some(synced) = done.recv() => state.record(synced),
-                () = sleep_until(state.queue.next_wakeup()) => continue,
             }
             self.publish(&mut state);
         }
@@ -125,14 +125,19 @@ impl Manager {
             Some(_) => usize::MAX,
             None => WORKERS,
         };
-        for name in state.queue.ready(limit) {
+        for name in state.queue.take_ready() {
+            if state.running.contains(&name) || state.running.len() >= limit {
+                // Again once a sync ends.
+                state.queue.add(name);
+                continue;
+            }
             let Some(info) = state.infos.get(&name) else {
-                state.queue.done(&name);
                 if let Some(pending) = state.initial.as_mut() {
                     pending.remove(&name);
                 }
                 continue;
             };
+            state.running.insert(name.clone());
             let cached = state.cache.get(&info.service).cloned();
             let (backends, done) = (self.backends.clone(), done.clone());
             let (api_service, service) = (info.api_service.clone(), info.service.clone());
@@ -150,11 +155,8 @@ impl Manager {
     }
 
     fn publish(&self, state: &mut State) {
-        if let Some(pending) = &state.initial
-            && pending.is_empty()
-        {
+        if state.initial.as_ref().is_some_and(BTreeSet::is_empty) {
             state.initial = None;
-            self.synced.send_replace(true);
         }
         let local = self.local.borrow().clone();
         let documents = Documents::build(Inputs {
@@ -168,6 +170,10 @@ impl Manager {
             remote: state.remote_entries(),
         });
         self.documents.send_replace(Arc::new(documents));
+        // Synced: every APIService fetched once, and the local groups in.
+        if state.initial.is_none() && !local.items.is_empty() && !*self.synced.borrow() {
+            self.synced.send_replace(true);
+        }
     }
 }
 
@@ -190,7 +196,7 @@ impl State {
                             marked_dirty: now,
                         },
                     );
-                    self.queue.add(name);
+                    self.queue.add(name.clone());
                 }
                 None => {
                     self.infos.remove(name);
@@ -216,7 +222,8 @@ impl State {
 
     /// Upstream's `syncAPIService` with a fetch's result.
     fn record(&mut self, synced: Synced) {
-        self.queue.done(&synced.name);
+        self.running.remove(&synced.name);
+        self.queue.done(synced.name.clone(), true);
         if let Some(pending) = self.initial.as_mut() {
             pending.remove(&synced.name);
         }

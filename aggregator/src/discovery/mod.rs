@@ -66,7 +66,8 @@ impl Discovery {
     }
 
     /// Becomes true once every APIService was synced once, as upstream's
-    /// `apiservice-discovery-controller` hook waits for.
+    /// `apiservice-discovery-controller` hook waits for, and the documents hold the local
+    /// groups.
     pub fn synced(&self) -> watch::Receiver<bool> {
         self.synced.clone()
     }

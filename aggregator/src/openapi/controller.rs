@@ -7,7 +7,7 @@
 //! the last good documents (upstream's `LastSuccess`). The documents are republished
 //! after every change, theirs or the local servers'.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,20 +17,18 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::download;
-use super::v2::{self, Merged, Remote, Spec};
+use super::v2::{self, Merged, Remote, Source, Spec};
 use super::v3::V3;
 use crate::apiservice;
 use crate::backend::Backends;
-use crate::workqueue::{Backoff, WorkQueue, sleep_until};
+use crate::controllers::queue::{Queue, sleep_until};
 
 /// Upstream's `AddAfter(apiService.Name, time.Second)` for a new APIService.
 const FIRST_DELAY: Duration = Duration::from_secs(1);
 /// Upstream's `successfulUpdateDelay`, and its failure backoff up to `failedUpdateMaxExpDelay`.
 const SUCCESS_DELAY: Duration = Duration::from_secs(60);
-const FAILURE_BACKOFF: Backoff = Backoff {
-    base: Duration::from_secs(60),
-    max: Duration::from_secs(3600),
-};
+const FAILURE_FIRST: Duration = Duration::from_secs(60);
+const FAILURE_MAX: Duration = Duration::from_secs(3600);
 /// Upstream runs one worker per controller (v2 and v3).
 const WORKERS: usize = 2;
 
@@ -62,26 +60,32 @@ pub struct Controller {
     pub own_v2: Arc<Value>,
     pub own_v3_root: Value,
     pub published: watch::Sender<Arc<Published>>,
+    /// Set once the documents include core's.
+    pub synced: watch::Sender<bool>,
 }
 
 impl Controller {
     pub async fn run(mut self) {
         let mut tracked: BTreeMap<String, Tracked> = BTreeMap::new();
-        let mut queue = WorkQueue::new(FAILURE_BACKOFF);
+        let mut queue: Queue<String> = Queue::with_backoff(FAILURE_FIRST, FAILURE_MAX);
+        let mut running: BTreeSet<String> = BTreeSet::new();
         let mut objects = Objects::default();
-        // Core's v2 document, shared by every merge until core's changes.
-        let mut core: (Option<Arc<Delegated>>, Option<Arc<Value>>) = (None, None);
         let (done_tx, mut done) = mpsc::unbounded_channel::<Downloaded>();
         let mut changed = true;
         loop {
             if std::mem::take(&mut changed) {
-                self.publish(&tracked, &mut core);
+                self.publish(&tracked);
             }
-            for name in queue.ready(WORKERS) {
+            for name in queue.take_ready() {
+                if running.contains(&name) || running.len() >= WORKERS {
+                    // Again once a download ends.
+                    queue.add(name);
+                    continue;
+                }
                 let Some(t) = tracked.get(&name) else {
-                    queue.done(&name);
                     continue;
                 };
+                running.insert(name.clone());
                 let (backends, api_service) = (self.backends.clone(), t.api_service.clone());
                 let (etag, done) = (t.v2_etag.clone(), done_tx.clone());
                 tokio::spawn(async move {
@@ -106,46 +110,37 @@ impl Controller {
                     changed = true;
                 }
                 Some(d) = done.recv() => {
-                    queue.done(&d.name);
-                    if let Some(t) = tracked.get_mut(&d.name) {
-                        match record(t, d.v2, d.v3) {
-                            Ok(news) => {
-                                changed = news;
-                                queue.forget(&d.name);
-                                queue.add_after(&d.name, SUCCESS_DELAY);
-                            }
-                            Err(e) => {
-                                tracing::info!(apiservice = %d.name, error = %e, "loading OpenAPI spec failed");
-                                queue.add_rate_limited(&d.name);
-                            }
+                    running.remove(&d.name);
+                    let Some(t) = tracked.get_mut(&d.name) else { continue };
+                    match record(t, d.v2, d.v3) {
+                        Ok(news) => {
+                            changed = news;
+                            queue.done(d.name.clone(), true);
+                            queue.add_after(d.name, SUCCESS_DELAY);
+                        }
+                        Err(e) => {
+                            tracing::info!(apiservice = %d.name, error = %e, "loading OpenAPI spec failed");
+                            queue.done(d.name, false);
                         }
                     }
                 }
-                () = sleep_until(queue.next_wakeup()) => {}
+                () = sleep_until(queue.next_retry()) => {}
             }
         }
     }
 
-    fn publish(
-        &self,
-        tracked: &BTreeMap<String, Tracked>,
-        core: &mut (Option<Arc<Delegated>>, Option<Arc<Value>>),
-    ) {
+    fn publish(&self, tracked: &BTreeMap<String, Tracked>) {
         let local = self.local.borrow().clone();
-        if !core.0.as_ref().is_some_and(|c| Arc::ptr_eq(c, &local)) {
-            core.1 = local.openapi.as_ref().map(|(v2, _)| Arc::new(v2.clone()));
-            core.0 = Some(local.clone());
-        }
         let mut specs = vec![Spec {
             name: v2::local_name(0),
             remote: None,
-            spec: self.own_v2.clone(),
+            spec: Source::Value(self.own_v2.clone()),
         }];
-        if let Some(spec) = &core.1 {
+        if local.openapi.is_some() {
             specs.push(Spec {
                 name: v2::local_name(1),
                 remote: None,
-                spec: spec.clone(),
+                spec: Source::Core(local.clone()),
             });
         }
         let mut roots = BTreeMap::new();
@@ -161,7 +156,7 @@ impl Controller {
                 specs.push(Spec {
                     name,
                     remote: Some(remote),
-                    spec,
+                    spec: Source::Value(spec),
                 });
             }
             if let Some(root) = &t.v3_root {
@@ -175,6 +170,9 @@ impl Controller {
             v3: V3::build(&local_roots, &roots),
         };
         self.published.send_replace(Arc::new(published));
+        if local.openapi.is_some() {
+            self.synced.send_replace(true);
+        }
     }
 }
 
@@ -186,7 +184,7 @@ fn apply(
     before: &Objects,
     now: &Objects,
     tracked: &mut BTreeMap<String, Tracked>,
-    queue: &mut WorkQueue,
+    queue: &mut Queue<String>,
 ) -> bool {
     let count = tracked.len();
     let mut changed = false;
@@ -204,7 +202,7 @@ fn apply(
                 changed |= t.v2.is_some() || t.v3_root.is_some();
                 t.api_service = obj.clone();
                 queue.forget(name);
-                queue.add(name);
+                queue.add(name.clone());
             }
             None => {
                 tracked.insert(
@@ -216,7 +214,7 @@ fn apply(
                         v3_root: None,
                     },
                 );
-                queue.add_after(name, FIRST_DELAY);
+                queue.add_after(name.clone(), FIRST_DELAY);
             }
         }
     }

@@ -30,6 +30,7 @@ use controller::{Controller, Published};
 #[derive(Clone)]
 pub struct OpenApi {
     published: watch::Receiver<Arc<Published>>,
+    synced: watch::Receiver<bool>,
     /// The aggregator's own documents (apiregistration.k8s.io's).
     own: Arc<kas_endpoints::openapi::OpenApi>,
     backends: Backends,
@@ -58,11 +59,12 @@ impl OpenApi {
             v2: v2::Merged::new(vec![v2::Spec {
                 name: v2::local_name(0),
                 remote: None,
-                spec: own_v2.clone(),
+                spec: v2::Source::Value(own_v2.clone()),
             }]),
             v3: v3::V3::build(&local_roots, &Default::default()),
         };
         let (tx, published) = watch::channel(Arc::new(first));
+        let (synced_tx, synced) = watch::channel(false);
         let controller = Controller {
             backends: backends.clone(),
             api_services,
@@ -70,13 +72,20 @@ impl OpenApi {
             own_v2,
             own_v3_root,
             published: tx,
+            synced: synced_tx,
         };
         tokio::spawn(controller.run());
         OpenApi {
             published,
+            synced,
             own,
             backends,
         }
+    }
+
+    /// Becomes true once the documents include core's (with extensions').
+    pub fn synced(&self) -> watch::Receiver<bool> {
+        self.synced.clone()
     }
 
     /// The answer to `/openapi/v2`, `/openapi/v3` and `/openapi/v3/<document>` of the

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
+use kas_endpoints::discovery::delegated::Delegated;
 use kas_endpoints::openapi::V2;
 use serde_json::{Map, Value};
 
@@ -26,7 +27,24 @@ pub struct Spec {
     pub name: String,
     /// `None` for a local spec.
     pub remote: Option<Remote>,
-    pub spec: Arc<Value>,
+    pub spec: Source,
+}
+
+/// Where a spec is kept: its own value, or core's followed documents (shared, not copied).
+#[derive(Clone, Debug)]
+pub enum Source {
+    Value(Arc<Value>),
+    Core(Arc<Delegated>),
+}
+
+impl Source {
+    fn value(&self) -> &Value {
+        static NONE: Value = Value::Null;
+        match self {
+            Source::Value(v) => v,
+            Source::Core(d) => d.openapi.as_ref().map_or(&NONE, |(v2, _)| v2),
+        }
+    }
 }
 
 /// What orders a service-backed APIService's spec.
@@ -90,13 +108,14 @@ fn merge_all(specs: &[Spec]) -> Value {
     let mut merged: Option<Value> = None;
     for s in specs {
         let dest = merged.get_or_insert_with(|| {
-            let mut top: Map<String, Value> = s.spec.as_object().cloned().unwrap_or_default();
+            let top = s.spec.value().as_object();
+            let mut top: Map<String, Value> = top.cloned().unwrap_or_default();
             for k in ["paths", "definitions", "parameters"] {
                 top.remove(k);
             }
             Value::Object(top)
         });
-        if let Err(e) = merge::merge(dest, &s.spec) {
+        if let Err(e) = merge::merge(dest, s.spec.value()) {
             tracing::warn!(spec = %s.name, error = %e, "failed to build merge specs");
         }
     }
@@ -115,8 +134,8 @@ mod tests {
                 group: group.to_owned(),
                 group_priority,
             }),
-            spec: Arc::new(json!({"swagger": "2.0", "info": {"title": name},
-                "paths": {format!("/{name}"): {}}})),
+            spec: Source::Value(Arc::new(json!({"swagger": "2.0", "info": {"title": name},
+                "paths": {format!("/{name}"): {}}}))),
         }
     }
 
