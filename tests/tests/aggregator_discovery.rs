@@ -342,3 +342,41 @@ async fn an_aggregated_servers_group_is_discovered_explained_and_degrades_alone(
     })
     .await;
 }
+
+/// A server without aggregated discovery: its group version's resources come from its
+/// legacy `/apis/<group>/<version>`, converted as upstream's discovery manager converts it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_aggregated_discovery_is_read_from_its_legacy_documents() {
+    let c = start_cluster(|_| {});
+    let mut spec = TestApiserverSpec::for_cluster(&c);
+    spec.extra_args.push("--legacy-discovery-only".to_owned());
+    let backend = TestApiserver::start(spec);
+    for manifest in [backend.service_manifests(), backend.apiservice_manifest()] {
+        let out = c.kubectl_stdin(&["apply"], &manifest);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let current = eventually(Duration::from_secs(30), "wardle's resources", async || {
+        let v = wardle(&c).await;
+        (v["freshness"] == "Current" && !resources(&v).is_empty()).then_some(v)
+    })
+    .await;
+    assert_eq!(resources(&current), ["fischers", "flunders"]);
+    let flunders = &current["resources"][1];
+    assert_eq!(flunders["scope"], "Namespaced");
+    assert_eq!(flunders["singularResource"], "flunder");
+    // The legacy list names no group or version for its resources.
+    assert_eq!(
+        flunders["responseKind"],
+        serde_json::json!({"group": "", "version": "", "kind": "Flunder"})
+    );
+    assert_eq!(flunders["subresources"][0]["subresource"], "echo");
+    assert!(
+        backend
+            .log()
+            .contains("GET /apis/wardle.example.com/v1alpha1: 200")
+    );
+}
