@@ -62,26 +62,29 @@ pub fn local_priority(group: &str, version: &str) -> Priority {
     }
 }
 
+/// Each group version of `APIGroupDiscovery` items: its group, its version and its
+/// `APIVersionDiscovery`.
+pub fn group_versions(items: &[Value]) -> impl Iterator<Item = (&str, &str, &Value)> {
+    items.iter().flat_map(|item| {
+        let group = item.pointer("/metadata/name").and_then(Value::as_str);
+        let versions = item.get("versions").and_then(Value::as_array);
+        versions.into_iter().flatten().map(move |v| {
+            let version = v.get("version").and_then(Value::as_str);
+            (group.unwrap_or(""), version.unwrap_or(""), v)
+        })
+    })
+}
+
 /// The entries of local groups, from `APIGroupDiscovery` items (core's merged `/apis`,
 /// the aggregator's own).
 pub fn local_entries(items: &[Value]) -> Vec<Entry> {
-    let mut out = Vec::new();
-    for item in items {
-        let group = item
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let versions = item.get("versions").and_then(Value::as_array);
-        for version in versions.into_iter().flatten() {
-            let name = version.get("version").and_then(Value::as_str).unwrap_or("");
-            out.push(Entry {
-                group: group.to_owned(),
-                version: version.clone(),
-                priority: local_priority(group, name),
-            });
-        }
-    }
-    out
+    group_versions(items)
+        .map(|(group, version, v)| Entry {
+            group: group.to_owned(),
+            version: v.clone(),
+            priority: local_priority(group, version),
+        })
+        .collect()
 }
 
 fn by_version_priority(a: &Entry, b: &Entry) -> Ordering {

@@ -166,20 +166,12 @@ async fn get(
 /// (upstream fills an empty one in for older clients).
 fn parse_aggregated(body: &[u8]) -> Option<HashMap<String, Value>> {
     let doc: Value = serde_json::from_slice(body).ok()?;
+    let items = doc.get("items")?.as_array()?;
     let mut out = HashMap::new();
-    for group in doc.get("items")?.as_array()? {
-        let name = group
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let versions = group.get("versions").and_then(Value::as_array);
-        for version in versions.into_iter().flatten() {
-            let mut version = version.clone();
-            let v = version.get("version").and_then(Value::as_str).unwrap_or("");
-            let key = format!("{name}/{v}");
-            fill_response_kinds(&mut version);
-            out.insert(key, version);
-        }
+    for (group, version, v) in super::aggregated::group_versions(items) {
+        let mut v = v.clone();
+        fill_response_kinds(&mut v);
+        out.insert(format!("{group}/{version}"), v);
     }
     Some(out)
 }
