@@ -31,6 +31,8 @@ pub const POST_START_HOOKS: &[&str] = &[
     "apiservice-discovery-controller",
     "kube-apiserver-autoregistration",
     AUTOREGISTER_COMPLETION,
+    "apiservice-openapi-controller",
+    "apiservice-openapiv3-controller",
 ];
 
 /// Upstream's boot-sequence check of the autoregistered APIServices, named without the
@@ -49,17 +51,26 @@ pub fn post_start_hooks() -> Vec<PostStartHook> {
 }
 
 /// Marks `apiservice-discovery-controller` done once the delegate's discovery and OpenAPI
-/// documents are merged into this role's: until then `/apis` and `/openapi` would miss the
-/// built-in groups, so the role is not ready.
+/// documents are merged into this role's (`openapi`, and `synced` for discovery: until then
+/// `/apis` and `/openapi` would miss the built-in groups, so the role is not ready) and
+/// every APIService's discovery was synced once (`synced` too, as upstream's hook waits for
+/// its discovery manager); the OpenAPI
+/// controllers' hooks at once, as upstream's only start them.
 pub fn mark_when_discovered(
     mut delegated: watch::Receiver<Arc<Delegated>>,
+    mut synced: watch::Receiver<bool>,
+    mut openapi: watch::Receiver<bool>,
     hooks: Vec<PostStartHook>,
 ) {
+    mark_done(&hooks, "apiservice-openapi-controller");
+    mark_done(&hooks, "apiservice-openapiv3-controller");
     tokio::spawn(async move {
         let fetched = delegated
             .wait_for(|d| !d.items.is_empty() && d.openapi.is_some())
-            .await;
-        if fetched.is_ok() {
+            .await
+            .is_ok();
+        let merged = fetched && openapi.wait_for(|s| *s).await.is_ok();
+        if merged && synced.wait_for(|s| *s).await.is_ok() {
             mark_done(&hooks, "apiservice-discovery-controller");
         }
     });

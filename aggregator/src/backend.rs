@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use http::{HeaderMap, HeaderValue, Method};
+use kas_auth::UserInfo;
 use kas_tls::TlsConfig;
 use kas_webhook::client::{Client, Response};
 use serde_json::Value;
@@ -161,18 +162,37 @@ impl Backends {
         verify: Verify,
         timeout: Duration,
     ) -> Result<(String, Response), BackendError> {
+        let mut headers = HeaderMap::new();
+        if let Ok(v) = HeaderValue::from_str(accept) {
+            headers.insert(http::header::ACCEPT, v);
+        }
+        let user = UserInfo {
+            name: USER.to_owned(),
+            groups: vec![GROUP.to_owned()],
+            ..UserInfo::default()
+        };
+        self.get_as(api_service, path, headers, &user, verify, timeout)
+            .await
+    }
+
+    /// `GET path` (with its query) from the backend of `api_service` with `headers`, as
+    /// `user` (in the front-proxy headers, which replace any in `headers`).
+    pub async fn get_as(
+        &self,
+        api_service: &Value,
+        path: &str,
+        mut headers: HeaderMap,
+        user: &UserInfo,
+        verify: Verify,
+        timeout: Duration,
+    ) -> Result<(String, Response), BackendError> {
         let svc = crate::apiservice::service(api_service).ok_or(BackendError::Local)?;
         let host = self.resolve(&svc).map_err(BackendError::Resolve)?;
         let url = format!("https://{host}{path}");
         let client = self
             .client(&self.tls_config(api_service, &svc, verify), timeout)
             .map_err(|e| BackendError::Request(url.clone(), e))?;
-        let mut headers = HeaderMap::new();
-        if let Ok(v) = HeaderValue::from_str(accept) {
-            headers.insert(http::header::ACCEPT, v);
-        }
-        headers.insert("x-remote-user", HeaderValue::from_static(USER));
-        headers.insert("x-remote-group", HeaderValue::from_static(GROUP));
+        kas_delegate::set_auth_proxy_headers(&mut headers, Some(user));
         match client
             .send(Method::GET, &url, headers, bytes::Bytes::new())
             .await

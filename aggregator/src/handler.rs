@@ -1,8 +1,9 @@
-//! The aggregator's handler behind its filter chain, after upstream's aggregator mux:
-//! what the aggregator serves itself (the apiregistration.k8s.io group, `/apis` and the
-//! OpenAPI documents) goes to its own API; every other request goes straight to the proxy
-//! (service-backed APIServices) and the delegates behind it, without matching it against
-//! the aggregator's own routes first: that is the path of nearly every request.
+//! The aggregator's handler behind its filter chain and its discovery and OpenAPI
+//! documents (`documents`), after upstream's aggregator mux: what the aggregator serves
+//! itself (the apiregistration.k8s.io group) goes to its own API; every other request goes
+//! straight to the proxy (service-backed APIServices) and the delegates behind it, without
+//! matching it against the aggregator's own routes first: that is the path of nearly every
+//! request.
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -21,11 +22,9 @@ pub struct Aggregation<A, P> {
     pub proxy: P,
 }
 
-/// Whether the aggregator answers `path` itself.
+/// Whether the aggregator answers `path` itself (`/apis` and the OpenAPI documents are
+/// answered in front of this handler).
 pub fn is_own(path: &str) -> bool {
-    if path == "/apis" || path == "/apis/" || path.starts_with("/openapi/") {
-        return true;
-    }
     path.strip_prefix("/apis/")
         .and_then(|rest| rest.strip_prefix(GROUP))
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
@@ -68,12 +67,8 @@ mod tests {
     #[test]
     fn own_paths() {
         for own in [
-            "/apis",
-            "/apis/",
             "/apis/apiregistration.k8s.io",
             "/apis/apiregistration.k8s.io/v1/apiservices",
-            "/openapi/v2",
-            "/openapi/v3/apis/apps/v1",
         ] {
             assert!(is_own(own), "{own}");
         }
@@ -82,6 +77,7 @@ mod tests {
             "/apis/apps/v1/deployments",
             "/apis/apiregistration.k8s.io.example.com/v1",
             "/apis/apps",
+            "/openapi/v3/apis/apps/v1",
             "/healthz",
         ] {
             assert!(!is_own(other), "{other}");

@@ -1,5 +1,6 @@
 //! aggregator: the client-facing role. It authenticates and authorizes every request once,
-//! serves what it owns (health, version, metrics, apiregistration.k8s.io), keeps the
+//! serves what it owns (health, version, metrics, apiregistration.k8s.io, discovery and
+//! OpenAPI merged from its APIServices), proxies service-backed APIServices, keeps the
 //! `kubernetes` Service pointing at its replicas, and delegates everything else to
 //! core-apiserver over mTLS with the user in front-proxy headers, except the groups
 //! extensions-apiserver serves, which go to it straight with `--extensions-endpoints`.
@@ -108,9 +109,23 @@ fn main() -> ExitCode {
             proxy_client_cert,
         );
         apiserver::mark_controllers_started(informer.clone(), marked.clone());
-        // Discovery and OpenAPI: core's (with extensions' merged in) and ours.
+        // Discovery and OpenAPI: core's (with extensions' merged in), ours and the
+        // service-backed APIServices'. Their receivers are cloned before the proxy reads
+        // the informer, so that they see its first list.
         let delegated = kas_delegate::discovery::follow(delegate.clone(), true);
-        apiserver::mark_when_discovered(delegated.clone(), marked.clone());
+        let discovery = aggregator::discovery::Discovery::start(
+            informer.clone(),
+            delegated.clone(),
+            backends.clone(),
+        );
+        let openapi = aggregator::openapi::OpenApi::start(
+            &api_services,
+            informer.clone(),
+            delegated.clone(),
+            backends.clone(),
+        );
+        let (synced, merged) = (discovery.synced(), openapi.synced());
+        apiserver::mark_when_discovered(delegated.clone(), synced, merged, marked.clone());
         let auth = &common.authentication;
         apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
         let (listed, discovered) = (informer.clone(), delegated.clone());
@@ -133,9 +148,12 @@ fn main() -> ExitCode {
             next,
         );
         let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
-        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone())
-            .with_delegated_discovery(delegated);
-        let api = aggregator::handler::Aggregation { own, proxy };
+        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone());
+        let api = aggregator::documents::Documents {
+            discovery,
+            openapi,
+            next: aggregator::handler::Aggregation { own, proxy },
+        };
         Ok(kas_server::run::Serving {
             handler: kas_server::Handler::new(api),
             authorizers,

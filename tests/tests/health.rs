@@ -91,7 +91,7 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
 /// Upstream's names of the aggregator's post-start hooks this role runs, with the
 /// cluster-authentication-trust controller's (kube-apiserver's, registered before the
 /// aggregator's), and `autoregister-completion`, in upstream's order.
-fn aggregator_hooks() -> [&'static str; 8] {
+fn aggregator_hooks() -> [&'static str; 10] {
     [
         "start-cluster-authentication-info-controller",
         "start-kube-aggregator-informers",
@@ -101,6 +101,8 @@ fn aggregator_hooks() -> [&'static str; 8] {
         "apiservice-discovery-controller",
         "kube-apiserver-autoregistration",
         "autoregister-completion",
+        "apiservice-openapi-controller",
+        "apiservice-openapiv3-controller",
     ]
 }
 

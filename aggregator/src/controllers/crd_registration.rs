@@ -17,9 +17,10 @@ use super::autoregister::{self, AutoRegistration, Confirm};
 
 const CRDS_KEY: &str = "/apiextensions.k8s.io/customresourcedefinitions";
 /// Upstream's priorities of a CRD's APIService: "CRDs should have relatively low
-/// priority", and sort by kube-like versions among themselves.
-const GROUP_PRIORITY_MINIMUM: i64 = 1000;
-const VERSION_PRIORITY: i64 = 100;
+/// priority", and sort by kube-like versions among themselves. Its CRD discovery
+/// controller gives aggregated discovery the same.
+pub const GROUP_PRIORITY_MINIMUM: i64 = 1000;
+pub const VERSION_PRIORITY: i64 = 100;
 
 type GroupVersion = (String, String);
 

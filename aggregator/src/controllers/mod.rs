@@ -13,7 +13,7 @@ pub mod authentication_trust;
 pub mod autoregister;
 pub mod available;
 pub mod crd_registration;
-mod queue;
+pub mod queue;
 
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::informer::Objects;

@@ -1,7 +1,7 @@
 //! Upstream's rate-limited work queue (`workqueue.NewTypedRateLimitingQueue` with
 //! `DefaultControllerRateLimiter`'s per-item backoff) for controllers that run in one task:
 //! keys to process, each at most once at a time, failed ones retried after 5 ms doubling
-//! to 1000 s.
+//! to 1000 s (or another `ItemExponentialFailureRateLimiter`'s delays).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
@@ -16,6 +16,7 @@ pub struct Queue<K> {
     dirty: BTreeSet<K>,
     failures: HashMap<K, u32>,
     retry: BTreeMap<(Instant, K), ()>,
+    first_backoff: Duration,
     max_backoff: Duration,
 }
 
@@ -25,6 +26,7 @@ impl<K> Default for Queue<K> {
             dirty: BTreeSet::new(),
             failures: HashMap::new(),
             retry: BTreeMap::new(),
+            first_backoff: BACKOFF_FIRST,
             max_backoff: BACKOFF_MAX,
         }
     }
@@ -38,6 +40,27 @@ impl<K: Ord + Hash + Clone> Queue<K> {
             max_backoff: max,
             ..Queue::default()
         }
+    }
+
+    /// A queue whose backoff starts at `first` and doubles up to `max` (the OpenAPI
+    /// controllers' limiter: a minute to an hour).
+    pub fn with_backoff(first: Duration, max: Duration) -> Self {
+        Queue {
+            first_backoff: first,
+            max_backoff: max,
+            ..Queue::default()
+        }
+    }
+
+    /// Forgets `key`'s failures, so its next one waits the first backoff (upstream's
+    /// `Forget`); a pending add stays.
+    pub fn forget(&mut self, key: &K) {
+        self.failures.remove(key);
+    }
+
+    /// How many times in a row `key` failed (upstream's `NumRequeues`).
+    pub fn num_requeues(&self, key: &K) -> u32 {
+        self.failures.get(key).copied().unwrap_or(0)
     }
 
     pub fn add(&mut self, key: K) {
@@ -71,7 +94,7 @@ impl<K: Ord + Hash + Clone> Queue<K> {
             return;
         }
         let n = self.failures.entry(key.clone()).or_default();
-        let delay = backoff(*n).min(self.max_backoff);
+        let delay = backoff(self.first_backoff, self.max_backoff, *n);
         *n = n.saturating_add(1);
         self.add_after(key, delay);
     }
@@ -83,10 +106,8 @@ impl<K: Ord + Hash + Clone> Queue<K> {
 }
 
 /// The delay after the `n`th consecutive failure (from 0).
-fn backoff(n: u32) -> Duration {
-    BACKOFF_FIRST
-        .saturating_mul(2u32.saturating_pow(n))
-        .min(BACKOFF_MAX)
+fn backoff(first: Duration, max: Duration, n: u32) -> Duration {
+    first.saturating_mul(2u32.saturating_pow(n)).min(max)
 }
 
 /// Sleeps until `at`, or forever without one.
@@ -115,9 +136,32 @@ mod tests {
         assert_eq!(q.failures["a"], 2);
         q.done("a", true);
         assert!(q.failures.is_empty());
-        assert_eq!(backoff(0), Duration::from_millis(5));
-        assert_eq!(backoff(3), Duration::from_millis(40));
-        assert_eq!(backoff(40), BACKOFF_MAX);
+        assert_eq!(
+            backoff(BACKOFF_FIRST, BACKOFF_MAX, 0),
+            Duration::from_millis(5)
+        );
+        assert_eq!(
+            backoff(BACKOFF_FIRST, BACKOFF_MAX, 3),
+            Duration::from_millis(40)
+        );
+        assert_eq!(backoff(BACKOFF_FIRST, BACKOFF_MAX, 40), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn the_backoff_can_start_later_and_be_forgotten() {
+        let mut q = Queue::with_backoff(Duration::from_secs(60), Duration::from_secs(3600));
+        let delays: Vec<u64> = (0..8)
+            .map(|_| {
+                let before = Instant::now();
+                q.retry.clear();
+                q.done("a", false);
+                (q.next_retry().unwrap() - before).as_secs()
+            })
+            .collect();
+        assert_eq!(delays, [60, 120, 240, 480, 960, 1920, 3600, 3600]);
+        assert_eq!(q.num_requeues(&"a"), 8);
+        q.forget(&"a");
+        assert_eq!(q.num_requeues(&"a"), 0);
     }
 
     #[test]

@@ -91,6 +91,10 @@ pub struct Options {
     pub version: String,
     #[arg(long, value_enum, default_value_t = DiscoveryFailure::None)]
     pub discovery_failure: DiscoveryFailure,
+    /// Serve only the legacy discovery documents, as servers before aggregated discovery
+    /// (`/apis` is an APIGroupList whatever the `Accept`).
+    #[arg(long)]
+    pub legacy_discovery_only: bool,
 }
 
 /// Serves until the process is killed (or fails to start).

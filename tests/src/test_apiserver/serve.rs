@@ -35,7 +35,9 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         group_headers: options.requestheader_group_headers.clone(),
         extra_prefixes: options.requestheader_extra_headers_prefix.clone(),
     };
-    let state = Arc::new(State::new(gv, auth, options.discovery_failure));
+    let mut state = State::new(gv, auth, options.discovery_failure);
+    state.legacy_discovery_only = options.legacy_discovery_only;
+    let state = Arc::new(state);
     let addr = (options.bind_address, options.secure_port);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -184,7 +186,7 @@ fn apis(state: &State, req: &Request<hyper::body::Incoming>) -> Response<Body> {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    match discovery::negotiate(accept) {
+    match discovery::negotiate(accept).filter(|_| !state.legacy_discovery_only) {
         Some(version) => {
             let doc = match version {
                 "v2" => &state.docs.aggregated_v2,

@@ -44,6 +44,8 @@ pub struct State {
     pub auth: RequestHeaderConfig,
     pub store: Store,
     pub docs: Documents,
+    /// `--legacy-discovery-only`.
+    pub legacy_discovery_only: bool,
     failure: AtomicU8,
 }
 
@@ -62,6 +64,7 @@ impl State {
             auth,
             store: Store::new(),
             docs,
+            legacy_discovery_only: false,
             failure: AtomicU8::new(0),
         };
         state.set_discovery_failure(failure);

@@ -24,7 +24,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use crate::openapi::OpenApi;
 
 /// A document's bytes and their hash, computed once.
-pub(crate) struct Document {
+pub struct Document {
     pub bytes: Bytes,
     /// Upper-case hex SHA-512 of `bytes`, unquoted.
     pub etag: String,
@@ -84,33 +84,15 @@ impl OpenApi {
     }
 
     fn serve_v2_doc(&self, req: &Request<Body>, v2: &super::V2) -> Response<Body> {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-        let Some(protobuf) = negotiate(req, V2_SUBTYPES) else {
-            return status(StatusCode::NOT_ACCEPTABLE, headers);
-        };
-        let (content_type, bytes) = if protobuf {
-            (V2_PROTOBUF, v2.protobuf.clone())
-        } else {
-            ("application/json", v2.json.bytes.clone())
-        };
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        set(&mut headers, header::ETAG, &format!("\"{}\"", v2.json.etag));
-        serve_content(req, headers, self.built, bytes)
+        serve_v2(req, v2, self.built)
     }
 
     fn serve_root(&self, req: &Request<Body>) -> Response<Body> {
-        self.serve_root_bytes(req, self.v3().root.clone())
+        serve_v3_root(req, self.v3().root.clone())
     }
 
     fn serve_root_bytes(&self, req: &Request<Body>, root: Bytes) -> Response<Body> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        // The aggregator merges the index per request and stamps it with the time.
-        serve_content(req, headers, SystemTime::now(), root)
+        serve_v3_root(req, root)
     }
 
     fn serve_v3(&self, req: &Request<Body>, key: &str) -> Response<Body> {
@@ -147,6 +129,34 @@ impl OpenApi {
         }
         serve_content(req, headers, self.built, doc.bytes.clone())
     }
+}
+
+/// `/openapi/v2` from `v2`, last modified at `modified`.
+pub fn serve_v2(req: &Request<Body>, v2: &super::V2, modified: SystemTime) -> Response<Body> {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+    let Some(protobuf) = negotiate(req, V2_SUBTYPES) else {
+        return status(StatusCode::NOT_ACCEPTABLE, headers);
+    };
+    let (content_type, bytes) = if protobuf {
+        (V2_PROTOBUF, v2.protobuf.clone())
+    } else {
+        ("application/json", v2.json.bytes.clone())
+    };
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    set(&mut headers, header::ETAG, &format!("\"{}\"", v2.json.etag));
+    serve_content(req, headers, modified, bytes)
+}
+
+/// `/openapi/v3` from the index's bytes.
+pub fn serve_v3_root(req: &Request<Body>, root: Bytes) -> Response<Body> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    // The aggregator merges the index per request and stamps it with the time.
+    serve_content(req, headers, SystemTime::now(), root)
 }
 
 fn set(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {

@@ -35,7 +35,7 @@ use bytes::Bytes;
 use kas_api::Message;
 
 use definitions::{Catalog, Gvk};
-use handler::Document;
+pub use handler::{Document, serve_v2, serve_v3_root};
 use kas_registry::descriptor::ResourceDescriptor;
 use kas_registry::strategy::{OpenApiDialect, Strategy};
 use routes::PathItem;
@@ -85,13 +85,18 @@ impl Published {
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
 /// upstream's does.
-pub(crate) struct V2 {
+pub struct V2 {
     json: Document,
     protobuf: Bytes,
 }
 
 impl V2 {
-    fn new(doc: &serde_json::Value) -> V2 {
+    /// The JSON document and its hash.
+    pub fn json(&self) -> &Document {
+        &self.json
+    }
+
+    pub fn new(doc: &serde_json::Value) -> V2 {
         V2 {
             protobuf: gnostic::encode(doc).into(),
             json: Document::new(to_vec(doc)),
@@ -172,6 +177,21 @@ impl OpenApi {
             v3: Default::default(),
             built: SystemTime::now(),
         }
+    }
+
+    /// The `/openapi/v2` document (built on first use).
+    pub fn v2_document(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.v2().json.bytes).unwrap_or_default()
+    }
+
+    /// The `/openapi/v3` index (built on first use).
+    pub fn v3_root(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.v3().root).unwrap_or_default()
+    }
+
+    /// Whether `/openapi/v3/<key>` is one of this role's documents.
+    pub fn has_v3(&self, key: &str) -> bool {
+        self.v3().docs.contains_key(key)
     }
 
     /// Adds resources that write their own definitions.
