@@ -132,6 +132,22 @@ impl kas_registry::Strategy for Strategy {
         errs
     }
 
+    /// Upstream's `apiServerStatusStrategy.PrepareForUpdate`: a status write keeps the
+    /// stored labels, annotations, finalizers and owner references (the spec is the
+    /// store's already).
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        let old_meta = kas_registry::meta::metadata(old)
+            .cloned()
+            .unwrap_or_default();
+        let meta = kas_registry::meta::metadata_mut(new);
+        for key in ["labels", "annotations", "finalizers", "ownerReferences"] {
+            match old_meta.get(key) {
+                Some(v) => meta.insert(key.to_owned(), v.clone()),
+                None => meta.remove(key),
+            };
+        }
+    }
+
     fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = kas_registry::validation::validate_object_meta_update(new, old);
         errs.extend(validation::validate_status(new));
@@ -170,6 +186,18 @@ mod tests {
         let c = conditions::get(&obj, conditions::AVAILABLE).unwrap();
         assert_eq!((c.status, c.reason), ("True", "Local"));
         assert_eq!(Strategy.table_cells(&obj), [json!("Local"), json!("True")]);
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_stored_labels_and_annotations() {
+        let old = json!({"metadata": {"name": "v1.example.com", "labels": {"a": "1"}}});
+        let mut new = json!({"metadata": {"name": "v1.example.com", "labels": {"a": "2"},
+            "annotations": {"b": "x"}}, "status": {}});
+        Strategy.prepare_for_status_update(&mut new, &old);
+        assert_eq!(
+            new["metadata"],
+            json!({"name": "v1.example.com", "labels": {"a": "1"}})
+        );
     }
 
     #[test]
