@@ -26,7 +26,8 @@ mod support;
 pub use authentication::with_authentication;
 pub use authorization::with_authorization;
 pub use filter::{
-    Answer, Boxed, Filter, FilterFuture, FilterLayer, Inline, Inner, Next, NextFuture,
+    Answer, Boxed, EraseLayer, Erased, Filter, FilterFuture, FilterLayer, Inline, Inner, Next,
+    NextFuture,
 };
 pub use filter::{Rule, Storage, WithState};
 pub use filter::{from_fn, from_fn_with_state};

@@ -3,12 +3,13 @@
 //! request info → timeout → authentication → impersonation → max in-flight → authorization
 //! → metrics → the role's routes. Each filter is one rule from kas-filters; they talk through request
 //! extensions, so a filter that reads one sits after the filter that sets it. Filters marked
-//! `inline` keep their future in the next outer one's instead of a box of their own.
+//! `inline` keep their future in the next outer one's instead of a box of their own; the
+//! chain is type-erased once, in the middle.
 
 use std::sync::Arc;
 
 use kas_filters::{
-    MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
+    EraseLayer, MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
     with_authorization, with_impersonation, with_max_in_flight_limit, with_panic_recovery,
     with_request_deadline, with_request_info, with_request_metrics, with_tracing,
 };
@@ -46,6 +47,9 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
             config.authenticator.clone(),
             with_authentication,
         ))
+        // The chain's type stops growing here (kas_filters::Erased): without it every
+        // binary's debug info carries 20 MB type names.
+        .layer(EraseLayer)
         // After authentication, whose user it may replace; before max in-flight and
         // authorization, which see the impersonated user, as upstream.
         .layer(from_fn_with_state(
