@@ -9,6 +9,7 @@ pub mod api_load;
 pub mod client;
 pub mod load;
 pub mod netns;
+pub mod node_watch;
 pub mod pki;
 pub mod rbac_load;
 pub mod test_apiserver;
