@@ -31,6 +31,9 @@ pub struct Spec {
     pub duration: Duration,
     /// Watch streams per HTTP/2 connection.
     pub streams_per_connection: usize,
+    /// How long the open watches are left alone before writing, to measure what they cost
+    /// idle.
+    pub idle: Duration,
 }
 
 fn pod_name(j: usize) -> String {
@@ -75,10 +78,10 @@ pub struct Measured {
     pub writes: u64,
 }
 
-/// Opens the watches, waits until every one has answered, then writes for
-/// `spec.duration`; `during` is called when writing starts and when it ends (to sample
-/// CPU counters).
-pub async fn run(spec: &Spec, mut during: impl FnMut()) -> Result<Measured> {
+/// Opens the watches, waits until every one has answered, leaves them idle for
+/// `spec.idle`, then writes for `spec.duration`; `sample` is called when the idle time
+/// starts, when writing starts and when it ends (to sample CPU counters).
+pub async fn run(spec: &Spec, mut sample: impl FnMut()) -> Result<Measured> {
     let t = spec.target.clone();
     let per_connection = spec.streams_per_connection.max(1);
     let mut senders = Vec::new();
@@ -108,10 +111,12 @@ pub async fn run(spec: &Spec, mut during: impl FnMut()) -> Result<Measured> {
     }
     // Let the initial events drain.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    during();
+    sample();
+    tokio::time::sleep(spec.idle).await;
+    sample();
     let start = Instant::now();
     let writes = write(spec).await?;
-    during();
+    sample();
     tokio::time::sleep(Duration::from_secs(1)).await;
     stop.store(true, Ordering::Relaxed);
     let mut result = LoadResult::default();
