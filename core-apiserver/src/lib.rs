@@ -87,9 +87,13 @@ pub async fn api_service<S>(
     let resource_options = &resource_options;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
-    let stores = resources::stores(resource_options, &etcd, &mut |d, get_attrs| {
+    let stores = resources::stores(resource_options, &etcd, &mut |d, strategy| {
         let mut config = kas_storage_cache::CacherConfig::new(format!("/{}", d.storage_resource));
-        config.get_attrs = get_attrs;
+        config.get_attrs = kas_registry::store::get_attrs(strategy);
+        config.index_field = strategy
+            .index_field()
+            .filter(|_| resource_options.watch_cache_index)
+            .map(str::to_owned);
         let cache = std::sync::Arc::new(kas_storage_cache::Cacher::new(etcd.clone(), config));
         caches.push(cache.clone());
         cache

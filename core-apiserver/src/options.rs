@@ -52,6 +52,11 @@ pub struct CoreOptions {
     pub kubelet_timeout: GoDuration,
     #[command(flatten)]
     pub service_account: ServiceAccountOptions,
+    /// Not upstream's: `false` offers every pod event to every watcher and scans every pod
+    /// for a `spec.nodeName=` list, as before the watch cache's index (kas-bench measures
+    /// the difference).
+    #[arg(long, hide = true, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_cache_index: bool,
 }
 
 impl CoreOptions {
@@ -75,6 +80,7 @@ impl CoreOptions {
                 preferred_address_types: self.kubelet_preferred_address_types.clone(),
                 timeout: self.kubelet_timeout.0,
             },
+            watch_cache_index: self.watch_cache_index,
             reviewers: Default::default(),
             service_account_token: token_config(&self.service_account),
             openid_metadata: self.service_account.openid_metadata(),
@@ -114,6 +120,14 @@ mod tests {
         let flags = Flags::try_parse_from(["core-apiserver", "--event-ttl=2s"]).unwrap();
         assert_eq!(flags.core.resources().event_ttl.as_secs(), 2);
         assert!(Flags::try_parse_from(["core-apiserver", "--event-ttl=soon"]).is_err());
+    }
+
+    #[test]
+    fn the_watch_cache_index_is_on_unless_turned_off() {
+        let flags = Flags::try_parse_from(["core-apiserver"]).unwrap();
+        assert!(flags.core.resources().watch_cache_index);
+        let flags = Flags::try_parse_from(["core-apiserver", "--watch-cache-index=false"]).unwrap();
+        assert!(!flags.core.resources().watch_cache_index);
     }
 
     #[test]

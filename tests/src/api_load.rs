@@ -80,7 +80,7 @@ impl Resource {
 }
 
 impl Target {
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!(
             "https://{}{path}",
             self.base.authority().map(|a| a.as_str()).unwrap_or("")
@@ -96,7 +96,7 @@ impl Target {
         )
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         sender: &mut Sender,
         method: Method,
@@ -443,7 +443,7 @@ async fn merge(
     Ok(out)
 }
 
-fn now_micros() -> u128 {
+pub(crate) fn now_micros() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros())
@@ -538,7 +538,7 @@ async fn watch(spec: &Spec) -> Result<LoadResult> {
 
 /// The complete watch events at the front of `buf`, removed from it, as
 /// `{"type": ..., "object": ...}` (protobuf frames decoded with the ConfigMap schema).
-fn next_events(buf: &mut Vec<u8>, protobuf: bool) -> Vec<Value> {
+pub(crate) fn next_events(buf: &mut Vec<u8>, protobuf: bool) -> Vec<Value> {
     use kas_apimachinery::protobuf;
     let mut events = Vec::new();
     if !protobuf {

@@ -10,6 +10,7 @@ pub mod client;
 pub mod kubelet;
 pub mod load;
 pub mod netns;
+pub mod node_watch;
 pub mod pki;
 pub mod rbac_load;
 pub mod test_apiserver;

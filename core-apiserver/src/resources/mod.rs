@@ -37,14 +37,15 @@ pub mod storage;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kas_registry::store::{Store, get_attrs};
+use kas_registry::store::Store;
 use kas_registry::{ResourceDescriptor, Strategy};
-use kas_storage::{AttrsFunc, Storage};
+use kas_storage::Storage;
 
-/// How a store gets a watch cache: from the resource and its attributes (a watch cache
-/// keeps them per object).
+/// How a store gets a watch cache: from the resource and its strategy (a watch cache
+/// keeps each object's attributes, `kas_registry::store::get_attrs`, and indexes by the
+/// strategy's `index_field`).
 pub type StorageFor<'a> =
-    dyn FnMut(&'static ResourceDescriptor, AttrsFunc) -> Arc<dyn Storage> + 'a;
+    dyn FnMut(&'static ResourceDescriptor, &Arc<dyn Strategy>) -> Arc<dyn Storage> + 'a;
 
 /// What the resources take from the command line.
 #[derive(Clone, Debug)]
@@ -69,6 +70,9 @@ pub struct ResourceOptions {
     pub openid_metadata: Option<Arc<kas_auth::authentication::serviceaccount::OpenIdMetadata>>,
     /// The service-account flags (TokenReviews verify tokens with their keys).
     pub service_accounts: kas_server::options::ServiceAccountOptions,
+    /// Whether watch caches index by their strategies' `index_field` (off only to measure
+    /// what the index saves).
+    pub watch_cache_index: bool,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -114,6 +118,7 @@ impl Default for ResourceOptions {
             service_account_token: None,
             openid_metadata: None,
             service_accounts: Default::default(),
+            watch_cache_index: true,
         }
     }
 }
@@ -253,7 +258,7 @@ pub fn stores(
                 hooks,
             } = install(opts);
             let storage = match reads {
-                Reads::Cached => cache_for(descriptor, get_attrs(&strategy)),
+                Reads::Cached => cache_for(descriptor, &strategy),
                 Reads::Etcd => etcd.clone(),
                 Reads::Own(build) => build(etcd),
             };
@@ -332,5 +337,27 @@ mod tests {
                 assert!(verbs.is_sorted(), "{}: {verbs:?}", d.kind);
             }
         }
+    }
+
+    /// A watch cache reads the indexed field from each object's selectable fields, so it
+    /// must be one; only pods have one, as upstream's only trigger is pods'.
+    #[test]
+    fn index_fields_are_selectable_and_only_pods_have_one() {
+        let opts = ResourceOptions::default();
+        let mut indexed = Vec::new();
+        for install in RESOURCES {
+            let Install {
+                descriptor,
+                strategy,
+                ..
+            } = install(&opts);
+            let Some(field) = strategy.index_field() else {
+                continue;
+            };
+            let fields = strategy.field_set(&serde_json::json!({}));
+            assert!(fields.contains_key(field), "{}: {field}", descriptor.kind);
+            indexed.push((descriptor.plural, field));
+        }
+        assert_eq!(indexed, [("pods", "spec.nodeName")]);
     }
 }

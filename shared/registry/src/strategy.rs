@@ -207,6 +207,15 @@ pub trait Strategy: Send + Sync {
         crate::meta::default_field_set(obj)
     }
 
+    /// The selectable field (one of `field_set`'s) the watch cache files watchers and
+    /// objects by: upstream's trigger function and store indexer of the kind's storage,
+    /// and its predicates' `IndexFields`, which only pods declare (`spec.nodeName`). A
+    /// watch or list whose field selector pins it then costs the objects of that value,
+    /// not every object: a kubelet's watch of its node's pods.
+    fn index_field(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Whether upstream registers a field label conversion function for this kind
     /// (`AddFieldLabelConversionFunc`: Pods, Nodes, Secrets, Namespaces, Events, ...). A
     /// field selector on a field `field_set` lacks is then refused with that function's

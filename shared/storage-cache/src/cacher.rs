@@ -38,6 +38,12 @@ pub struct CacherConfig {
     /// The resource's attributes (upstream's `GetAttrsFunc`), kept per object for
     /// selectors; predicates given to this cache must be built on the same function.
     pub get_attrs: AttrsFunc,
+    /// The selectable field watchers and lists are narrowed by (upstream's trigger
+    /// function, `IndexerFuncs`, and its store `Indexers`; pods declare `spec.nodeName`):
+    /// a watch whose field selector pins it is offered only the events of objects that
+    /// have or had its value, and a list that pins it reads only those objects. `None`:
+    /// every event is offered to every watcher.
+    pub index_field: Option<String>,
     /// Events kept at first for watches from an older resourceVersion (upstream's
     /// `defaultLowerBoundCapacity`, 100).
     pub initial_capacity: usize,
@@ -64,6 +70,7 @@ impl CacherConfig {
         CacherConfig {
             resource_prefix: resource_prefix.into(),
             get_attrs: Arc::new(kas_storage::attrs::default_attrs),
+            index_field: None,
             initial_capacity: 100,
             max_capacity: 100 * 1024,
             event_fresh_duration: Duration::from_secs(75),
@@ -79,6 +86,7 @@ impl std::fmt::Debug for CacherConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CacherConfig")
             .field("resource_prefix", &self.resource_prefix)
+            .field("index_field", &self.index_field)
             .field("initial_capacity", &self.initial_capacity)
             .field("max_capacity", &self.max_capacity)
             .finish_non_exhaustive()
@@ -145,11 +153,12 @@ impl Cacher {
             config.bookmark_interval,
             config.bookmark_interval.min(BOOKMARK_RESOLUTION),
             Arc::clone(&bookmark_wake),
+            config.index_field.as_deref(),
         );
         let inner = Arc::new(Inner {
             storage,
             shared: Mutex::new(Shared {
-                cache: WatchCache::new(limits),
+                cache: WatchCache::new(limits, config.index_field.as_deref()),
                 watchers,
             }),
             progress: watch::Sender::new(None),

@@ -18,6 +18,8 @@
 mod bookmarks;
 mod cache_watcher;
 mod cacher;
+mod field_index;
+mod indexed_watchers;
 mod progress;
 mod watch_cache;
 

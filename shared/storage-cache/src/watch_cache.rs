@@ -1,12 +1,15 @@
-//! Upstream's `watchCache`: every object of the resource by key, a bounded ring buffer of
-//! recent events for watches that start from an older resourceVersion, and the revision
-//! the cache has caught up to. Pure data: no I/O, no locking (the cacher holds the lock).
+//! Upstream's `watchCache`: every object of the resource by key (and, for a resource with
+//! an indexed field, by its value of it), a bounded ring buffer of recent events for
+//! watches that start from an older resourceVersion, and the revision the cache has caught
+//! up to. Pure data: no I/O, no locking (the cacher holds the lock).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use kas_storage::{Attrs, Error, ObjectRef, Predicate, Result, WatchEvent};
+
+use crate::field_index::FieldIndex;
 
 /// The type of a cached event, as the underlying watch reported it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +105,8 @@ pub(crate) fn key_matches(watched: &str, recursive: bool, key: &str) -> bool {
 
 pub(crate) struct WatchCache {
     objects: BTreeMap<String, StoreElement>,
+    /// The objects' keys by their value of the indexed field, if the resource has one.
+    index: Option<FieldIndex>,
     events: VecDeque<Arc<CachedEvent>>,
     capacity: usize,
     limits: Capacity,
@@ -116,9 +121,11 @@ pub(crate) struct WatchCache {
 }
 
 impl WatchCache {
-    pub(crate) fn new(limits: Capacity) -> Self {
+    /// A cache sized by `limits`, indexing objects by `index_field` if given.
+    pub(crate) fn new(limits: Capacity, index_field: Option<&str>) -> Self {
         WatchCache {
             objects: BTreeMap::new(),
+            index: index_field.map(FieldIndex::new),
             events: VecDeque::new(),
             capacity: limits.initial.max(1),
             limits,
@@ -139,6 +146,12 @@ impl WatchCache {
             .into_iter()
             .map(|e| (e.object.key.clone(), e))
             .collect();
+        if let Some(index) = &mut self.index {
+            index.clear();
+            for (key, e) in &self.objects {
+                index.update(key, None, Some(&e.attrs));
+            }
+        }
         self.events.clear();
         self.resource_version = resource_version;
         self.list_resource_version = resource_version;
@@ -164,6 +177,9 @@ impl WatchCache {
                     attrs: attrs.clone(),
                 };
                 let prev = self.objects.insert(o.key.clone(), elem);
+                if let Some(index) = &mut self.index {
+                    index.update(&o.key, prev.as_ref().map(|p| &p.attrs), Some(&attrs));
+                }
                 let kind = if prev.is_some() {
                     EventType::Modified
                 } else {
@@ -173,6 +189,9 @@ impl WatchCache {
             }
             WatchEvent::Deleted(o) => {
                 let prev = self.objects.remove(&o.key);
+                if let Some(index) = &mut self.index {
+                    index.update(&o.key, prev.as_ref().map(|p| &p.attrs), None);
+                }
                 (EventType::Deleted, o, prev)
             }
             WatchEvent::Bookmark(rv) | WatchEvent::InitialEventsEnd(rv) => {
@@ -218,31 +237,47 @@ impl WatchCache {
         self.objects.get(key).map(|e| e.object.clone())
     }
 
-    /// The objects `key` covers that pass `predicate`, in key order.
+    /// The objects `key` covers that pass `predicate`, in key order. A collection whose
+    /// predicate pins the indexed field reads only that value's objects (upstream's
+    /// `listLatestRV` with the predicate's `MatcherIndex`).
     pub(crate) fn list<'a>(
         &'a self,
         key: &'a str,
         recursive: bool,
         predicate: &'a Predicate,
-    ) -> impl Iterator<Item = &'a ObjectRef> + 'a {
+    ) -> Box<dyn Iterator<Item = &'a ObjectRef> + 'a> {
         let start = if recursive {
             let dir = key.strip_suffix('/').unwrap_or(key);
             format!("{dir}/")
         } else {
             key.to_string()
         };
-        self.objects
+        let covered = move |k: &str| {
+            if recursive {
+                key_matches(key, true, k)
+            } else {
+                k == key
+            }
+        };
+        let selected = move |e: &&'a StoreElement| predicate.matches_attrs(&e.attrs);
+        let pinned = self
+            .index
+            .as_ref()
+            .filter(|_| recursive)
+            .and_then(|index| Some((index, predicate.requires_exact_match(index.field())?)));
+        if let Some((index, value)) = pinned {
+            let elements = index
+                .keys_from(value, &start)
+                .take_while(move |k| covered(k))
+                .filter_map(|k| self.objects.get(k));
+            return Box::new(elements.filter(selected).map(|e| &e.object));
+        }
+        let elements = self
+            .objects
             .range(start..)
-            .take_while(move |(k, _)| {
-                if recursive {
-                    key_matches(key, true, k)
-                } else {
-                    k.as_str() == key
-                }
-            })
-            .map(|(_, e)| e)
-            .filter(move |e| predicate.matches_attrs(&e.attrs))
-            .map(|e| &e.object)
+            .take_while(move |(k, _)| covered(k))
+            .map(|(_, e)| e);
+        Box::new(elements.filter(selected).map(|e| &e.object))
     }
 
     /// The buffered events after `resource_version` (upstream `getAllEventsSinceLocked`),
@@ -324,11 +359,14 @@ mod tests {
     }
 
     fn cache(initial: usize, max: usize) -> WatchCache {
-        WatchCache::new(Capacity {
-            initial,
-            max,
-            fresh: Duration::from_secs(75),
-        })
+        WatchCache::new(
+            Capacity {
+                initial,
+                max,
+                fresh: Duration::from_secs(75),
+            },
+            None,
+        )
     }
 
     #[test]
@@ -405,6 +443,73 @@ mod tests {
             apply(&mut c, WatchEvent::Added(obj(&format!("/p/{rv}"), rv, 0)));
         }
         assert_eq!(c.events_since(1).unwrap().len(), 8);
+    }
+
+    #[test]
+    fn lists_that_pin_the_indexed_field_read_its_objects_only() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let pinned = |selector: &str| {
+            let parsed = kas_apimachinery::fields::parse_selector(selector).unwrap();
+            let (filter, calls) = (parsed.clone(), calls.clone());
+            Predicate::new(spec_v_attrs(), move |a| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                filter.matches(&a.fields)
+            })
+            .with_field_selector(parsed)
+        };
+        let limits = Capacity {
+            initial: 10,
+            max: 10,
+            fresh: Duration::from_secs(75),
+        };
+        let (mut indexed, mut plain) = (WatchCache::new(limits, Some("v")), cache(10, 10));
+        let elems = || {
+            let mut all: Vec<_> = (0..50)
+                .map(|i| elem(&format!("/p/ns{}/o{i:02}", i % 3), 2, i % 5))
+                .collect();
+            all.push(elem("/px/o", 2, 1));
+            all
+        };
+        indexed.replace(elems(), 2);
+        plain.replace(elems(), 2);
+        let keys = |c: &WatchCache, key: &str, p: &Predicate| -> Vec<String> {
+            c.list(key, true, p).map(|o| o.key.clone()).collect()
+        };
+        for (key, selector) in [
+            ("/p", "v=1"),
+            ("/p/ns1", "v=1"),
+            ("/p", "v=7"),
+            ("/p", "v!=1"),
+        ] {
+            let p = pinned(selector);
+            assert_eq!(
+                keys(&indexed, key, &p),
+                keys(&plain, key, &p),
+                "{key} {selector}"
+            );
+        }
+        calls.store(0, Ordering::Relaxed);
+        let ones = keys(&indexed, "/p", &pinned("v=1,metadata.name!=x"));
+        assert_eq!(ones.len(), 10);
+        assert!(ones.is_sorted() && ones.iter().all(|k| k.starts_with("/p/")));
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            10,
+            "only the value's objects"
+        );
+        // The index follows changes: one moves to 1, one leaves it, one is deleted.
+        for c in [&mut indexed, &mut plain] {
+            apply(c, WatchEvent::Modified(obj("/p/ns0/o00", 3, 1)));
+            apply(c, WatchEvent::Modified(obj("/p/ns1/o01", 4, 2)));
+            apply(c, WatchEvent::Deleted(obj("/p/ns0/o06", 5, 1)));
+        }
+        let p = pinned("v=1");
+        let after = keys(&indexed, "/p", &p);
+        assert_eq!(after, keys(&plain, "/p", &p));
+        assert!(after.contains(&"/p/ns0/o00".to_owned()) && after.len() == 9);
+        // A single key is read by key.
+        assert_eq!(indexed.list("/p/ns0/o00", false, &p).count(), 1);
     }
 
     #[test]

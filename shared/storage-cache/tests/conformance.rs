@@ -53,6 +53,8 @@ impl Harness for CacheHarness {
         let etcd = Arc::new(etcd);
         let mut config = CacherConfig::new("/pods");
         config.get_attrs = kas_storage::testing::attrs();
+        // Indexed by the suite's own field, as pods are by `spec.nodeName`.
+        config.index_field = Some("spec.v".to_owned());
         let cacher = Arc::new(Cacher::new(etcd, config));
         // Listed and watching before the test writes: its watch starts caught up.
         assert!(cacher.wait_ready(std::time::Duration::from_secs(10)).await);

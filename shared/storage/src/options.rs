@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use kas_apimachinery::fields;
 use serde_json::Value;
 
 use crate::attrs::{Attrs, AttrsFunc};
@@ -43,35 +44,60 @@ pub enum ResourceVersionMatch {
 /// and the function that computes them from a document. The default matches everything
 /// and counts as "empty", which lets a list report `remaining_item_count`.
 #[derive(Clone, Default)]
-pub struct Predicate(Option<(Arc<Filter>, AttrsFunc)>);
+pub struct Predicate {
+    selection: Option<(Arc<Filter>, AttrsFunc)>,
+    /// The field selector the filter enforces, when its maker says so (upstream's
+    /// `SelectionPredicate.Field`): what a watch cache narrows by.
+    field: Option<Arc<fields::Selector>>,
+}
 
 type Filter = dyn Fn(&Attrs) -> bool + Send + Sync;
 
 impl Predicate {
     /// Matches every object.
     pub fn everything() -> Self {
-        Predicate(None)
+        Predicate::default()
     }
 
     /// Matches the objects whose attributes, as `attrs` computes them, pass `filter`.
     pub fn new(attrs: AttrsFunc, filter: impl Fn(&Attrs) -> bool + Send + Sync + 'static) -> Self {
-        Predicate(Some((Arc::new(filter), attrs)))
+        Predicate {
+            selection: Some((Arc::new(filter), attrs)),
+            field: None,
+        }
+    }
+
+    /// Records that the filter requires `field` to match (upstream's predicate carries its
+    /// field selector): a watch cache may then skip the objects that a `field=value` term
+    /// of it rules out without running the filter. The filter must reject every object
+    /// `field` does not match, or a cache would drop events the filter lets through.
+    pub fn with_field_selector(mut self, field: fields::Selector) -> Self {
+        self.field = Some(Arc::new(field));
+        self
+    }
+
+    /// Upstream's `pred.Field.RequiresExactMatch(field)`: the value a `field=value` term
+    /// of the recorded field selector pins `field` to.
+    pub fn requires_exact_match(&self, field: &str) -> Option<&str> {
+        self.field.as_deref()?.requires_exact_match(field)
     }
 
     /// Whether the document `value` passes.
     pub fn matches(&self, value: &Value) -> bool {
-        self.0.as_ref().is_none_or(|(f, attrs)| f(&attrs(value)))
+        self.selection
+            .as_ref()
+            .is_none_or(|(f, attrs)| f(&attrs(value)))
     }
 
     /// Whether an object with these attributes passes (the watch cache keeps them, so
     /// nothing is decoded). They must come from the same function as this predicate's.
     pub fn matches_attrs(&self, attrs: &Attrs) -> bool {
-        self.0.as_ref().is_none_or(|(f, _)| f(attrs))
+        self.selection.as_ref().is_none_or(|(f, _)| f(attrs))
     }
 
     /// Whether this matches everything (upstream's `SelectionPredicate.Empty`).
     pub fn is_empty(&self) -> bool {
-        self.0.is_none()
+        self.selection.is_none()
     }
 }
 
@@ -252,5 +278,19 @@ mod tests {
         assert!(!p.is_empty());
         assert!(p.matches(&json!({"metadata": {"name": "x"}})));
         assert!(!p.matches(&json!({"metadata": {"name": "y"}})));
+        assert_eq!(
+            p.requires_exact_match("metadata.name"),
+            None,
+            "none recorded"
+        );
+        let selector = fields::parse_selector("metadata.name!=a,spec.x=b").unwrap();
+        let p = p.with_field_selector(selector);
+        assert_eq!(p.requires_exact_match("spec.x"), Some("b"));
+        assert_eq!(
+            p.requires_exact_match("metadata.name"),
+            None,
+            "not equality"
+        );
+        assert_eq!(Predicate::everything().requires_exact_match("spec.x"), None);
     }
 }

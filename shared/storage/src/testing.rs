@@ -651,6 +651,76 @@ pub async fn test_watch_predicate(h: &dyn Harness) {
     assert_no_event(&mut w).await;
 }
 
+/// A predicate that records its field selector (as a kubelet's `spec.nodeName=` watch does,
+/// which a watch cache narrows by): watches and lists select as with the filter alone,
+/// an object moving between two pinned values included.
+pub async fn test_watch_pinned_field(h: &dyn Harness) {
+    let s = h.store().await;
+    let pinned = |v: i64| {
+        let selector = format!("spec.v={v}");
+        let field = kas_apimachinery::fields::parse_selector(&selector).expect("parses");
+        Predicate::new(attrs(), move |a| spec_v(a) == v).with_field_selector(field)
+    };
+    let start = put(&*s, "/pods/ns/a", 0).await;
+    let watch = |v: i64| WatchOptions {
+        resource_version: Some(start.resource_version.to_string()),
+        recursive: true,
+        predicate: pinned(v),
+        ..Default::default()
+    };
+    let (mut ones, mut twos) = (
+        s.watch("/pods", &watch(1)).await.unwrap(),
+        s.watch("/pods", &watch(2)).await.unwrap(),
+    );
+    let into = set_v(&*s, "/pods/ns/a", 1).await;
+    let moved = set_v(&*s, "/pods/ns/a", 2).await;
+    let b = put(&*s, "/pods/ns/b", 2).await;
+    let gone = s
+        .delete(
+            "/pods/ns/b",
+            &Preconditions::default(),
+            &no_validation,
+            None,
+        )
+        .await
+        .unwrap();
+    let away = set_v(&*s, "/pods/ns/a", 3).await;
+    assert!(matches!(next_event(&mut ones).await, WatchEvent::Added(o) if *o == *into));
+    match next_event(&mut ones).await {
+        WatchEvent::Deleted(o) => {
+            assert_eq!((v_of(&o), o.resource_version), (1, moved.resource_version))
+        }
+        e => panic!("expected DELETED, got {e:?}"),
+    }
+    assert!(matches!(next_event(&mut twos).await, WatchEvent::Added(o) if *o == *moved));
+    assert!(matches!(next_event(&mut twos).await, WatchEvent::Added(o) if *o == *b));
+    assert!(
+        matches!(next_event(&mut twos).await, WatchEvent::Deleted(o) if o.resource_version == gone.resource_version)
+    );
+    match next_event(&mut twos).await {
+        WatchEvent::Deleted(o) => {
+            assert_eq!((v_of(&o), o.resource_version), (2, away.resource_version))
+        }
+        e => panic!("expected DELETED, got {e:?}"),
+    }
+    assert_no_event(&mut ones).await;
+    assert_no_event(&mut twos).await;
+    put(&*s, "/pods/ns/c", 3).await;
+    put(&*s, "/pods/other/d", 2).await;
+    let list = |v: i64, key: &'static str| {
+        let opts = ListOptions {
+            predicate: pinned(v),
+            ..list_opts(None, None)
+        };
+        let s = s.clone();
+        async move { names(&s.list(key, &opts).await.expect("list")) }
+    };
+    assert_eq!(list(3, "/pods").await, ["a", "c"]);
+    assert_eq!(list(2, "/pods").await, ["d"]);
+    assert!(list(3, "/pods/other").await.is_empty());
+    assert!(list(1, "/pods").await.is_empty());
+}
+
 /// Watch from a compacted resourceVersion: an Expired error event, then the end.
 pub async fn test_watch_expired(h: &dyn Harness) {
     let s = h.store().await;
@@ -696,6 +766,7 @@ macro_rules! conformance_suite {
             test_watch_from_current_state,
             test_watch_from_resource_version,
             test_watch_predicate,
+            test_watch_pinned_field,
             test_watch_expired,
         );
     };

@@ -39,6 +39,37 @@ enum Command {
     /// an RBAC-authorized user, alternating rounds; with `--pid`, the RSS that process grew
     /// by while the policy loaded.
     Rbac(RbacArgs),
+    /// One `spec.nodeName=` watch of pods per node through the aggregator while pods are
+    /// written at a fixed rate: event delivery and CPU per event with core's watch-cache
+    /// index and without it (`--watch-cache-index=false`), a fresh cluster for each,
+    /// alternating.
+    NodeWatch(NodeWatchArgs),
+}
+
+#[derive(Args)]
+struct NodeWatchArgs {
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Watchers, one per node.
+    #[arg(long, default_value_t = 5_000)]
+    nodes: usize,
+    /// Pods, spread over the nodes (default: one per node).
+    #[arg(long)]
+    pods: Option<usize>,
+    #[arg(long, default_value_t = 100)]
+    writes_per_second: u64,
+    #[arg(long, default_value_t = 30)]
+    seconds: u64,
+    /// Rounds of each mode.
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
+    /// Watch streams per HTTP/2 connection to the aggregator.
+    #[arg(long, default_value_t = 100)]
+    streams_per_connection: usize,
+    /// Seconds the open watches are left idle first: core's CPU per event is also given
+    /// above that idle rate.
+    #[arg(long, default_value_t = 10)]
+    idle_seconds: u64,
 }
 
 #[derive(Args)]
@@ -200,6 +231,7 @@ fn main() -> Result<()> {
         Command::Api(args) => rt.block_on(api(args)),
         Command::EtcdPut(args) => rt.block_on(etcd_put(args)),
         Command::Rbac(args) => rt.block_on(rbac(args)),
+        Command::NodeWatch(args) => rt.block_on(node_watch(args)),
     }
 }
 
@@ -597,6 +629,120 @@ fn roles(args: RolesArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What one mode measured in one round: delivery p50 and p99 (ms), the CPU µs per event
+/// of core and of the aggregator, and core's above what it spends with the watches idle.
+struct NodeWatchRound {
+    p50: f64,
+    p99: f64,
+    core: f64,
+    aggregator: f64,
+    core_above_idle: f64,
+}
+
+async fn node_watch(args: NodeWatchArgs) -> Result<()> {
+    let mut by_mode: [Vec<NodeWatchRound>; 2] = Default::default();
+    for round in 1..=args.rounds {
+        // Alternate which mode goes first, so that drift on the machine hits both.
+        let order = if round % 2 == 1 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for indexed in order {
+            let r = node_watch_round(&args, indexed).await?;
+            let mode = if indexed { "index   " } else { "no index" };
+            println!(
+                "round {round} {mode}: delivery p50 {:.2} ms, p99 {:.2} ms; CPU µs per event: core {:.1} ({:.1} above idle), aggregator {:.1}",
+                r.p50, r.p99, r.core, r.core_above_idle, r.aggregator
+            );
+            by_mode[usize::from(!indexed)].push(r);
+        }
+    }
+    for (mode, rounds) in ["index", "no index"].iter().zip(&by_mode) {
+        let field = |f: fn(&NodeWatchRound) -> f64| -> f64 {
+            median(&mut rounds.iter().map(f).collect::<Vec<_>>())
+        };
+        println!(
+            "median of {} rounds, {mode}: delivery p50 {:.2} ms, p99 {:.2} ms; CPU µs per event: core {:.1} ({:.1} above idle), aggregator {:.1}",
+            rounds.len(),
+            field(|r| r.p50),
+            field(|r| r.p99),
+            field(|r| r.core),
+            field(|r| r.core_above_idle),
+            field(|r| r.aggregator)
+        );
+    }
+    Ok(())
+}
+
+async fn node_watch_round(args: &NodeWatchArgs, indexed: bool) -> Result<NodeWatchRound> {
+    use kas_e2e::node_watch;
+    let dir = tempfile::tempdir()?;
+    let mut spec = ClusterSpec::new(dir.path());
+    spec.bin_dir = bin_dir(args.bin_dir.clone());
+    if !indexed {
+        let core = spec.extra_args.entry(Role::Core).or_default();
+        core.push("--watch-cache-index=false".to_owned());
+    }
+    let cluster = Cluster::up(&spec).context("starting the cluster")?;
+    let pki = cluster.pki().clone();
+    let load = node_watch::Spec {
+        target: kas_e2e::api_load::Target {
+            base: cluster.url(Role::Aggregator, 0).parse()?,
+            tls: Tls::new(&pki.ca.cert, None, Proto::H2)?,
+            headers: header_map(&[(
+                "authorization".into(),
+                format!("Bearer {}", pki.admin_token),
+            )])?,
+            namespace: "default".to_owned(),
+            resource: kas_e2e::api_load::Resource::Pods,
+        },
+        nodes: args.nodes,
+        pods: args.pods.unwrap_or(args.nodes),
+        writes_per_second: args.writes_per_second,
+        duration: Duration::from_secs(args.seconds),
+        streams_per_connection: args.streams_per_connection,
+        idle: Duration::from_secs(args.idle_seconds),
+    };
+    node_watch::prepare(&load).await?;
+    let pids: Vec<(&str, u32)> = [("core", Role::Core), ("aggregator", Role::Aggregator)]
+        .into_iter()
+        .filter_map(|(name, role)| Some((name, cluster.pid(role, 0)?)))
+        .collect();
+    let mut samples = Vec::new();
+    let measured = node_watch::run(&load, || samples.push(cpu_ticks(&pids))).await?;
+    drop(cluster);
+    let r = &measured.result;
+    if r.errors > 0 || r.answered() < measured.writes {
+        bail!(
+            "{} events of another node's pods, {} of {} writes delivered",
+            r.errors,
+            r.answered(),
+            measured.writes
+        );
+    }
+    let [idle, before, after] = samples.as_slice() else {
+        bail!("CPU was not sampled");
+    };
+    let cpu = cpu_per_request(&pids, before, after, measured.writes);
+    let of = |name: &str| {
+        cpu.iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |(_, us)| *us)
+    };
+    // Core's idle rate, over as long as the writing took, per event.
+    let idle_cpu = cpu_per_request(&pids, idle, before, measured.writes);
+    let idle_share = idle_cpu.first().map_or(0.0, |(_, us)| *us) * args.seconds as f64
+        / args.idle_seconds.max(1) as f64;
+    Ok(NodeWatchRound {
+        p50: r.percentile(50.0).as_secs_f64() * 1e3,
+        p99: r.percentile(99.0).as_secs_f64() * 1e3,
+        core: of("core"),
+        aggregator: of("aggregator"),
+        core_above_idle: of("core") - idle_share,
+    })
 }
 
 fn rss_kib(pid: u32) -> Result<u64> {

@@ -327,6 +327,12 @@ impl kas_registry::Strategy for Strategy {
         set
     }
 
+    /// Upstream's `NodeNameTriggerFunc` and `NodeNameIndexFunc`: kubelets watch and list
+    /// their node's pods.
+    fn index_field(&self) -> Option<&'static str> {
+        Some("spec.nodeName")
+    }
+
     fn field_label_conversion(&self) -> bool {
         true
     }

@@ -46,8 +46,14 @@ pub fn predicate(store: &Store, opts: &ListOptions) -> Result<Predicate> {
             return Err(Status::bad_request(&message).into());
         }
     }
-    Ok(Predicate::new(store.attrs(), move |attrs| {
+    let recorded = field.clone();
+    let predicate = Predicate::new(store.attrs(), move |attrs| {
         label.as_ref().is_none_or(|l| l.matches(&attrs.labels))
             && field.as_ref().is_none_or(|f| f.matches(&attrs.fields))
-    }))
+    });
+    // The watch cache narrows watches and lists by it (a kubelet's `spec.nodeName=`).
+    Ok(match recorded {
+        Some(field) => predicate.with_field_selector(field),
+        None => predicate,
+    })
 }
