@@ -198,8 +198,10 @@ pub fn start_controllers(
     etcd: Arc<dyn Storage>,
     routing: Routing,
     proxy_client_cert: Option<CertKey>,
+    metrics: crate::controllers::status_metrics::Metrics,
 ) -> Backends {
     let backends = Backends::new(ServiceIndex::follow(etcd), routing, proxy_client_cert);
-    crate::controllers::available::start(store.clone(), api_services, backends.clone());
+    let available = crate::controllers::available::start;
+    available(store.clone(), api_services, backends.clone(), metrics);
     backends
 }

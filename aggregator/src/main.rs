@@ -101,12 +101,15 @@ fn main() -> ExitCode {
         let api_services = apiserver::api_services(storage.clone(), compactor).await?;
         let proxy_client_cert = apiserver::proxy_client_cert(&delegation)?;
         let informer = api_services.informer();
+        let metrics =
+            aggregator::controllers::status_metrics::Metrics::new().map_err(|e| e.to_string())?;
         let backends = apiserver::start_controllers(
             &api_services,
             informer.clone(),
             storage.clone(),
             routing,
             proxy_client_cert,
+            metrics.clone(),
         );
         apiserver::mark_controllers_started(informer.clone(), marked.clone());
         // Discovery and OpenAPI: core's (with extensions' merged in), ours and the
@@ -158,6 +161,7 @@ fn main() -> ExitCode {
             handler: kas_server::Handler::new(api),
             authorizers,
             token_authenticators,
+            collectors: metrics.collectors(),
         })
     };
     kas_server::run::main_with_hooks(role, hooks, options.common, errors, run)

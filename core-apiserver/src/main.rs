@@ -74,6 +74,7 @@ fn main() -> ExitCode {
                 authorizers,
                 // Only the aggregator's front-proxy requests reach core: no bearer tokens.
                 token_authenticators: Vec::new(),
+                collectors: Vec::new(),
             })
         },
     )

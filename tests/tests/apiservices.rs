@@ -174,13 +174,20 @@ fn kubectl_creates_lists_and_validates_api_services() {
 
 /// Polls `kubectl get apiservice name` until its row contains `want`; the row.
 fn eventually(c: &kas_e2e::TestCluster, name: &str, want: &str) -> String {
+    poll(&format!("{name}: {want}"), || {
+        let table = c.kubectl_ok(&["get", "apiservice", name]);
+        table.contains(want).then_some(table.clone()).ok_or(table)
+    })
+}
+
+/// `probe`'s answer once it has one (its last miss is in the failure), within 20 s.
+fn poll<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let table = c.kubectl_ok(&["get", "apiservice", name]);
-        if table.contains(want) {
-            return table;
+        match probe() {
+            Ok(found) => return found,
+            Err(seen) => assert!(Instant::now() < deadline, "{what}: {seen}"),
         }
-        assert!(Instant::now() < deadline, "{name}: {want}: {table}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -253,38 +260,33 @@ fn availability_follows_the_service_and_its_endpoints() {
     eventually(&c, name, "True");
     let condition = c.kubectl_json(&["get", "apiservice", name])["status"]["conditions"][0].clone();
     assert_eq!(condition["reason"], "Local");
-}
 
-#[test]
-fn every_aggregator_replica_serves_the_same_api_services() {
-    let c = start_cluster(|spec| spec.aggregator_replicas = 2);
-    let out = c.kubectl_stdin(&["create"], LOCAL);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // The metrics: no unavailable change was counted yet (a new APIService that is not
+    // available did not change), every checked APIService has its gauge.
+    let gauge = format!("aggregator_unavailable_apiservice{{name=\"{name}\"}}");
+    let counted = format!(
+        "aggregator_unavailable_apiservice_total{{name=\"{name}\",reason=\"MissingEndpoints\"}} 1\n"
     );
-    let second = c.kubeconfig_for(
-        1,
-        "admin",
-        kas_local::kubeconfig::Credential::Token(&c.pki().admin_token),
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = kas_e2e::kubectl_with(
-            &second,
-            &["get", "apiservice", "v1.example.com", "-o", "json"],
-        );
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            assert_eq!(v["spec"]["group"], "example.com");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let metrics = c.kubectl_ok(&["get", "--raw", "/metrics"]);
+    assert!(metrics.contains(&format!("{gauge} 0\n")), "{metrics}");
+    assert!(metrics.contains("aggregator_unavailable_apiservice{name=\"v1.\"} 0\n"));
+    assert!(!metrics.contains(&counted), "{metrics}");
+    // Available, then not: counted once, with the reason.
+    c.kubectl_ok(&["patch", "apiservice", name, "--type=merge", "-p",
+        r#"{"spec": {"insecureSkipTLSVerify": true, "service": {"namespace": "wardle", "name": "api"}}}"#]);
+    eventually(&c, name, "False (MissingEndpoints)");
+    let metrics = poll(&counted, || {
+        let metrics = c.kubectl_ok(&["get", "--raw", "/metrics"]);
+        metrics
+            .contains(&counted)
+            .then_some(metrics.clone())
+            .ok_or(metrics)
+    });
+    assert!(metrics.contains(&format!("{gauge} 1\n")), "{metrics}");
+    // Gone: its gauge is forgotten.
+    c.kubectl_ok(&["delete", "apiservice", name]);
+    poll(&format!("{gauge} gone"), || {
+        let metrics = c.kubectl_ok(&["get", "--raw", "/metrics"]);
+        (!metrics.contains(&gauge)).then_some(()).ok_or(metrics)
+    });
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::queue::{Queue, sleep_until};
+use super::status_metrics::Metrics;
 use futures_util::future::join_all;
 use kas_registry::store::Store;
 use kas_registry::store::informer::Objects;
@@ -34,12 +35,18 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 const CHECK_GUARD: Duration = Duration::from_secs(6);
 
 /// Starts the controller over `store` (the APIServices'), `api_services` (its informer)
-/// and `backends`.
-pub fn start(store: Store, api_services: watch::Receiver<Objects>, backends: Backends) {
+/// and `backends`, reporting to `metrics`.
+pub fn start(
+    store: Store,
+    api_services: watch::Receiver<Objects>,
+    backends: Backends,
+    metrics: Metrics,
+) {
     tokio::spawn(run(Controller {
         store,
         api_services,
         backends,
+        metrics,
     }));
 }
 
@@ -48,6 +55,7 @@ struct Controller {
     store: Store,
     api_services: watch::Receiver<Objects>,
     backends: Backends,
+    metrics: Metrics,
 }
 
 async fn run(mut c: Controller) {
@@ -93,6 +101,10 @@ async fn run(mut c: Controller) {
                         queue.add(name.clone());
                     }
                 }
+                // Gone: their sync forgets their metrics.
+                for name in last.keys().filter(|n| !now.contains_key(*n)) {
+                    queue.add(name.clone());
+                }
                 last = now;
             }
             changed = service_changes.recv() => {
@@ -127,6 +139,7 @@ impl Controller {
     /// retried with backoff besides the resync.
     async fn sync(&self, name: &str) -> Result<(), String> {
         let Some(current) = self.api_services.borrow().get(name).cloned() else {
+            self.metrics.forget(name);
             return Ok(());
         };
         let (condition, check_error) = match apiservice::service(&current) {
@@ -135,11 +148,14 @@ impl Controller {
         };
         let mut updated = current.clone();
         conditions::set(&mut updated, condition);
+        self.metrics.set_gauge(name, &updated);
         if updated.get("status") != current.get("status") {
+            let opts = super::write_options();
             self.store
-                .update_subresource("", name, "status", updated, &super::write_options())
+                .update_subresource("", name, "status", updated.clone(), &opts)
                 .await
                 .map_err(|e| e.to_status().message.unwrap_or_default())?;
+            self.metrics.count_change(name, &current, &updated);
         }
         match check_error {
             Some(e) => Err(e),

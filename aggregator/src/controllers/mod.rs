@@ -4,6 +4,7 @@
 //!
 //! - `available`: the `Available` condition of every APIService (upstream's local and
 //!   remote availability controllers).
+//!   `status_metrics` holds their metrics.
 //! - `autoregister`: the Local APIServices of the built-in group versions and of the CRDs'
 //!   (`crd_registration`).
 //! - `authentication_trust`: `kube-system/extension-apiserver-authentication`, what
@@ -14,6 +15,7 @@ pub mod autoregister;
 pub mod available;
 pub mod crd_registration;
 pub mod queue;
+pub mod status_metrics;
 
 use kas_registry::rest::options::WriteOptions;
 use kas_registry::store::informer::Objects;

@@ -28,6 +28,8 @@ pub struct Serving {
     pub authorizers: ModeAuthorizers,
     /// Bearer-token authenticators the role built (service-account tokens).
     pub token_authenticators: Vec<DynAuthenticator>,
+    /// The role's own metrics, registered beside the server's and served on /metrics.
+    pub collectors: Vec<Box<dyn prometheus::core::Collector>>,
 }
 
 impl From<Handler> for Serving {
@@ -36,6 +38,7 @@ impl From<Handler> for Serving {
             handler,
             authorizers: ModeAuthorizers::default(),
             token_authenticators: Vec::new(),
+            collectors: Vec::new(),
         }
     }
 }
@@ -117,6 +120,9 @@ where
     let serving = delegate(options.clone())
         .await
         .map_err(crate::Error::Delegate)?;
+    for collector in serving.collectors {
+        config.registry.register(collector)?;
+    }
     options.authentication.apply_to(
         &mut config,
         role.anonymous_by_default,
