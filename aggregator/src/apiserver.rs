@@ -39,11 +39,19 @@ pub const POST_START_HOOKS: &[&str] = &[
 /// `poststarthook/` prefix.
 pub const AUTOREGISTER_COMPLETION: &str = "autoregister-completion";
 
-/// [`POST_START_HOOKS`] as the checks main registers.
-pub fn post_start_hooks() -> Vec<PostStartHook> {
+/// [`POST_START_HOOKS`] as the checks main registers; with the front-proxy client
+/// certificate's files given (`reload_proxy_cert`), upstream's hook that reloads them too,
+/// where upstream registers it.
+pub fn post_start_hooks(reload_proxy_cert: bool) -> Vec<PostStartHook> {
+    let reload = reload_proxy_cert.then_some(crate::proxy_cert::RELOAD_HOOK);
     POST_START_HOOKS
         .iter()
-        .map(|name| match *name {
+        .flat_map(|name| match *name {
+            "start-kube-aggregator-informers" => vec![reload, Some(*name)],
+            _ => vec![Some(*name)],
+        })
+        .flatten()
+        .map(|name| match name {
             AUTOREGISTER_COMPLETION => PostStartHook::boot_sequence_check(name),
             _ => PostStartHook::new(name),
         })
@@ -95,24 +103,6 @@ pub async fn api_services(
     let compacted = cache.clone();
     compactor.follow(move |revision| compacted.compacted(revision));
     Ok(Store::new(&apiservice::DESCRIPTOR, strategy, cache))
-}
-
-/// The front-proxy client certificate and key the aggregator presents to aggregated
-/// servers (`--proxy-client-cert-file`, `--proxy-client-key-file`), as PEM.
-/// A PEM certificate and its key.
-pub type CertKey = (Vec<u8>, Vec<u8>);
-
-pub fn proxy_client_cert(
-    delegation: &kas_delegate::DelegationOptions,
-) -> Result<Option<CertKey>, String> {
-    let (Some(cert), Some(key)) = (
-        &delegation.proxy_client_cert_file,
-        &delegation.proxy_client_key_file,
-    ) else {
-        return Ok(None);
-    };
-    let read = |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-    Ok(Some((read(cert)?, read(key)?)))
 }
 
 /// Marks the hooks of what [`start_controllers`] started: the informers and the
@@ -197,7 +187,7 @@ pub fn start_controllers(
     api_services: watch::Receiver<Objects>,
     etcd: Arc<dyn Storage>,
     routing: Routing,
-    proxy_client_cert: Option<CertKey>,
+    proxy_client_cert: Option<crate::backend::CertKey>,
     metrics: crate::controllers::status_metrics::Metrics,
 ) -> Backends {
     let backends = Backends::new(ServiceIndex::follow(etcd), routing, proxy_client_cert);

@@ -16,6 +16,7 @@ use kas_auth::UserInfo;
 use kas_tls::TlsConfig;
 use kas_webhook::client::{Client, Response};
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::apiservice::ServiceReference;
 use crate::services::ServiceIndex;
@@ -25,6 +26,9 @@ use kas_proxy::resolve::{self, ResolveError, Routing};
 /// discovery checks: `system:kube-aggregator` in `system:masters`).
 pub const USER: &str = "system:kube-aggregator";
 pub const GROUP: &str = "system:masters";
+
+/// A PEM certificate and its key.
+pub type CertKey = (Vec<u8>, Vec<u8>);
 
 /// How a request of the aggregator's checks the backend's certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +49,9 @@ pub struct Backends {
 struct Inner {
     services: Arc<ServiceIndex>,
     routing: Routing,
-    /// The front-proxy client certificate and key (PEM).
-    proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
+    /// The front-proxy client certificate and key (PEM); replaced when the files change
+    /// (`crate::proxy_cert`).
+    proxy_client_cert: watch::Sender<Option<CertKey>>,
     /// One pooled client per TLS configuration and timeout.
     clients: Mutex<HashMap<(TlsKey, Duration), Client>>,
 }
@@ -63,13 +68,13 @@ impl Backends {
     pub fn new(
         services: Arc<ServiceIndex>,
         routing: Routing,
-        proxy_client_cert: Option<(Vec<u8>, Vec<u8>)>,
+        proxy_client_cert: Option<CertKey>,
     ) -> Backends {
         Backends {
             inner: Arc::new(Inner {
                 services,
                 routing,
-                proxy_client_cert,
+                proxy_client_cert: watch::Sender::new(proxy_client_cert),
                 clients: Mutex::default(),
             }),
         }
@@ -123,9 +128,35 @@ impl Backends {
             // No caBundle and verification: the system's roots, as Go's transport.
             ca_data,
             insecure,
-            client_cert: self.inner.proxy_client_cert.clone(),
+            client_cert: self.inner.proxy_client_cert.borrow().clone(),
             server_name: Some(format!("{}.{}.svc", svc.name, svc.namespace)),
         }
+    }
+
+    /// Presents `pair` from now on: new connections of the aggregator's own requests and
+    /// the proxy's transports (which follow [`Backends::proxy_client_cert_changes`]) use
+    /// it; requests under way finish on their connections. False when it is the same.
+    pub fn set_proxy_client_cert(&self, pair: CertKey) -> bool {
+        let changed = self.inner.proxy_client_cert.send_if_modified(|current| {
+            let changed = current.as_ref() != Some(&pair);
+            if changed {
+                *current = Some(pair);
+            }
+            changed
+        });
+        if changed {
+            self.inner
+                .clients
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+        }
+        changed
+    }
+
+    /// Told when the front-proxy client certificate changes.
+    pub fn proxy_client_cert_changes(&self) -> watch::Receiver<Option<CertKey>> {
+        self.inner.proxy_client_cert.subscribe()
     }
 
     /// A pooled client for `tls` whose requests time out after `timeout`.

@@ -20,5 +20,6 @@ pub mod kubernetes_service;
 pub mod loopback;
 pub mod openapi;
 pub mod proxy;
+pub mod proxy_cert;
 pub mod routing;
 pub mod services;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
+use aggregator::proxy_cert::ProxyCertFiles;
 use aggregator::{apiserver, kubernetes_service, routing};
 use clap::Parser;
 use kas_auth::authorization::{MODE_NODE, MODE_RBAC, ModeAuthorizers};
@@ -87,7 +88,8 @@ fn main() -> ExitCode {
         true => kas_proxy::resolve::Routing::Endpoints,
         false => kas_proxy::resolve::Routing::ClusterIp,
     };
-    let hooks: Vec<PostStartHook> = apiserver::post_start_hooks();
+    let reload_proxy_cert = ProxyCertFiles::from_options(&delegation).is_some();
+    let hooks: Vec<PostStartHook> = apiserver::post_start_hooks(reload_proxy_cert);
     let marked = hooks.clone();
     let run = move |common: CommonOptions| async move {
         let delegate = delegation.build().map_err(|e| e.to_string())?;
@@ -99,7 +101,9 @@ fn main() -> ExitCode {
         let token_authenticators =
             service_accounts.token_authenticators(&common.authentication, Some(storage.clone()))?;
         let api_services = apiserver::api_services(storage.clone(), compactor).await?;
-        let proxy_client_cert = apiserver::proxy_client_cert(&delegation)?;
+        let proxy_cert_files = ProxyCertFiles::from_options(&delegation);
+        let proxy_client_cert = proxy_cert_files.as_ref().map(ProxyCertFiles::load);
+        let proxy_client_cert = proxy_client_cert.transpose()?;
         let informer = api_services.informer();
         let metrics =
             aggregator::controllers::status_metrics::Metrics::new().map_err(|e| e.to_string())?;
@@ -111,6 +115,10 @@ fn main() -> ExitCode {
             proxy_client_cert,
             metrics.clone(),
         );
+        if let Some(files) = proxy_cert_files {
+            files.reload_into(backends.clone(), aggregator::proxy_cert::RELOAD_INTERVAL);
+            kas_server::healthz::mark_done(&marked, aggregator::proxy_cert::RELOAD_HOOK);
+        }
         apiserver::mark_controllers_started(informer.clone(), marked.clone());
         // Discovery and OpenAPI: core's (with extensions' merged in), ours and the
         // service-backed APIServices'. Their receivers are cloned before the proxy reads

@@ -83,12 +83,19 @@ fn follow(
     backends: Backends,
 ) -> watch::Receiver<Table> {
     let (tx, rx) = watch::channel(Table::default());
+    // A new front-proxy client certificate makes new transports, as upstream's
+    // registration controller listens to the certificate's reloads.
+    let mut certs = backends.proxy_client_cert_changes();
     tokio::spawn(async move {
         loop {
             let objects = api_services.borrow_and_update().clone();
             let previous = tx.borrow().clone();
             tx.send_replace(Arc::new(table(&objects, &previous, &backends)));
-            if api_services.changed().await.is_err() || tx.is_closed() {
+            let changed = tokio::select! {
+                changed = api_services.changed() => changed,
+                changed = certs.changed() => changed,
+            };
+            if changed.is_err() || tx.is_closed() {
                 return;
             }
         }

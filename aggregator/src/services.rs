@@ -32,7 +32,8 @@ fn key(obj: &Value) -> String {
 }
 
 impl ServiceIndex {
-    fn new() -> Self {
+    /// Empty, following nothing (what `follow` fills; tests use it bare).
+    pub(crate) fn new() -> Self {
         ServiceIndex {
             services: RwLock::default(),
             endpoints: RwLock::default(),

@@ -290,3 +290,37 @@ fn availability_follows_the_service_and_its_endpoints() {
         (!metrics.contains(&gauge)).then_some(()).ok_or(metrics)
     });
 }
+
+#[test]
+fn every_aggregator_replica_serves_the_same_api_services() {
+    let c = start_cluster(|spec| spec.aggregator_replicas = 2);
+    let out = c.kubectl_stdin(&["create"], LOCAL);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = c.kubeconfig_for(
+        1,
+        "admin",
+        kas_local::kubeconfig::Credential::Token(&c.pki().admin_token),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = kas_e2e::kubectl_with(
+            &second,
+            &["get", "apiservice", "v1.example.com", "-o", "json"],
+        );
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["spec"]["group"], "example.com");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
