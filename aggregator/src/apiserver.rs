@@ -28,6 +28,7 @@ pub const POST_START_HOOKS: &[&str] = &[
     "apiservice-status-local-available-controller",
     "apiservice-status-remote-available-controller",
     "apiservice-registration-controller",
+    WAIT_FOR_FIRST_SYNC,
     "apiservice-discovery-controller",
     "kube-apiserver-autoregistration",
     AUTOREGISTER_COMPLETION,
@@ -38,6 +39,35 @@ pub const POST_START_HOOKS: &[&str] = &[
 /// Upstream's boot-sequence check of the autoregistered APIServices, named without the
 /// `poststarthook/` prefix.
 pub const AUTOREGISTER_COMPLETION: &str = "autoregister-completion";
+
+/// Upstream's hook that waits until the proxy handles every Available APIService.
+pub const WAIT_FOR_FIRST_SYNC: &str = "apiservice-wait-for-first-sync";
+
+/// Marks [`WAIT_FOR_FIRST_SYNC`] once the APIService informer (`api_services`, not
+/// borrowed from yet) has its first list and `proxy` handles every APIService in it that
+/// is Available, checked every 100 ms as upstream's hook polls.
+pub fn mark_when_proxied(
+    mut api_services: watch::Receiver<Objects>,
+    proxy: crate::proxy::AggregatedProxy,
+    hooks: Vec<PostStartHook>,
+) {
+    tokio::spawn(async move {
+        if crate::controllers::informer_synced(&mut api_services)
+            .await
+            .is_err()
+        {
+            return;
+        }
+        loop {
+            let objects = api_services.borrow().clone();
+            if proxy.handles_every_available(&objects) {
+                mark_done(&hooks, WAIT_FOR_FIRST_SYNC);
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    });
+}
 
 /// [`POST_START_HOOKS`] as the checks main registers; with the front-proxy client
 /// certificate's files given (`reload_proxy_cert`), upstream's hook that reloads them too,

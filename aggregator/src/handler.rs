@@ -1,61 +1,77 @@
-//! The aggregator's handler behind its filter chain and its discovery and OpenAPI
-//! documents (`documents`), after upstream's aggregator mux: what the aggregator serves
-//! itself (the apiregistration.k8s.io group) goes to its own API; every other request goes
-//! straight to the proxy (service-backed APIServices) and the delegates behind it, without
-//! matching it against the aggregator's own routes first: that is the path of nearly every
-//! request.
+//! The aggregator's handler behind its filter chain, after upstream's aggregator mux, in
+//! one dispatch: the discovery documents (`/apis`, `/apis/<group>` of a group with
+//! APIServices) and `/openapi/...`, answered for any method as upstream's handlers; the
+//! apiregistration.k8s.io group, to the aggregator's own API; the group versions of
+//! service-backed APIServices, to the proxy; everything else to the delegates (`next`).
+//!
+//! Nearly every request takes the last way, so it costs a few prefix checks, one table
+//! lookup for `/apis/...` paths, and the delegate's own call: no clone of a service, no
+//! future boxed on the way (the server boxes this handler's future once).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
 
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, Either};
 use http::{Request, Response};
 use kas_endpoints::Body;
 use tower::{Service, ServiceExt};
 
 use crate::apiservice::GROUP;
+use crate::discovery::Discovery;
+use crate::openapi::OpenApi;
+use crate::proxy::AggregatedProxy;
 
-/// `own` serves the aggregator's own paths; `proxy` everything else.
+/// `own` serves the aggregator's own group, `next` what no APIService's server takes.
 #[derive(Clone)]
-pub struct Aggregation<A, P> {
+pub struct Aggregator<A, N> {
+    pub discovery: Discovery,
+    pub openapi: OpenApi,
     pub own: A,
-    pub proxy: P,
+    pub proxy: AggregatedProxy,
+    pub next: N,
 }
 
 /// Whether the aggregator answers `path` itself (`/apis` and the OpenAPI documents are
-/// answered in front of this handler).
+/// answered before).
 pub fn is_own(path: &str) -> bool {
     path.strip_prefix("/apis/")
         .and_then(|rest| rest.strip_prefix(GROUP))
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-impl<A, P> Service<Request<Body>> for Aggregation<A, P>
+type Answer = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+impl<A, N> Service<Request<Body>> for Aggregator<A, N>
 where
     A: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
         + Clone
         + Send
         + 'static,
     A::Future: Send + 'static,
-    P: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    P::Future: Send + 'static,
+    N: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
 {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+    type Future = Either<N::Future, Answer>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    /// The delegate's readiness: the common way calls it on this very service.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.next.poll_ready(cx)
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
+        if let Some(resp) = self.discovery.serve(&req) {
+            return Either::Right(Box::pin(std::future::ready(Ok(resp))));
+        }
+        if let Some(answer) = self.openapi.serve(&req) {
+            return Either::Right(Box::pin(async move { Ok(answer.await) }));
+        }
         if is_own(req.uri().path()) {
-            Box::pin(self.own.clone().oneshot(req))
-        } else {
-            Box::pin(self.proxy.clone().oneshot(req))
+            return Either::Right(Box::pin(self.own.clone().oneshot(req)));
+        }
+        match self.proxy.route(req) {
+            Ok(proxied) => Either::Right(Box::pin(async move { Ok(proxied.await) })),
+            Err(req) => Either::Left(self.next.call(req)),
         }
     }
 }

@@ -14,7 +14,6 @@ pub mod apiservice;
 pub mod backend;
 pub mod controllers;
 pub mod discovery;
-pub mod documents;
 pub mod handler;
 pub mod kubernetes_service;
 pub mod loopback;

@@ -141,29 +141,33 @@ fn main() -> ExitCode {
         apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
         let (listed, discovered) = (informer.clone(), delegated.clone());
         apiserver::start_registration(&api_services, listed, storage, discovered, &marked);
+        // Unboxed: the handler's future holds the delegate's, and the server boxes it once.
         let next = if extensions.delegate_endpoints.is_empty() {
-            kas_server::Handler::new(delegate)
+            tower::util::Either::Left(delegate)
         } else {
             let extensions = extensions.build().map_err(|e| e.to_string())?;
-            kas_server::Handler::new(routing::Routed {
+            tower::util::Either::Right(routing::Routed {
                 core: delegate,
                 groups: kas_delegate::discovery::follow(extensions.clone(), false),
                 extensions,
             })
         };
         // Service-backed APIServices' group versions go to their servers.
+        let first_list = informer.clone();
         let proxy = aggregator::proxy::AggregatedProxy::new(
             informer,
             backends,
             reject_forwarding_redirects,
-            next,
         );
+        apiserver::mark_when_proxied(first_list, proxy.clone(), marked.clone());
         let groups = kas_endpoints::installer::ApiGroups::new(vec![api_services]);
-        let own = kas_endpoints::installer::ApiService::new(groups, proxy.clone());
-        let api = aggregator::documents::Documents {
+        let own = kas_endpoints::installer::ApiService::new(groups, next.clone());
+        let api = aggregator::handler::Aggregator {
             discovery,
             openapi,
-            next: aggregator::handler::Aggregation { own, proxy },
+            own,
+            proxy,
+            next,
         };
         Ok(kas_server::run::Serving {
             handler: kas_server::Handler::new(api),

@@ -11,9 +11,7 @@
 //! change; a request reads it with one lookup.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -24,7 +22,6 @@ use kas_endpoints::url::Query;
 use kas_proxy::{Location, Options, Transport, text_response};
 use kas_registry::store::informer::Objects;
 use tokio::sync::watch;
-use tower::{Service, ServiceExt};
 
 use crate::apiservice::{self, ServiceReference, conditions};
 use crate::backend::{Backends, Verify};
@@ -46,16 +43,18 @@ struct Handling {
 /// Service-backed group versions (`group/version`) and how each is proxied.
 type Table = Arc<HashMap<String, Arc<Handling>>>;
 
-/// The proxy in front of `next`, which serves everything else.
+/// A proxied answer.
+pub type Proxied = BoxFuture<'static, Response<Body>>;
+
+/// The proxy: which group versions it takes, and how.
 #[derive(Clone)]
-pub struct AggregatedProxy<S> {
+pub struct AggregatedProxy {
     table: watch::Receiver<Table>,
     backends: Backends,
     options: Options,
-    next: S,
 }
 
-impl<S> AggregatedProxy<S> {
+impl AggregatedProxy {
     /// Follows `api_services` (the APIService informer) into the handling table; proxied
     /// answers that redirect become 502s when `reject_forwarding_redirects`
     /// (`--aggregator-reject-forwarding-redirect`).
@@ -63,7 +62,6 @@ impl<S> AggregatedProxy<S> {
         api_services: watch::Receiver<Objects>,
         backends: Backends,
         reject_forwarding_redirects: bool,
-        next: S,
     ) -> Self {
         AggregatedProxy {
             table: follow(api_services, backends.clone()),
@@ -73,8 +71,38 @@ impl<S> AggregatedProxy<S> {
                 reject_forwarding_redirects,
                 ..Options::default()
             },
-            next,
         }
+    }
+
+    /// The answer of the APIService whose group version `req` is for, or `req` back when
+    /// no service-backed APIService takes it (a local one, or none).
+    pub fn route(&self, req: Request<Body>) -> Result<Proxied, Request<Body>> {
+        let found = group_version(req.uri().path())
+            .and_then(|(gv, discovery)| Some((self.table.borrow().get(gv)?.clone(), discovery)));
+        let Some((handling, discovery)) = found else {
+            return Err(req);
+        };
+        let (backends, options) = (self.backends.clone(), self.options);
+        Ok(Box::pin(async move {
+            proxy(&handling, discovery, &backends, &options, req).await
+        }))
+    }
+
+    /// Whether every service-backed APIService of `objects` that is Available is proxied
+    /// as Available (upstream's `apiservice-wait-for-first-sync` condition; local ones go
+    /// to the delegate, which serves them from the start).
+    pub fn handles_every_available(&self, objects: &Objects) -> bool {
+        let table = self.table.borrow();
+        objects.values().all(|api_service| {
+            if apiservice::service(api_service).is_none() || !conditions::is_available(api_service)
+            {
+                return true;
+            }
+            let (group, version) = apiservice::group_version(api_service);
+            table
+                .get(&format!("{group}/{version}"))
+                .is_some_and(|h| h.available)
+        })
     }
 }
 
@@ -146,33 +174,6 @@ fn group_version(path: &str) -> Option<(&str, bool)> {
         Some((second, _)) => Some((&rest[..second], rest[second..].trim_matches('/').is_empty())),
         None if first + 1 < rest.len() => Some((rest, true)),
         None => None,
-    }
-}
-
-impl<S> Service<Request<Body>> for AggregatedProxy<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let handling = group_version(req.uri().path())
-            .and_then(|(gv, discovery)| Some((self.table.borrow().get(gv)?.clone(), discovery)));
-        let Some((handling, discovery)) = handling else {
-            return Box::pin(self.next.clone().oneshot(req));
-        };
-        let (backends, options) = (self.backends.clone(), self.options);
-        Box::pin(async move { Ok(proxy(&handling, discovery, &backends, &options, req).await) })
     }
 }
 

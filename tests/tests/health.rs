@@ -90,14 +90,17 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
 
 /// Upstream's names of the aggregator's post-start hooks this role runs, with the
 /// cluster-authentication-trust controller's (kube-apiserver's, registered before the
-/// aggregator's), and `autoregister-completion`, in upstream's order.
-fn aggregator_hooks() -> [&'static str; 10] {
+/// aggregator's), and `autoregister-completion`, in upstream's order. The local cluster
+/// gives the front-proxy client certificate's files, so their reload has its hook.
+fn aggregator_hooks() -> [&'static str; 12] {
     [
         "start-cluster-authentication-info-controller",
+        "aggregator-reload-proxy-client-cert",
         "start-kube-aggregator-informers",
         "apiservice-status-local-available-controller",
         "apiservice-status-remote-available-controller",
         "apiservice-registration-controller",
+        "apiservice-wait-for-first-sync",
         "apiservice-discovery-controller",
         "kube-apiserver-autoregistration",
         "autoregister-completion",
