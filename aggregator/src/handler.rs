@@ -69,9 +69,12 @@ where
         if is_own(req.uri().path()) {
             return Either::Right(Box::pin(self.own.clone().oneshot(req)));
         }
-        match self.proxy.route(req) {
-            Ok(proxied) => Either::Right(Box::pin(async move { Ok(proxied.await) })),
-            Err(req) => Either::Left(self.next.call(req)),
+        match self.proxy.find(req.uri().path()) {
+            Some(target) => {
+                let proxied = self.proxy.serve(target, req);
+                Either::Right(Box::pin(async move { Ok(proxied.await) }))
+            }
+            None => Either::Left(self.next.call(req)),
         }
     }
 }

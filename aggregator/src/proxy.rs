@@ -46,6 +46,13 @@ type Table = Arc<HashMap<String, Arc<Handling>>>;
 /// A proxied answer.
 pub type Proxied = BoxFuture<'static, Response<Body>>;
 
+/// Where a request is proxied: its group version's handling, and whether it is for that
+/// group version's discovery document.
+pub struct Target {
+    handling: Arc<Handling>,
+    discovery: bool,
+}
+
 /// The proxy: which group versions it takes, and how.
 #[derive(Clone)]
 pub struct AggregatedProxy {
@@ -74,18 +81,27 @@ impl AggregatedProxy {
         }
     }
 
-    /// The answer of the APIService whose group version `req` is for, or `req` back when
-    /// no service-backed APIService takes it (a local one, or none).
-    pub fn route(&self, req: Request<Body>) -> Result<Proxied, Request<Body>> {
-        let found = group_version(req.uri().path())
-            .and_then(|(gv, discovery)| Some((self.table.borrow().get(gv)?.clone(), discovery)));
-        let Some((handling, discovery)) = found else {
-            return Err(req);
-        };
+    /// The service-backed APIService that takes requests for `path`, if one does (none:
+    /// a local one, or none at all).
+    pub fn find(&self, path: &str) -> Option<Target> {
+        let (gv, discovery) = group_version(path)?;
+        let handling = self.table.borrow().get(gv)?.clone();
+        Some(Target {
+            handling,
+            discovery,
+        })
+    }
+
+    /// The answer of `target`'s server to `req`.
+    pub fn serve(&self, target: Target, req: Request<Body>) -> Proxied {
         let (backends, options) = (self.backends.clone(), self.options);
-        Ok(Box::pin(async move {
+        Box::pin(async move {
+            let Target {
+                handling,
+                discovery,
+            } = target;
             proxy(&handling, discovery, &backends, &options, req).await
-        }))
+        })
     }
 
     /// Whether every service-backed APIService of `objects` that is Available is proxied
