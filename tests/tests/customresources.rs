@@ -375,7 +375,10 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
     ok(c.kubectl_stdin(&["apply"], &described));
     let deadline = Instant::now() + Duration::from_secs(5);
     let text = loop {
-        let out = c.kubectl(&["explain", "widgets.spec"]);
+        // Named with its group: widgets of example.k8s.io exist too, and kubectl's cached
+        // discovery (filled by the `get crd` above, before example.com's widgets) would
+        // resolve the bare name to them.
+        let out = c.kubectl(&["explain", "widgets.example.com.spec"]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         if out.status.success() && text.contains("replicas\t<integer>") {
             break text;
@@ -394,7 +397,12 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
     // The same from /openapi/v2 (protobuf), where kubectl reads it in its older layout.
-    let v2 = ok(c.kubectl(&["explain", "--output", "plaintext-openapiv2", "widgets.spec"]));
+    let v2 = ok(c.kubectl(&[
+        "explain",
+        "--output",
+        "plaintext-openapiv2",
+        "widgets.example.com.spec",
+    ]));
     for expected in [
         "RESOURCE: spec <Object>\n",
         "   color\t<string>\n     The colour of the widget.\n",
@@ -403,7 +411,7 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         assert!(v2.contains(expected), "missing {expected:?} in\n{v2}");
     }
     // The root: metadata refers to ObjectMeta with upstream's description.
-    let root = ok(c.kubectl(&["explain", "widgets"]));
+    let root = ok(c.kubectl(&["explain", "widgets.example.com"]));
     assert!(
         root.contains("  metadata\t<ObjectMeta>\n    Standard object's metadata."),
         "{root}"
