@@ -19,10 +19,16 @@ pub mod tls_server;
 use std::path::PathBuf;
 
 /// Runs kubectl with `kubeconfig` (another user's, another replica's).
+/// kubectl keeps its discovery cache beside the kubeconfig, one per cluster: in the shared
+/// `~/.kube/cache` a cluster would read what an earlier one on the same port served. A
+/// `--cache-dir` in `args` comes later and wins.
 pub fn kubectl_with(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let cache = kubeconfig.with_file_name("kubectl-cache");
     std::process::Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(cache)
         .args(args)
         .output()
         .expect("kubectl on PATH")

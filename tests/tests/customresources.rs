@@ -375,12 +375,15 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
     ok(c.kubectl_stdin(&["apply"], &described));
     let deadline = Instant::now() + Duration::from_secs(5);
     let text = loop {
-        // Named with its group: widgets of example.k8s.io exist too, and kubectl's cached
-        // discovery (filled by the `get crd` above, before example.com's widgets) would
-        // resolve the bare name to them.
-        let out = c.kubectl(&["explain", "widgets.example.com.spec"]);
+        // Widgets of example.k8s.io exist too: kubectl picks example.com's by discovery's
+        // group order, read fresh each time (its cache, filled before example.com's widgets
+        // were served, would keep resolving the name to example.k8s.io's).
+        let out = explain_fresh(&c, &["widgets.spec"]);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.status.success() && text.contains("replicas\t<integer>") {
+        if out.status.success()
+            && text.contains("replicas\t<integer>")
+            && text.contains("GROUP:      example.com\n")
+        {
             break text;
         }
         assert!(Instant::now() < deadline, "{text}");
@@ -397,12 +400,10 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
     // The same from /openapi/v2 (protobuf), where kubectl reads it in its older layout.
-    let v2 = ok(c.kubectl(&[
-        "explain",
-        "--output",
-        "plaintext-openapiv2",
-        "widgets.example.com.spec",
-    ]));
+    let v2 = ok(explain_fresh(
+        &c,
+        &["--output", "plaintext-openapiv2", "widgets.spec"],
+    ));
     for expected in [
         "RESOURCE: spec <Object>\n",
         "   color\t<string>\n     The colour of the widget.\n",
@@ -411,11 +412,20 @@ fn invalid_crds_are_refused_and_protected_groups_need_approval() {
         assert!(v2.contains(expected), "missing {expected:?} in\n{v2}");
     }
     // The root: metadata refers to ObjectMeta with upstream's description.
-    let root = ok(c.kubectl(&["explain", "widgets.example.com"]));
+    let root = ok(explain_fresh(&c, &["widgets"]));
     assert!(
         root.contains("  metadata\t<ObjectMeta>\n    Standard object's metadata."),
         "{root}"
     );
+}
+
+/// `kubectl explain args` with discovery read afresh.
+fn explain_fresh(c: &kas_e2e::TestCluster, args: &[&str]) -> std::process::Output {
+    let fresh = tempfile::tempdir().unwrap();
+    let mut all = vec!["explain"];
+    all.extend(args);
+    all.extend(["--cache-dir", fresh.path().to_str().unwrap()]);
+    c.kubectl(&all)
 }
 
 #[test]
