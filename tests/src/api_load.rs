@@ -425,7 +425,8 @@ where
     merge(tasks, start).await
 }
 
-async fn merge(
+/// The workers' results as one, over the time since `start`.
+pub(crate) async fn merge(
     tasks: Vec<tokio::task::JoinHandle<LoadResult>>,
     start: Instant,
 ) -> Result<LoadResult> {

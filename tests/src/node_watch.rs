@@ -119,17 +119,7 @@ pub async fn run(spec: &Spec, mut sample: impl FnMut()) -> Result<Measured> {
     sample();
     tokio::time::sleep(Duration::from_secs(1)).await;
     stop.store(true, Ordering::Relaxed);
-    let mut result = LoadResult::default();
-    for task in tasks {
-        let r = task.await?;
-        for (code, n) in r.codes {
-            *result.codes.entry(code).or_default() += n;
-        }
-        result.errors += r.errors;
-        result.latencies.extend(r.latencies);
-    }
-    result.elapsed = start.elapsed();
-    result.latencies.sort_unstable();
+    let result = crate::api_load::merge(tasks, start).await?;
     Ok(Measured { result, writes })
 }
 
