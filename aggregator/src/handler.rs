@@ -70,10 +70,7 @@ where
             return Either::Right(Box::pin(self.own.clone().oneshot(req)));
         }
         match self.proxy.find(req.uri().path()) {
-            Some(target) => {
-                let proxied = self.proxy.serve(target, req);
-                Either::Right(Box::pin(async move { Ok(proxied.await) }))
-            }
+            Some(target) => Either::Right(self.proxy.serve(target, req)),
             None => Either::Left(self.next.call(req)),
         }
     }

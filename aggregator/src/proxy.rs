@@ -11,6 +11,7 @@
 //! change; a request reads it with one lookup.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,8 +44,8 @@ struct Handling {
 /// Service-backed group versions (`group/version`) and how each is proxied.
 type Table = Arc<HashMap<String, Arc<Handling>>>;
 
-/// A proxied answer.
-pub type Proxied = BoxFuture<'static, Response<Body>>;
+/// A proxied answer, as the handler returns it.
+pub type Proxied = BoxFuture<'static, Result<Response<Body>, Infallible>>;
 
 /// Where a request is proxied: its group version's handling, and whether it is for that
 /// group version's discovery document.
@@ -100,7 +101,7 @@ impl AggregatedProxy {
                 handling,
                 discovery,
             } = target;
-            proxy(&handling, discovery, &backends, &options, req).await
+            Ok(proxy(&handling, discovery, &backends, &options, req).await)
         })
     }
 
