@@ -42,25 +42,36 @@ impl ProxyCertFiles {
     /// The pair as PEM, when both files read, are not empty, and hold a certificate with
     /// its key (upstream's `tls.X509KeyPair`).
     pub fn load(&self) -> Result<CertKey, String> {
+        let pair = self.read()?;
+        self.check(&pair)?;
+        Ok(pair)
+    }
+
+    /// Both files, neither empty.
+    fn read(&self) -> Result<CertKey, String> {
         let read = |p: &Path| match std::fs::read(p) {
             Ok(b) if b.is_empty() => Err(format!("missing content for {}", p.display())),
             Ok(b) => Ok(b),
             Err(e) => Err(format!("{}: {e}", p.display())),
         };
-        let pair = (read(&self.cert)?, read(&self.key)?);
+        Ok((read(&self.cert)?, read(&self.key)?))
+    }
+
+    /// Whether `pair` is a certificate with its key.
+    fn check(&self, pair: &CertKey) -> Result<(), String> {
         let tls = TlsConfig {
             client_cert: Some(pair.clone()),
             insecure: true,
             ..TlsConfig::default()
         };
-        tls.client_config(Vec::new()).map_err(|e| {
-            format!(
+        match tls.client_config(Vec::new()) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!(
                 "aggregator-proxy-cert::{}::{}: {e}",
                 self.cert.display(),
                 self.key.display()
-            )
-        })?;
-        Ok(pair)
+            )),
+        }
     }
 
     /// Reads the files every `every` and hands a changed valid pair to `backends`.
@@ -69,9 +80,19 @@ impl ProxyCertFiles {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut last_error = None;
+            // What the files held last time: unchanged bytes are not parsed again.
+            let mut last_read = None;
             loop {
                 tick.tick().await;
-                match self.load() {
+                let read = self.read();
+                if let Ok(pair) = &read {
+                    if last_read.as_ref() == Some(pair) {
+                        continue;
+                    }
+                    last_read = Some(pair.clone());
+                }
+                let loaded = read.and_then(|pair| self.check(&pair).map(|()| pair));
+                match loaded {
                     Ok(pair) => {
                         last_error = None;
                         if backends.set_proxy_client_cert(pair) {
