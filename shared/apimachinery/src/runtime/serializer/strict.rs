@@ -41,6 +41,40 @@ pub fn strict_fields(data: &[u8], schema: Option<&'static Message>) -> Vec<Stric
     walker.out
 }
 
+/// The keys met so far in one object or mapping: a short list while it is small (most
+/// are), a hash set once it is not, so that a map of 200,000 keys costs linear time.
+#[derive(Default)]
+pub(crate) enum Seen {
+    #[default]
+    Empty,
+    Few(Vec<String>),
+    Many(std::collections::HashSet<String>),
+}
+
+impl Seen {
+    /// Keys kept in a list before moving to a hash set.
+    const FEW: usize = 16;
+
+    /// Adds `key`, or hands it back when it was already there.
+    pub(crate) fn repeated(&mut self, key: String) -> Option<String> {
+        match self {
+            Seen::Empty => *self = Seen::Few(vec![key]),
+            Seen::Few(keys) if keys.contains(&key) => return Some(key),
+            Seen::Few(keys) if keys.len() < Self::FEW => keys.push(key),
+            Seen::Few(keys) => {
+                let mut set: std::collections::HashSet<String> = keys.drain(..).collect();
+                set.insert(key);
+                *self = Seen::Many(set);
+            }
+            Seen::Many(set) if set.contains(&key) => return Some(key),
+            Seen::Many(set) => {
+                set.insert(key);
+            }
+        }
+        None
+    }
+}
+
 struct Walker<'a> {
     data: &'a [u8],
     pos: usize,
@@ -118,7 +152,7 @@ impl Walker<'_> {
     fn object(&mut self, path: &mut String, ctx: Ctx<'_>) -> Option<()> {
         let report = !matches!(ctx, Ctx::Skip);
         self.pos += 1;
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen = Seen::default();
         if self.peek()? == b'}' {
             self.pos += 1;
             return Some(());
@@ -132,15 +166,12 @@ impl Walker<'_> {
             }
             path.push_str(&key);
             let (known, member) = ctx.member(&key);
-            if seen.contains(&key) {
+            if seen.repeated(key).is_some() {
                 if known && report {
                     self.out.push(StrictField::Duplicate(path.clone()));
                 }
-            } else {
-                if !known {
-                    self.out.push(StrictField::Unknown(path.clone()));
-                }
-                seen.push(key);
+            } else if !known {
+                self.out.push(StrictField::Unknown(path.clone()));
             }
             if self.peek()? != b':' {
                 return None;

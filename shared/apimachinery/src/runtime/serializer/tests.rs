@@ -195,6 +195,36 @@ fn json_duplicates() {
 }
 
 #[test]
+fn duplicates_in_wide_objects() {
+    // Past the short list of keys the walker keeps a set: a key repeated before and after
+    // the switch is still found, once per repeat, in document order.
+    let mut keys: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+    keys.insert(5, "k1".into());
+    keys.push("k2".into());
+    keys.push("k39".into());
+    let body: Vec<String> = keys.iter().map(|k| format!("\"{k}\":1")).collect();
+    let json = format!("{{\"data\":{{{}}}}}", body.join(","));
+    assert_eq!(
+        json_duplicate_fields(json.as_bytes()),
+        [
+            r#"duplicate field "data.k1""#,
+            r#"duplicate field "data.k2""#,
+            r#"duplicate field "data.k39""#,
+        ]
+    );
+    let yaml: Vec<String> = keys.iter().map(|k| format!("  {k}: 1\n")).collect();
+    let yaml = format!("data:\n{}", yaml.concat());
+    assert_eq!(
+        yaml_duplicate_fields(yaml.as_bytes()),
+        [
+            r#"line 7: key "k1" already set in map"#,
+            r#"line 43: key "k2" already set in map"#,
+            r#"line 44: key "k39" already set in map"#,
+        ]
+    );
+}
+
+#[test]
 fn yaml_decoding() {
     let d = decode_yaml(b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels:\n    a: yes\n    b: '1'\n    c: 0755\n").unwrap();
     assert_eq!(d.gvk.kind, "Pod");

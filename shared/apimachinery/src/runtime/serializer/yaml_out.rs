@@ -600,7 +600,7 @@ pub fn duplicate_keys(text: &str) -> Vec<String> {
     /// An open mapping: the keys set so far, the pending key (`None` inside when not a
     /// scalar) and the line of the pending value's start.
     struct Map {
-        seen: Vec<String>,
+        seen: super::strict::Seen,
         key: Option<Option<String>>,
         value_line: usize,
     }
@@ -626,14 +626,12 @@ pub fn duplicate_keys(text: &str) -> Vec<String> {
             None => map.key = Some(scalar),
             Some(None) => {}
             Some(Some(key)) => {
-                if map.seen.contains(&key) {
+                if let Some(key) = map.seen.repeated(key) {
                     out.push(format!(
                         "line {}: key {} already set in map",
                         map.value_line,
                         quote(&key)
                     ));
-                } else {
-                    map.seen.push(key);
                 }
             }
         }
@@ -651,7 +649,7 @@ pub fn duplicate_keys(text: &str) -> Vec<String> {
             Event::MappingStart(..) => {
                 start(&mut stack, line);
                 stack.push(Some(Map {
-                    seen: Vec::new(),
+                    seen: Default::default(),
                     key: None,
                     value_line: 0,
                 }));
