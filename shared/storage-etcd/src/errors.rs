@@ -16,9 +16,41 @@ pub(crate) fn is_future_revision(e: &etcd_client::Error) -> bool {
     matches!(e, etcd_client::Error::GRpcStatus(s) if s.message().contains("required revision is a future revision"))
 }
 
-/// Any other failure: unreachable when the transport or the cluster is down, else internal.
+/// Upstream's etcd client refuses to send a request larger than this
+/// (`defaultMaxCallSendMsgSize`, 2 MiB).
+pub(crate) const MAX_SEND_MESSAGE_SIZE: usize = 2 * 1024 * 1024;
+
+/// What a write txn carries besides its value: the key in the compare, the put and the
+/// `else` read, and protobuf framing. An estimate: it only decides writes within a few
+/// dozen bytes of the limit.
+const TXN_OVERHEAD: usize = 32;
+
+/// Upstream's client-side refusal of a write whose gRPC message would exceed 2 MiB, in
+/// grpc-go's words: the write never reaches etcd.
+pub(crate) fn check_send_size(prepared_key: &str, value: &[u8]) -> Result<(), Error> {
+    let size = value.len() + 3 * prepared_key.len() + TXN_OVERHEAD;
+    if size <= MAX_SEND_MESSAGE_SIZE {
+        return Ok(());
+    }
+    Err(Error::RequestTooLarge {
+        message: format!(
+            "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({size} vs. {MAX_SEND_MESSAGE_SIZE})"
+        ),
+    })
+}
+
+/// Any other failure: unreachable when the transport or the cluster is down, too large
+/// when etcd refused the request's size, else internal.
 pub(crate) fn from_etcd(key: &str, e: etcd_client::Error) -> Error {
     use tonic::Code;
+    if let etcd_client::Error::GRpcStatus(s) = &e
+        && s.code() == Code::InvalidArgument
+        && s.message() == "etcdserver: request is too large"
+    {
+        return Error::RequestTooLarge {
+            message: s.message().to_owned(),
+        };
+    }
     let unreachable = match &e {
         etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
         etcd_client::Error::GRpcStatus(s) => {

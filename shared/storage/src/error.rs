@@ -92,6 +92,16 @@ pub enum Error {
     #[error(transparent)]
     Callback(BoxError),
 
+    /// The write was too large for etcd: the request exceeds the client's 2 MiB send limit,
+    /// or etcd refused it (`--max-request-bytes`). Upstream's `isTooLargeError`: the
+    /// handlers retry once without `managedFields`; the client gets a 500 with the gRPC
+    /// error's text and no reason, as upstream's plain-error answer.
+    #[error("{message}")]
+    RequestTooLarge {
+        /// Upstream's text for the same failure.
+        message: String,
+    },
+
     /// Anything else; becomes 500.
     #[error("{message}")]
     Internal {

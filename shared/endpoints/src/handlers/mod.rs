@@ -7,6 +7,7 @@ pub mod connect;
 pub mod decode;
 pub mod delete;
 pub mod get;
+mod offload;
 pub mod options;
 pub mod patch;
 pub mod scale;
@@ -74,7 +75,11 @@ pub(crate) async fn serve(
     req: Request<Body>,
 ) -> Result<Response<Body>> {
     let deprecation = matched.resource.store.strategy.deprecation();
-    let answer = dispatch(matched, info, features, req).await;
+    let answer = if offload::is_heavy(req.headers()) {
+        offload::Offloaded::new(dispatch(matched, info, features, req)).await
+    } else {
+        dispatch(matched, info, features, req).await
+    };
     match (deprecation, answer) {
         (Some(warning), Ok(mut resp)) => {
             // Upstream adds it before the handler runs: it comes first.

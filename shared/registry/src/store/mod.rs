@@ -166,6 +166,7 @@ impl Store {
                 retry_after_seconds as i32,
             ),
             kas_storage::Error::BadRequest(message) => Status::bad_request(&message),
+            kas_storage::Error::RequestTooLarge { message } => Status::from_plain_error(message),
             kas_storage::Error::Callback(inner) => match inner.downcast::<Error>() {
                 Ok(api) => return *api,
                 Err(other) => Status::internal_error(&other.to_string()),
@@ -239,6 +240,31 @@ impl Store {
         self.storage
             .guaranteed_update(key, &pre, ignore_not_found, try_update, None, ttl)
             .await
+    }
+
+    /// [`Store::guaranteed_update`] for an update or a patch that is no apply: as
+    /// upstream's handlers (`isTooLargeError`), a new state too large for etcd is written
+    /// once more without its `managedFields`, which can be as large as the object.
+    async fn guaranteed_update_or_smaller(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+    ) -> kas_storage::Result<ObjectRef> {
+        match self
+            .guaranteed_update(key, ignore_not_found, try_update)
+            .await
+        {
+            Err(kas_storage::Error::RequestTooLarge { .. }) => {
+                let smaller = |current: Option<&Value>| {
+                    let new = try_update(current)?;
+                    Ok(new.map(without_managed_fields))
+                };
+                self.guaranteed_update(key, ignore_not_found, &smaller)
+                    .await
+            }
+            written => written,
+        }
     }
 
     /// Create: type and namespace checks, system fields, defaulting, validation, write.
@@ -317,6 +343,7 @@ impl Store {
         let generate = crate::meta::str_field(&obj, "generateName").to_owned();
         let mut name = name;
         let mut attempt = 1;
+        let mut smaller = false;
         // Upstream's RetryGenerateName (GA in 1.32): a generated name that collides is
         // generated again.
         loop {
@@ -335,6 +362,12 @@ impl Store {
                     name = object_meta::generate_name(&generate);
                     crate::meta::metadata_mut(&mut obj)
                         .insert("name".into(), Value::String(name.clone()));
+                }
+                // Upstream's create handler: an object too large for etcd is written
+                // once more without its managedFields.
+                Err(kas_storage::Error::RequestTooLarge { .. }) if !smaller => {
+                    smaller = true;
+                    obj = without_managed_fields(obj);
                 }
                 Err(e) => return Err(self.storage_error(e, &name)),
             }
@@ -510,7 +543,7 @@ impl Store {
         };
         let key = self.key(namespace, name);
         let written = self
-            .guaranteed_update(&key, self.strategy.allow_create_on_update(), &try_update)
+            .guaranteed_update_or_smaller(&key, self.strategy.allow_create_on_update(), &try_update)
             .await;
         let result = match self.deleted_instead(&key, name, written).await? {
             Ok(stored) => stored,
@@ -551,7 +584,9 @@ impl Store {
             delete_instead(self, Some(current), new)
         };
         let key = self.key(namespace, name);
-        let written = self.guaranteed_update(&key, false, &try_update).await;
+        let written = self
+            .guaranteed_update_or_smaller(&key, false, &try_update)
+            .await;
         match self.deleted_instead(&key, name, written).await? {
             Ok(stored) => Ok(Written::Stored(self.served(stored)?)),
             Err(answer) => Ok(Written::Stored(answer)),
@@ -755,4 +790,12 @@ pub(super) fn at_revision(mut value: Value, resource_version: u64) -> Value {
         Value::String(resource_version.to_string()),
     );
     value
+}
+
+/// `obj` without `metadata.managedFields`.
+fn without_managed_fields(mut obj: Value) -> Value {
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+    obj
 }

@@ -20,7 +20,7 @@ use kas_storage::{
 };
 use serde_json::Value;
 
-use crate::errors::{from_etcd, is_compacted, is_future_revision, list_compacted};
+use crate::errors::{check_send_size, from_etcd, is_compacted, is_future_revision, list_compacted};
 use crate::lease::LeaseManager;
 use feature::WatchProgressCheck;
 
@@ -187,6 +187,7 @@ impl EtcdStore {
         data: Vec<u8>,
         ttl: Option<i64>,
     ) -> Result<TxnResponse> {
+        check_send_size(prepared, &data)?;
         let put = self.put_options(ttl).await?;
         let txn = Txn::new()
             .when([Compare::mod_revision(prepared, CompareOp::Equal, rev)])
@@ -283,6 +284,7 @@ impl Storage for EtcdStore {
             ));
         }
         let data = encode_for_storage(key, &value)?;
+        check_send_size(&prepared, &data)?;
         let put = self.put_options(ttl_seconds).await?;
         let txn = Txn::new()
             .when([Compare::mod_revision(
