@@ -169,6 +169,24 @@ impl TestCluster {
         serde_json::from_str(&self.kubectl_ok(&all)).expect("kubectl's JSON")
     }
 
+    /// Applies `manifest` (a CRD) with kubectl and waits until `probe` answers anything but
+    /// a 404: the CRD's resource is served through the aggregator.
+    pub async fn apply_and_wait_served(&self, manifest: &str, probe: &str) {
+        let out = self.kubectl_stdin(&["apply"], manifest);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for _ in 0..100 {
+            if self.send(http::Method::GET, probe, &[], "").await.status != 404 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("{probe} is not served");
+    }
+
     /// kubectl with `manifest` on stdin (`-f -` is added after `args`).
     pub fn kubectl_stdin(&self, args: &[&str], manifest: &str) -> std::process::Output {
         use std::io::Write;

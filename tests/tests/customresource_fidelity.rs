@@ -59,23 +59,6 @@ spec:
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 "#;
 
-/// Creates a CRD and waits until `probe` answers something else than a 404.
-async fn served(c: &TestCluster, crd: &str, probe: &str) {
-    let out = c.kubectl_stdin(&["apply"], crd);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for _ in 0..100 {
-        if c.send(Method::GET, probe, &[], "").await.status != 404 {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("{probe} is not served");
-}
-
 fn causes(status: &Value) -> Vec<(String, String)> {
     status["details"]["causes"]
         .as_array()
@@ -91,7 +74,7 @@ fn causes(status: &Value) -> Vec<(String, String)> {
 /// A cluster serving `CRD`.
 async fn widgets() -> TestCluster {
     let c = start_cluster(|_| {});
-    served(&c, CRD, WIDGETS).await;
+    c.apply_and_wait_served(CRD, WIDGETS).await;
     c
 }
 
@@ -268,7 +251,7 @@ async fn defaults_must_fit_their_schema() {
 async fn unknown_fields_are_applied_to_a_crd_that_keeps_them() {
     let c = start_cluster(|_| {});
     let free = "/apis/mygroup.example.com/v1beta1/fooxyzas";
-    served(&c, FREE_CRD, free).await;
+    c.apply_and_wait_served(FREE_CRD, free).await;
     let config = r#"
 apiVersion: mygroup.example.com/v1beta1
 kind: fooxyza
