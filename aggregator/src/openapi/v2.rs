@@ -4,6 +4,7 @@
 //! APIService's last downloaded spec, sorted by `sortByPriority` and merged in that order
 //! (`merge`). The document is merged at the first request after a change, then kept.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
@@ -38,11 +39,16 @@ pub enum Source {
 }
 
 impl Source {
-    fn value(&self) -> &Value {
-        static NONE: Value = Value::Null;
+    /// The document; core's is parsed from the JSON it is kept as.
+    fn value(&self) -> Cow<'_, Value> {
         match self {
-            Source::Value(v) => v,
-            Source::Core(d) => d.openapi.as_ref().map_or(&NONE, |(v2, _)| v2),
+            Source::Value(v) => Cow::Borrowed(v),
+            Source::Core(d) => Cow::Owned(
+                d.openapi
+                    .as_ref()
+                    .and_then(|(v2, _)| serde_json::from_slice(v2).ok())
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
@@ -107,15 +113,16 @@ impl Merged {
 fn merge_all(specs: &[Spec]) -> Value {
     let mut merged: Option<Value> = None;
     for s in specs {
+        let spec = s.spec.value();
         let dest = merged.get_or_insert_with(|| {
-            let top = s.spec.value().as_object();
+            let top = spec.as_object();
             let mut top: Map<String, Value> = top.cloned().unwrap_or_default();
             for k in ["paths", "definitions", "parameters"] {
                 top.remove(k);
             }
             Value::Object(top)
         });
-        if let Err(e) = merge::merge(dest, s.spec.value()) {
+        if let Err(e) = merge::merge(dest, &spec) {
             tracing::warn!(spec = %s.name, error = %e, "failed to build merge specs");
         }
     }

@@ -85,10 +85,11 @@ async fn fetch(
     if !openapi {
         return Ok(());
     }
-    let json = |bytes: bytes::Bytes| serde_json::from_slice::<serde_json::Value>(&bytes);
-    let v2 = json(get(delegate, "/openapi/v2", "application/json").await?);
-    let root = json(get(delegate, "/openapi/v3", "application/json").await?);
-    if let (Ok(v2), Ok(root)) = (v2, root) {
+    let v2 = get(delegate, "/openapi/v2", "application/json").await?;
+    let root = get(delegate, "/openapi/v3", "application/json").await?;
+    // The v2 document stays JSON (see `Delegated`): only checked to be JSON here.
+    let v2_is_json = serde_json::from_slice::<serde::de::IgnoredAny>(&v2).is_ok();
+    if let (true, Ok(root)) = (v2_is_json, serde_json::from_slice(&root)) {
         delegated.openapi = Some((v2, root));
     }
     if *tx.borrow().as_ref() != delegated {

@@ -108,14 +108,15 @@ impl V2 {
 /// aggregator merges its delegates' specs): `/openapi/v2` is the union of paths and
 /// definitions, the v3 index the union of documents.
 pub(crate) struct Delegated {
-    v2: serde_json::Value,
+    /// The delegate's v2 document as JSON, read once when first merged.
+    v2: Bytes,
     root: serde_json::Value,
     merged_v2: std::sync::OnceLock<V2>,
     merged_root: std::sync::OnceLock<Bytes>,
 }
 
 impl Delegated {
-    pub(crate) fn new(v2: serde_json::Value, root: serde_json::Value) -> Delegated {
+    pub(crate) fn new(v2: Bytes, root: serde_json::Value) -> Delegated {
         Delegated {
             v2,
             root,
@@ -128,8 +129,9 @@ impl Delegated {
         self.merged_v2.get_or_init(|| {
             let mut doc: serde_json::Value =
                 serde_json::from_slice(&own.v2().json.bytes).unwrap_or_default();
+            let theirs_v2: serde_json::Value = serde_json::from_slice(&self.v2).unwrap_or_default();
             for section in ["paths", "definitions"] {
-                let theirs = self.v2.get(section).and_then(|v| v.as_object());
+                let theirs = theirs_v2.get(section).and_then(|v| v.as_object());
                 if let (Some(ours), Some(theirs)) =
                     (doc.get_mut(section).and_then(|v| v.as_object_mut()), theirs)
                 {
