@@ -26,7 +26,7 @@ pub use attrs::{Attrs, AttrsFunc};
 pub use continue_token::{decode_continue, encode_continue};
 pub use error::{BoxError, Error, Result};
 pub use interface::{Storage, UpdateFn, ValidateDeletionFn, WatchEvent, WatchStream};
-pub use object::{Object, ObjectRef, encode_for_storage};
+pub use object::{Object, ObjectRef, encode_for_storage, exact};
 pub use options::{
     GetOptions, ListOptions, ListResult, Preconditions, Predicate, ResourceVersionMatch,
     WatchOptions, parse_resource_version,

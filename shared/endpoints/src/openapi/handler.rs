@@ -35,7 +35,7 @@ impl Document {
         let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA512, &bytes);
         let etag = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
         Document {
-            bytes: bytes.into(),
+            bytes: kas_storage::exact(bytes),
             etag,
         }
     }
@@ -139,7 +139,7 @@ pub fn serve_v2(req: &Request<Body>, v2: &super::V2, modified: SystemTime) -> Re
         return status(StatusCode::NOT_ACCEPTABLE, headers);
     };
     let (content_type, bytes) = if protobuf {
-        (V2_PROTOBUF, v2.protobuf.clone())
+        (V2_PROTOBUF, v2.protobuf())
     } else {
         ("application/json", v2.json.bytes.clone())
     };

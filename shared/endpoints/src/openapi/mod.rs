@@ -84,10 +84,11 @@ impl Published {
 }
 
 /// `/openapi/v2`: the JSON, and its protobuf form, which shares the JSON's ETag as
-/// upstream's does.
+/// upstream's does. The protobuf form (2.7 MB for core's document) is made on its first
+/// request: clients of 1.33 read v3, and most roles never serve it.
 pub struct V2 {
     json: Document,
-    protobuf: Bytes,
+    protobuf: std::sync::OnceLock<Bytes>,
 }
 
 impl V2 {
@@ -96,9 +97,20 @@ impl V2 {
         &self.json
     }
 
+    /// The gnostic protobuf form of the document.
+    pub fn protobuf(&self) -> Bytes {
+        self.protobuf
+            .get_or_init(|| {
+                let doc: serde_json::Value =
+                    serde_json::from_slice(&self.json.bytes).unwrap_or_default();
+                kas_storage::exact(gnostic::encode(&doc))
+            })
+            .clone()
+    }
+
     pub fn new(doc: &serde_json::Value) -> V2 {
         V2 {
-            protobuf: gnostic::encode(doc).into(),
+            protobuf: std::sync::OnceLock::new(),
             json: Document::new(to_vec(doc)),
         }
     }

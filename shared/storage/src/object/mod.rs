@@ -100,11 +100,11 @@ impl Object {
     }
 }
 
-/// `json` in an allocation of its own size. The vector grew by doubling, so a cached
-/// object would keep up to twice its size; `shrink_to_fit` does not help, as mimalloc
-/// keeps a block that shrinks by less than half where it is. A copy gets a block of the
-/// JSON's own size class.
-fn exact(json: Vec<u8>) -> Bytes {
+/// `json` in an allocation of its own size, for bytes kept long (a cached object, a served
+/// document). The vector grew by doubling, so it would keep up to twice its size;
+/// `shrink_to_fit` does not help, as mimalloc keeps a block that shrinks by less than half
+/// where it is. A copy gets a block of the JSON's own size class.
+pub fn exact(json: Vec<u8>) -> Bytes {
     if json.capacity() - json.len() > json.len() / 8 {
         Bytes::copy_from_slice(&json)
     } else {
