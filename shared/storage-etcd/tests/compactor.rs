@@ -1,20 +1,15 @@
 //! The compactor against a real etcd: it compacts to the revision seen on the previous
 //! tick, and two compactors share one clock through `compact_rev_key`.
 
-use kas_local::etcd::TestEtcd;
+mod common;
+
 use kas_storage::{Error, ListOptions, ResourceVersionMatch, Storage};
-use kas_storage_etcd::{Client, Compactor, EtcdStore};
+use kas_storage_etcd::{Compactor, EtcdStore};
 use serde_json::json;
 
 #[tokio::test]
 async fn compacts_to_the_previous_ticks_revision_once_per_cluster() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_path_buf();
-    let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-        .await
-        .unwrap()
-        .unwrap();
-    let client = Client::connect([etcd.url()], None).await.unwrap();
+    let (_etcd, _dir, client) = common::etcd().await;
     let store = EtcdStore::new(client.clone(), "/registry");
     let first = store
         .create("/pods/ns/a", json!({"metadata": {"name": "a"}}), None)

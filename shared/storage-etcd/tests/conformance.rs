@@ -1,6 +1,8 @@
 //! kas-storage's conformance suite against a real etcd: one etcd per test, because
 //! several tests compact the whole history.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -19,13 +21,7 @@ struct EtcdHarness {
 
 impl EtcdHarness {
     async fn start() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().to_path_buf();
-        let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-            .await
-            .expect("join")
-            .expect("etcd starts (apt-get install etcd-server)");
-        let client = Client::connect([etcd.url()], None).await.expect("connect");
+        let (etcd, dir, client) = common::etcd().await;
         EtcdHarness {
             _etcd: etcd,
             _dir: dir,

@@ -2,10 +2,11 @@
 //! is gone, and a check built from the flags of a role without `--etcd-servers` does not
 //! exist.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use kas_local::etcd::TestEtcd;
 use kas_storage_etcd::EtcdOptions;
 
 #[derive(Parser)]
@@ -24,12 +25,7 @@ fn options(args: &[&str]) -> EtcdOptions {
 async fn passes_while_etcd_answers_and_fails_when_it_is_gone() {
     assert!(options(&[]).health_check().is_none());
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_path_buf();
-    let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-        .await
-        .unwrap()
-        .unwrap();
+    let (etcd, _dir, _client) = common::etcd().await;
     let servers = format!("--etcd-servers={}", etcd.url());
     let check = options(&[&servers]).health_check().unwrap();
     assert_eq!(check.name(), "etcd");

@@ -3,9 +3,10 @@
 //! limit and 2 MiB etcd refuses them. Either way the error is `RequestTooLarge` (what the
 //! registry retries without managedFields) and nothing is written.
 
-use kas_local::etcd::TestEtcd;
+mod common;
+
 use kas_storage::{Error, GetOptions, Preconditions, Storage};
-use kas_storage_etcd::{Client, EtcdStore};
+use kas_storage_etcd::EtcdStore;
 use serde_json::{Value, json};
 
 fn config_map(name: &str, bytes: usize) -> Value {
@@ -21,13 +22,7 @@ fn too_large_message(result: kas_storage::Result<impl std::fmt::Debug>) -> Strin
 
 #[tokio::test]
 async fn writes_past_the_size_limits_are_refused_and_write_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_path_buf();
-    let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-        .await
-        .unwrap()
-        .unwrap();
-    let client = Client::connect([etcd.url()], None).await.unwrap();
+    let (_etcd, _dir, client) = common::etcd().await;
     let store = EtcdStore::new(client, "/registry");
 
     // Past 2 MiB: refused by the client, with the request's size.

@@ -2,9 +2,10 @@
 //! share one (upstream's lease manager), an update with a TTL keeps the key expiring, a
 //! plain update takes it out of its lease, and the key goes when the lease does.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use kas_local::etcd::TestEtcd;
 use kas_storage::{Error, GetOptions, Preconditions, Storage};
 use kas_storage_etcd::{Client, EtcdStore};
 use serde_json::{Value, json};
@@ -30,13 +31,7 @@ fn event(name: &str, count: i64) -> Value {
 
 #[tokio::test]
 async fn writes_with_a_ttl_share_a_lease_and_expire() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_path_buf();
-    let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-        .await
-        .unwrap()
-        .unwrap();
-    let client = Client::connect([etcd.url()], None).await.unwrap();
+    let (_etcd, _dir, client) = common::etcd().await;
     let store = EtcdStore::new(client.clone(), "/registry");
 
     store

@@ -2,28 +2,16 @@
 //! answers come back as bookmarks only where the store trusts them, and a watch with
 //! `send_initial_events` is the state, the initial-events-end bookmark, then the changes.
 
+mod common;
+
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kas_local::etcd::TestEtcd;
 use kas_storage::{Error, Storage, WatchEvent, WatchOptions, WatchProgressRequester, WatchStream};
-use kas_storage_etcd::{
-    Client, EtcdStore, WatchProgressSupport, version_supports_progress_requests,
-};
+use kas_storage_etcd::{EtcdStore, WatchProgressSupport, version_supports_progress_requests};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-async fn etcd() -> (TestEtcd, tempfile::TempDir, Client) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_path_buf();
-    let etcd = tokio::task::spawn_blocking(move || TestEtcd::start(&path))
-        .await
-        .unwrap()
-        .expect("etcd starts (apt-get install etcd-server)");
-    let client = Client::connect([etcd.url()], None).await.unwrap();
-    (etcd, dir, client)
-}
 
 async fn put(s: &EtcdStore, key: &str) -> u64 {
     let name = key.rsplit('/').next().unwrap_or_default();
@@ -52,7 +40,7 @@ fn progress_watch(requests: &WatchProgressRequester, rv: u64) -> WatchOptions {
 
 #[tokio::test]
 async fn support_follows_upstreams_version_rule() {
-    let (_etcd, _dir, client) = etcd().await;
+    let (_etcd, _dir, client) = common::etcd().await;
     let version = client.clone().status().await.unwrap().version().to_owned();
     let detected = EtcdStore::new(client.clone(), "/registry");
     assert_eq!(
@@ -67,7 +55,7 @@ async fn support_follows_upstreams_version_rule() {
 
 #[tokio::test]
 async fn a_progress_request_is_answered_with_a_bookmark_where_trusted() {
-    let (_etcd, _dir, client) = etcd().await;
+    let (_etcd, _dir, client) = common::etcd().await;
     let trusted = EtcdStore::new(client.clone(), "/registry")
         .with_watch_progress_support(WatchProgressSupport::Enabled);
     let start = put(&trusted, "/configmaps/ns/a").await;
@@ -97,7 +85,7 @@ async fn a_progress_request_is_answered_with_a_bookmark_where_trusted() {
 
 #[tokio::test]
 async fn streaming_lists_from_etcd() {
-    let (_etcd, _dir, client) = etcd().await;
+    let (_etcd, _dir, client) = common::etcd().await;
     let s = EtcdStore::new(client, "/registry");
     put(&s, "/configmaps/ns/a").await;
     put(&s, "/configmaps/ns/b").await;
