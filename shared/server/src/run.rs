@@ -79,7 +79,6 @@ where
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_park(crate::allocator::collect_parked_worker)
         .build()
     {
         Ok(rt) => rt,
