@@ -1,9 +1,10 @@
 //! The store's field manager: each write's `metadata.managedFields`, kept as upstream's
 //! field manager keeps them for the Update operation (see
-//! `kas_apimachinery::managed_fields`).
+//! `kas_apimachinery::managed_fields`), and dropped from a write too large for etcd.
 
 use kas_apimachinery::managed_fields as mf;
 use kas_apimachinery::schema::{Kind, Message};
+use kas_storage::{ObjectRef, UpdateFn};
 use serde_json::Value;
 
 use super::{Store, go_encoded};
@@ -12,6 +13,31 @@ use crate::rest::options::WriteOptions;
 use crate::strategy::Conversion;
 
 impl Store {
+    /// [`Store::guaranteed_update`] for an update or a patch that is no apply: as
+    /// upstream's handlers (`isTooLargeError`), a new state too large for etcd is written
+    /// once more without its `managedFields`, which can be as large as the object.
+    pub(super) async fn guaranteed_update_or_smaller(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        try_update: &UpdateFn<'_>,
+    ) -> kas_storage::Result<ObjectRef> {
+        match self
+            .guaranteed_update(key, ignore_not_found, try_update)
+            .await
+        {
+            Err(kas_storage::Error::RequestTooLarge { .. }) => {
+                let smaller = |current: Option<&Value>| {
+                    let new = try_update(current)?;
+                    Ok(new.map(without_managed_fields))
+                };
+                self.guaranteed_update(key, ignore_not_found, &smaller)
+                    .await
+            }
+            written => written,
+        }
+    }
+
     /// Records the write in `metadata.managedFields`. `new` and `live` are stored forms;
     /// each entry is compared in its own version: the request's, the stored one, or one
     /// of the strategy's `other_versions`. A create compares with the empty object. The
@@ -140,12 +166,17 @@ pub(super) fn managed_form(
     schema: &'static Message,
     convert: Option<&dyn Conversion>,
 ) -> Value {
-    let mut v = match convert {
+    let v = match convert {
         Some(c) => c.to_served(stored.clone()),
         None => stored.clone(),
     };
-    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+    go_encoded(without_managed_fields(v), Some(schema))
+}
+
+/// `obj` without `metadata.managedFields`.
+pub(super) fn without_managed_fields(mut obj: Value) -> Value {
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
         meta.remove("managedFields");
     }
-    go_encoded(v, Some(schema))
+    obj
 }

@@ -242,31 +242,6 @@ impl Store {
             .await
     }
 
-    /// [`Store::guaranteed_update`] for an update or a patch that is no apply: as
-    /// upstream's handlers (`isTooLargeError`), a new state too large for etcd is written
-    /// once more without its `managedFields`, which can be as large as the object.
-    async fn guaranteed_update_or_smaller(
-        &self,
-        key: &str,
-        ignore_not_found: bool,
-        try_update: &UpdateFn<'_>,
-    ) -> kas_storage::Result<ObjectRef> {
-        match self
-            .guaranteed_update(key, ignore_not_found, try_update)
-            .await
-        {
-            Err(kas_storage::Error::RequestTooLarge { .. }) => {
-                let smaller = |current: Option<&Value>| {
-                    let new = try_update(current)?;
-                    Ok(new.map(without_managed_fields))
-                };
-                self.guaranteed_update(key, ignore_not_found, &smaller)
-                    .await
-            }
-            written => written,
-        }
-    }
-
     /// Create: type and namespace checks, system fields, defaulting, validation, write.
     /// With `dryRun` the object is prepared and validated but not stored.
     pub async fn create(
@@ -367,7 +342,7 @@ impl Store {
                 // once more without its managedFields.
                 Err(kas_storage::Error::RequestTooLarge { .. }) if !smaller => {
                     smaller = true;
-                    obj = without_managed_fields(obj);
+                    obj = field_manager::without_managed_fields(obj);
                 }
                 Err(e) => return Err(self.storage_error(e, &name)),
             }
@@ -790,12 +765,4 @@ pub(super) fn at_revision(mut value: Value, resource_version: u64) -> Value {
         Value::String(resource_version.to_string()),
     );
     value
-}
-
-/// `obj` without `metadata.managedFields`.
-fn without_managed_fields(mut obj: Value) -> Value {
-    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
-        meta.remove("managedFields");
-    }
-    obj
 }
