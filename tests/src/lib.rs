@@ -23,15 +23,21 @@ use std::path::PathBuf;
 /// `~/.kube/cache` a cluster would read what an earlier one on the same port served. A
 /// `--cache-dir` in `args` comes later and wins.
 pub fn kubectl_with(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
-    let cache = kubeconfig.with_file_name("kubectl-cache");
-    std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
+    kubectl_command(kubeconfig)
         .args(args)
         .output()
         .expect("kubectl on PATH")
+}
+
+/// kubectl with `kubeconfig` and the cluster's own discovery cache (see [`kubectl_with`]).
+fn kubectl_command(kubeconfig: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new("kubectl");
+    command
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(kubeconfig.with_file_name("kubectl-cache"));
+    command
 }
 
 /// Where cargo put the role binaries: the test executable lives in `target/<profile>/deps`.
@@ -190,9 +196,7 @@ impl TestCluster {
     /// kubectl with `manifest` on stdin (`-f -` is added after `args`).
     pub fn kubectl_stdin(&self, args: &[&str], manifest: &str) -> std::process::Output {
         use std::io::Write;
-        let mut child = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(self.kubeconfig_path())
+        let mut child = kubectl_command(self.kubeconfig_path())
             .args(args)
             .args(["-f", "-"])
             .stdin(std::process::Stdio::piped())
