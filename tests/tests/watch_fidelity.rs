@@ -212,6 +212,19 @@ async fn a_watch_from_a_compacted_revision_is_an_expired_error_event() {
     let status = protobuf::decode(&events[0].1.raw, &kas_api::meta::v1::STATUS).unwrap();
     assert_expired(&status);
 
+    // The event was written after the ConfigMap: the compaction that made the ConfigMap
+    // history may have stopped right after it, so wait for the one past the event too.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let from_event = format!("resourceVersion={old_event}&timeoutSeconds=1");
+        let (a, _) = api.watch("events", &from_event, JSON).await;
+        let events = json_events(&a);
+        if events.first().is_some_and(|e| e["type"] == "ERROR") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never compacted: {events:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let from_event = format!("resourceVersion={old_event}&timeoutSeconds=5");
     let (a, open) = api.watch("events", &from_event, JSON).await;
     assert!(
