@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::is_qualified_name;
 use kas_apimachinery::validation::meta::validate_namespace_name;
+use kas_registry::rest::options::{DeletionPropagation, WriteOptions};
+use kas_registry::store::gc::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
@@ -251,12 +253,17 @@ impl kas_registry::Strategy for Strategy {
         !finalizers(obj).is_empty()
     }
 
-    fn prepare_for_deletion(&self, obj: &mut Value) {
+    /// Upstream's namespace `REST.Delete` on the first delete: Terminating, with the
+    /// garbage collector's finalizers as the options ask.
+    fn prepare_for_deletion(&self, obj: &mut Value, opts: &WriteOptions) {
         object_mut(obj, "status").insert("phase".into(), json!("Terminating"));
+        gc_finalizers(obj, opts);
     }
 
-    /// Upstream's namespace `REST.Delete`: preconditions checked as storage checks them,
-    /// and only the deletionTimestamp and the phase set.
+    /// Upstream's namespace `REST.Delete`: preconditions checked as storage checks them;
+    /// the first delete sets the deletionTimestamp, the phase and the garbage collector's
+    /// finalizers only; later ones wait for `spec.finalizers` to empty, then delete as the
+    /// generic store does.
     fn custom_delete(&self) -> bool {
         true
     }
@@ -279,6 +286,53 @@ impl kas_registry::Strategy for Strategy {
             .and_then(Value::as_str)
             .unwrap_or("");
         vec![json!(phase)]
+    }
+}
+
+/// The namespace's own rule for the garbage collector's finalizers on its first delete
+/// (upstream's `shouldHaveOrphanFinalizer` and `shouldHaveDeleteDependentsFinalizer`):
+/// `orphanDependents`, else `propagationPolicy`, else what it has; unlike the generic
+/// store, `orphanDependents: false` asks for foreground deletion. Upstream rebuilds the
+/// list from a map (in no order); here the others keep theirs and these two follow.
+fn gc_finalizers(obj: &mut Value, opts: &WriteOptions) {
+    let meta = kas_registry::meta::metadata_mut(obj);
+    let mut finalizers: Vec<String> = meta
+        .get("finalizers")
+        .and_then(Value::as_array)
+        .map(|f| {
+            f.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let has = |f: &str| finalizers.iter().any(|x| x == f);
+    let (orphan, foreground) = match (opts.orphan_dependents, opts.propagation_policy) {
+        (Some(orphan), _) => (orphan, !orphan),
+        (None, Some(p)) => (
+            p == DeletionPropagation::Orphan,
+            p == DeletionPropagation::Foreground,
+        ),
+        (None, None) => (
+            has(FINALIZER_ORPHAN_DEPENDENTS),
+            has(FINALIZER_DELETE_DEPENDENTS),
+        ),
+    };
+    if orphan == has(FINALIZER_ORPHAN_DEPENDENTS) && foreground == has(FINALIZER_DELETE_DEPENDENTS)
+    {
+        return;
+    }
+    finalizers.retain(|f| f != FINALIZER_ORPHAN_DEPENDENTS && f != FINALIZER_DELETE_DEPENDENTS);
+    if orphan {
+        finalizers.push(FINALIZER_ORPHAN_DEPENDENTS.to_owned());
+    }
+    if foreground {
+        finalizers.push(FINALIZER_DELETE_DEPENDENTS.to_owned());
+    }
+    if finalizers.is_empty() {
+        meta.remove("finalizers");
+    } else {
+        meta.insert("finalizers".into(), json!(finalizers));
     }
 }
 

@@ -149,6 +149,14 @@ fn validate_spec(obj: &Value) -> Vec<field::Error> {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `rcStrategy.DefaultGarbageCollectionPolicy`: v1's pods are orphaned
+    /// unless the delete asks otherwise (for back compatibility).
+    fn default_garbage_collection_policy(
+        &self,
+    ) -> Option<kas_registry::strategy::GarbageCollectionPolicy> {
+        Some(kas_registry::strategy::GarbageCollectionPolicy::OrphanDependents)
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],

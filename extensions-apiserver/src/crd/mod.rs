@@ -146,7 +146,7 @@ impl kas_registry::Strategy for Strategy {
         obj.pointer("/metadata/deletionTimestamp").is_none()
     }
 
-    fn prepare_for_deletion(&self, obj: &mut Value) {
+    fn prepare_for_deletion(&self, obj: &mut Value, _: &kas_registry::rest::options::WriteOptions) {
         let meta = kas_registry::meta::metadata_mut(obj);
         let finalizers = meta
             .entry("finalizers")

@@ -232,8 +232,26 @@ pub trait Strategy: Send + Sync {
         false
     }
 
-    /// Marks an object whose deletion is pending (a namespace turns Terminating).
-    fn prepare_for_deletion(&self, _obj: &mut Value) {}
+    /// For a resource whose deletion is its own (`custom_delete`), what its first delete
+    /// sets besides the deletionTimestamp (a namespace turns Terminating and takes the
+    /// garbage collector's finalizers the options ask for; a CRD takes its cleanup
+    /// finalizer).
+    fn prepare_for_deletion(&self, _obj: &mut Value, _opts: &crate::rest::options::WriteOptions) {}
+
+    /// Upstream's `GarbageCollectionDeleteStrategy.DefaultGarbageCollectionPolicy`: what a
+    /// delete that names no policy does to the object's dependents when its finalizers do
+    /// not say either; `None` for a strategy without one (dependents are deleted in the
+    /// background).
+    fn default_garbage_collection_policy(&self) -> Option<GarbageCollectionPolicy> {
+        None
+    }
+
+    /// The warning a delete (or deletecollection) that sets neither `propagationPolicy`
+    /// nor `orphanDependents` gets (upstream's job `REST.Delete`: a Job's pods are
+    /// orphaned by default).
+    fn default_policy_warning(&self) -> Option<&'static str> {
+        None
+    }
 
     /// Upstream's `Store.ReturnDeletedObject`: whether a delete that removed the object
     /// answers its last state rather than a `Status` of success naming it.
@@ -288,6 +306,18 @@ pub trait Strategy: Send + Sync {
     fn table_cells(&self, _obj: &Value) -> Vec<Value> {
         Vec::new()
     }
+}
+
+/// Upstream's `rest.GarbageCollectionPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GarbageCollectionPolicy {
+    /// Dependents are deleted (in the background unless the delete asks otherwise).
+    DeleteDependents,
+    /// Dependents are orphaned unless the delete asks otherwise (the older groups' kinds:
+    /// v1 ReplicationControllers, batch/v1 Jobs).
+    OrphanDependents,
+    /// The resource is never garbage collected: deletes set no finalizer (events).
+    Unsupported,
 }
 
 /// What a create subresource does to its object.

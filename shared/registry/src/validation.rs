@@ -46,15 +46,64 @@ pub fn validate_object_meta(obj: &Value, namespaced: bool, name_fn: ValidateName
     errs.iter().map(field::Error::to_cause).collect()
 }
 
-/// What an update may not change in metadata.
+/// What an update may not change in metadata, in upstream's order: no new finalizers on
+/// an object being deleted, then the immutable fields.
 pub fn validate_object_meta_update(new: &Value, old: &Value) -> FieldErrors {
     let path = Path::new("metadata");
     let mut errs = Vec::new();
+    if meta::metadata(old).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+        errs.extend(validate_no_new_finalizers(
+            new,
+            old,
+            &path.child("finalizers"),
+        ));
+    }
     for f in ["name", "namespace", "uid", "creationTimestamp"] {
         let (n, o) = (meta::str_field(new, f), meta::str_field(old, f));
         if n != o {
             errs.push(field::invalid(&path.child(f), n, "field is immutable").to_cause());
         }
     }
+    let grace = |obj: &Value| {
+        meta::metadata(obj)
+            .and_then(|m| m.get("deletionGracePeriodSeconds"))
+            .and_then(Value::as_i64)
+    };
+    if let Some(period) = grace(new)
+        && grace(old) != Some(period)
+    {
+        let path = path.child("deletionGracePeriodSeconds");
+        errs.push(field::invalid(&path, period, "field is immutable").to_cause());
+    }
     errs
+}
+
+/// Upstream's `ValidateNoNewFinalizers`: the finalizers `new` has that `old` has not, as
+/// Go prints a sorted `[]string`.
+fn validate_no_new_finalizers(new: &Value, old: &Value, path: &Path) -> FieldErrors {
+    let list = |obj: &Value| -> std::collections::BTreeSet<String> {
+        meta::metadata(obj)
+            .and_then(|m| m.get("finalizers"))
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let old = list(old);
+    let extra: Vec<String> = list(new)
+        .difference(&old)
+        .map(|f| kas_apimachinery::golang::strconv::quote(f))
+        .collect();
+    if extra.is_empty() {
+        return Vec::new();
+    }
+    let detail = format!(
+        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+        extra.join(", ")
+    );
+    vec![field::forbidden(path, &detail).to_cause()]
 }

@@ -163,6 +163,14 @@ static OTHER_VERSIONS: [kas_registry::strategy::OtherVersion; 1] = [(
 )];
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `eventStrategy.DefaultGarbageCollectionPolicy`: events are never
+    /// garbage collected; deletes set no finalizer.
+    fn default_garbage_collection_policy(
+        &self,
+    ) -> Option<kas_registry::strategy::GarbageCollectionPolicy> {
+        Some(kas_registry::strategy::GarbageCollectionPolicy::Unsupported)
+    }
+
     fn other_versions(&self) -> &'static [kas_registry::strategy::OtherVersion] {
         &OTHER_VERSIONS
     }

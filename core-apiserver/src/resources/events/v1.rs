@@ -78,6 +78,14 @@ impl Strategy {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `eventStrategy.DefaultGarbageCollectionPolicy`: events are never
+    /// garbage collected; deletes set no finalizer.
+    fn default_garbage_collection_policy(
+        &self,
+    ) -> Option<kas_registry::strategy::GarbageCollectionPolicy> {
+        Some(kas_registry::strategy::GarbageCollectionPolicy::Unsupported)
+    }
+
     fn conversion(&self) -> Option<&dyn Conversion> {
         Some(&convert::EventsV1)
     }

@@ -31,7 +31,13 @@ async fn delete_options(
     crate::handlers::options::delete_options(query, body.as_ref())
 }
 
-fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions) -> Response<Body> {
+fn success(
+    store: &Store,
+    name: &str,
+    uid: Option<&str>,
+    code: StatusCode,
+    out: &MediaTypeOptions,
+) -> Response<Body> {
     let mut details = json!({"name": name, "kind": store.descriptor.plural});
     if !store.descriptor.group.is_empty() {
         details["group"] = json!(store.descriptor.group);
@@ -46,7 +52,7 @@ fn success(store: &Store, name: &str, uid: Option<&str>, out: &MediaTypeOptions)
         "status": "Success",
         "details": details,
     });
-    negotiated::status(StatusCode::OK, &status, out)
+    negotiated::status(code, &status, out)
 }
 
 pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body>> {
@@ -54,34 +60,52 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, mut opts) = delete_options(query, headers, body).await?;
     opts.user = scope.user.cloned();
-    match store
+    let deleted = store
         .delete(&info.namespace, &info.name, &pre, &opts)
-        .await?
-    {
-        // Upstream's `finalizeDelete`: the object's last state or a Status naming it.
-        Deleted::Gone(obj) if !store.strategy.return_deleted_object() => {
+        .await?;
+    // Upstream answers 202 for an object left in place when the client asked for
+    // cascading deletion the deprecated way (`orphanDependents: false`).
+    let code = if !deleted.deleted() && opts.orphan_dependents == Some(false) {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    let mut resp = answer(scope, &out, deleted, code)?;
+    // The strategy's and admission's warnings (a Job's default policy).
+    crate::responsewriters::response::add_warnings(&mut resp, &opts.warnings.take());
+    Ok(resp)
+}
+
+/// What a delete answers, as upstream's `finalizeDelete` and delete handler do: the
+/// object's last state or a `Status` naming it when it is gone, the object otherwise.
+fn answer(
+    scope: &RequestScope<'_>,
+    out: &MediaTypeOptions,
+    deleted: Deleted,
+    code: StatusCode,
+) -> Result<Response<Body>> {
+    let (store, info, query) = (scope.store(), scope.info, scope.query);
+    let obj = match deleted {
+        Deleted::Gone(obj) | Deleted::Unchanged(obj) if !store.strategy.return_deleted_object() => {
             let value = obj.value()?;
             let uid = value.pointer("/metadata/uid").and_then(Value::as_str);
-            Ok(success(store, &info.name, uid, &out))
+            return Ok(success(store, &info.name, uid, code, out));
         }
-        Deleted::Gone(obj) | Deleted::Pending(obj) if crate::handlers::write::as_table(&out) => {
-            let meta = encode::list_meta(obj.resource_version);
-            crate::handlers::write::table_answer(
-                store,
-                &obj.value()?,
-                meta,
-                StatusCode::OK,
-                &out,
-                query,
-            )
-        }
-        Deleted::Gone(obj) | Deleted::Pending(obj) => negotiated::render_object(
-            store.descriptor,
-            &out,
-            StatusCode::OK,
-            encode::object(store.descriptor, &obj),
-        ),
+        Deleted::Gone(obj)
+        | Deleted::Pending(obj)
+        | Deleted::Unchanged(obj)
+        | Deleted::DryRun(obj) => obj,
+    };
+    if crate::handlers::write::as_table(out) {
+        let meta = encode::list_meta(obj.resource_version);
+        return crate::handlers::write::table_answer(store, &obj.value()?, meta, code, out, query);
     }
+    negotiated::render_object(
+        store.descriptor,
+        out,
+        code,
+        encode::object(store.descriptor, &obj),
+    )
 }
 
 /// DELETECOLLECTION: every object the options select is deleted (see
@@ -101,5 +125,7 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
     let listed = store
         .delete_collection(&info.namespace, &list_opts, predicate, &pre, &opts)
         .await?;
-    negotiated::render_list(store.descriptor, &out, listed)
+    let mut resp = negotiated::render_list(store.descriptor, &out, listed)?;
+    crate::responsewriters::response::add_warnings(&mut resp, &opts.warnings.take());
+    Ok(resp)
 }

@@ -7,7 +7,7 @@ use kas_apimachinery::validation::field;
 use kas_apimachinery::{Status, StatusCause};
 use kas_registry::features::FeatureGates;
 use kas_registry::rest::options::{
-    FieldValidation, ListOptions, ResourceVersionMatch, WriteOptions,
+    DeletionPropagation, FieldValidation, ListOptions, ResourceVersionMatch, WriteOptions,
 };
 use kas_registry::{Error, Result};
 
@@ -264,26 +264,15 @@ pub fn patch_options(query: Option<&str>, applying: bool) -> Result<WriteOptions
 
 /// `DeleteOptions` as upstream's delete handlers read them: from the body when it has one
 /// (the query is then not read), else from the query; validated as
-/// `ValidateDeleteOptions` checks what this server uses (`dryRun`). Preconditions come
-/// from the body only.
+/// `ValidateDeleteOptions` (`propagationPolicy` with `orphanDependents`, its values, then
+/// `dryRun`). Preconditions come from the body only.
 pub fn delete_options(
     query: Option<&str>,
     body: Option<&serde_json::Value>,
 ) -> Result<(kas_storage::Preconditions, WriteOptions)> {
     let mut pre = kas_storage::Preconditions::default();
-    let grace_period_seconds = match body {
-        Some(v) => v.get("gracePeriodSeconds").and_then(serde_json::Value::as_i64),
-        None => match Query::parse(query.unwrap_or("")).first("gracePeriodSeconds") {
-            None => None,
-            Some(text) => Some(text.parse::<i64>().map_err(|_| {
-                Status::bad_request(&format!(
-                    "failed to parse gracePeriodSeconds: strconv.ParseInt: parsing {}: invalid syntax",
-                    kas_apimachinery::golang::strconv::quote(text)
-                ))
-            })?),
-        },
-    };
-    let dry_run: Vec<String> = match body {
+    let q = Query::parse(query.unwrap_or(""));
+    let (grace_period_seconds, dry_run, policy, orphan_dependents) = match body {
         Some(v) => {
             if let Some(p) = v.get("preconditions") {
                 let s = |k: &str| {
@@ -294,21 +283,36 @@ pub fn delete_options(
                 pre.uid = s("uid");
                 pre.resource_version = s("resourceVersion");
             }
-            v.get("dryRun")
+            let dry_run: Vec<String> = v
+                .get("dryRun")
                 .and_then(serde_json::Value::as_array)
                 .map(|d| {
                     d.iter()
                         .filter_map(|x| x.as_str().map(str::to_owned))
                         .collect()
                 })
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (
+                v.get("gracePeriodSeconds")
+                    .and_then(serde_json::Value::as_i64),
+                dry_run,
+                v.get("propagationPolicy")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned),
+                v.get("orphanDependents")
+                    .and_then(serde_json::Value::as_bool),
+            )
         }
-        None => Query::parse(query.unwrap_or(""))
-            .all("dryRun")
-            .map(str::to_owned)
-            .collect(),
+        None => (
+            q.first("gracePeriodSeconds")
+                .map(parse_grace_period)
+                .transpose()?,
+            q.all("dryRun").map(str::to_owned).collect::<Vec<_>>(),
+            q.first("propagationPolicy").map(str::to_owned),
+            q.first("orphanDependents").map(query_bool),
+        ),
     };
-    let errors = validate_dry_run(&dry_run);
+    let errors = validate_delete_options(policy.as_deref(), orphan_dependents, &dry_run);
     if !errors.is_empty() {
         let causes = errors.iter().map(field::Error::to_cause).collect();
         return Err(Status::invalid("meta.k8s.io", "DeleteOptions", "", causes).into());
@@ -316,9 +320,55 @@ pub fn delete_options(
     let opts = WriteOptions {
         dry_run: !dry_run.is_empty(),
         grace_period_seconds,
+        propagation_policy: policy.as_deref().and_then(DeletionPropagation::parse),
+        orphan_dependents,
         ..WriteOptions::default()
     };
     Ok((pre, opts))
+}
+
+fn parse_grace_period(text: &str) -> Result<i64> {
+    text.parse::<i64>().map_err(|_| {
+        Status::bad_request(&format!(
+            "failed to parse gracePeriodSeconds: strconv.ParseInt: parsing {}: invalid syntax",
+            kas_apimachinery::golang::strconv::quote(text)
+        ))
+        .into()
+    })
+}
+
+/// A `*bool` query parameter as upstream's `Convert_Slice_string_To_Pointer_bool` reads
+/// it: only `0` and `false` (any case) are false; anything else, even empty, is true.
+fn query_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
+}
+
+/// Upstream's `ValidateDeleteOptions`, in its order.
+fn validate_delete_options(
+    policy: Option<&str>,
+    orphan_dependents: Option<bool>,
+    dry_run: &[String],
+) -> Vec<field::Error> {
+    let path = field::Path::new("propagationPolicy");
+    let mut errors = Vec::new();
+    if let (Some(policy), Some(_)) = (policy, orphan_dependents) {
+        errors.push(field::invalid(
+            &path,
+            policy,
+            "orphanDependents and deletionPropagation cannot be both set",
+        ));
+    }
+    if let Some(policy) = policy
+        && DeletionPropagation::parse(policy).is_none()
+    {
+        errors.push(field::not_supported(
+            &path,
+            policy,
+            &["Foreground", "Background", "Orphan", "nil"],
+        ));
+    }
+    errors.extend(validate_dry_run(dry_run));
+    errors
 }
 
 /// The options every write shares (`dryRun`, `fieldManager`, `fieldValidation`), with

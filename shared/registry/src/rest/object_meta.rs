@@ -148,13 +148,19 @@ pub fn before_update(new: &mut Value, old: &Value) {
         "uid",
         "creationTimestamp",
         "deletionTimestamp",
-        "deletionGracePeriodSeconds",
         "generateName",
     ] {
         match old_meta.get(owned) {
             Some(v) => meta.insert(owned.to_owned(), v.clone()),
             None => meta.remove(owned),
         };
+    }
+    // Upstream's `BeforeUpdate` never removes a grace period; changing one is invalid
+    // (`validate_object_meta_update`).
+    if let Some(period) = old_meta.get("deletionGracePeriodSeconds")
+        && !meta.contains_key("deletionGracePeriodSeconds")
+    {
+        meta.insert("deletionGracePeriodSeconds".into(), period.clone());
     }
     meta.remove("selfLink");
 }

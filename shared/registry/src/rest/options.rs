@@ -44,11 +44,42 @@ pub struct WriteOptions {
     /// `gracePeriodSeconds` (DeleteOptions): how long a graceful deletion waits; `None`
     /// leaves it to the strategy.
     pub grace_period_seconds: Option<i64>,
+    /// `propagationPolicy` (DeleteOptions): how the garbage collector treats the
+    /// dependents of a deleted object; `None` leaves it to the object's finalizers and the
+    /// strategy's default.
+    pub propagation_policy: Option<DeletionPropagation>,
+    /// `orphanDependents` (DeleteOptions), deprecated for `propagationPolicy`, which it
+    /// overrides when set.
+    pub orphan_dependents: Option<bool>,
     /// The strategy's warnings for the object written (`WarningsOnCreate`/`OnUpdate`),
     /// which the handler sends as `Warning` headers.
     pub warnings: Warnings,
     /// The authenticated user who writes (upstream's user on the request context).
     pub user: Option<kas_auth::UserInfo>,
+}
+
+/// Upstream's `metav1.DeletionPropagation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeletionPropagation {
+    /// The dependents are orphaned (the `orphan` finalizer).
+    Orphan,
+    /// The object is deleted at once and the garbage collector deletes its dependents.
+    Background,
+    /// The object stays until the garbage collector deleted its blocking dependents (the
+    /// `foregroundDeletion` finalizer).
+    Foreground,
+}
+
+impl DeletionPropagation {
+    /// The policy a `propagationPolicy` value names.
+    pub fn parse(value: &str) -> Option<DeletionPropagation> {
+        match value {
+            "Orphan" => Some(DeletionPropagation::Orphan),
+            "Background" => Some(DeletionPropagation::Background),
+            "Foreground" => Some(DeletionPropagation::Foreground),
+            _ => None,
+        }
+    }
 }
 
 /// Upstream's request-scoped warning recorder (`warning.AddWarning` on the context), for

@@ -1,15 +1,18 @@
 //! Deletion on the store, after upstream's `Store.Delete`, `Store.DeleteCollection`,
-//! `rest.BeforeDelete`, `markAsDeleting` and the delete-during-update path
-//! (`ShouldDeleteDuringUpdate`, `deleteWithoutFinalizers`).
+//! `rest.BeforeDelete` and `updateForGracefulDeletionAndFinalizers`: an object that
+//! finalizers hold (the garbage collector's among them, as the options and the strategy's
+//! default policy ask: see `gc`) or that deletes gracefully is marked rather than removed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::SystemTime;
 
 use kas_apimachinery::Status;
 use kas_storage::{ListResult, Object, ObjectRef, Preconditions, Predicate};
 use serde_json::Value;
 
 use super::graceful::{self, Graceful};
-use super::{Deleted, Store};
+use super::{Deleted, Store, gc};
 use crate::admission::{Attributes, Operation};
 use crate::error::{Error, Result};
 use crate::rest::options::{ListOptions, WriteOptions};
@@ -17,11 +20,65 @@ use crate::rest::options::{ListOptions, WriteOptions};
 /// Upstream's `deleteCollectionPageSize`: DeleteCollection lists in pages of this many.
 const DELETE_COLLECTION_PAGE_SIZE: i64 = 10_000;
 
+/// What marking an object for deletion came to (upstream's outcomes of
+/// `updateForGracefulDeletionAndFinalizers`).
+enum Marked {
+    /// Finalizers or a grace period keep the object: this is it, marked.
+    Pending(ObjectRef),
+    /// A graceful deletion was already under way and the request does not shorten it.
+    AlreadyDeleting,
+    /// Delete it now. `marked` is the state the mark wrote (a zero grace period), whose
+    /// deletion someone else may win (`ignoreNotFound`); `None` when nothing was written
+    /// because nothing holds the object (`errDeleteNow`).
+    Now { marked: Option<ObjectRef> },
+}
+
+/// The sentinels that stop the marking's compare-and-swap loop (upstream's
+/// `errDeleteNow` and `errAlreadyDeleting`).
+#[derive(Debug)]
+enum Stop {
+    DeleteNow,
+    AlreadyDeleting,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::DeleteNow => "delete now",
+            Stop::AlreadyDeleting => "abort delete",
+        })
+    }
+}
+
+impl std::error::Error for Stop {}
+
 impl Store {
-    /// Delete with preconditions. An object held by finalizers (or, through the strategy,
-    /// by something else: a namespace's `spec.finalizers`) is marked for deletion instead of
-    /// removed, as upstream's graceful deletion does.
+    /// Delete with preconditions and the garbage collector's options. An object held by
+    /// finalizers (or, through the strategy, by something else: a namespace's
+    /// `spec.finalizers`) is marked for deletion instead of removed.
     pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+    ) -> Result<Deleted> {
+        self.warn_default_policy(opts);
+        self.delete_one(namespace, name, preconditions, opts).await
+    }
+
+    /// Upstream's job `REST.Delete` and `DeleteCollection` warn, once per request, that
+    /// a delete naming no policy orphans the Job's pods.
+    fn warn_default_policy(&self, opts: &WriteOptions) {
+        if opts.propagation_policy.is_none()
+            && opts.orphan_dependents.is_none()
+            && let Some(warning) = self.strategy.default_policy_warning()
+        {
+            opts.warnings.add(warning.to_owned());
+        }
+    }
+
+    async fn delete_one(
         &self,
         namespace: &str,
         name: &str,
@@ -37,117 +94,224 @@ impl Store {
         self.admission.admit(&attributes).await?;
         let key = self.key(namespace, name);
         let current = self.get_stored(namespace, name, None).await?;
-        let current_value = current.value()?;
+        let value = current.value()?;
         if self.strategy.custom_delete() {
+            // Upstream's namespace and CRD `REST.Delete`: their preconditions checked as
+            // storage checks them; the first delete only marks the object their way.
             preconditions
-                .check(&key, &current_value)
+                .check(&key, &value)
                 .map_err(|e| self.storage_error(e, name))?;
-        } else {
-            self.before_delete(preconditions, &current_value)?;
-        }
-        match self.graceful(&current_value, opts.grace_period_seconds) {
-            Graceful::No => {}
-            Graceful::Pending => return Ok(Deleted::Pending(self.served(current)?)),
-            Graceful::Mark { period } => {
+            if value.pointer("/metadata/deletionTimestamp").is_none() {
                 return self
-                    .delete_gracefully(&key, name, preconditions, opts, current, period)
+                    .mark_custom(&key, name, preconditions, opts, current)
                     .await;
             }
-        }
-        let held = current_value
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty())
-            || self.strategy.holds_deletion(&current_value);
-        if held {
-            if opts.dry_run {
+            if self.strategy.holds_deletion(&value) {
                 return Ok(Deleted::Pending(self.served(current)?));
             }
-            let now = crate::meta::rfc3339(std::time::SystemTime::now());
-            let mark = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-                Ok(cur.and_then(|cur| self.marked_for_deletion(cur, &now)))
-            };
-            let marked = self
-                .storage
-                .guaranteed_update(&key, preconditions, false, &mark, Some(current), None)
-                .await
-                .map_err(|e| self.storage_error(e, name))?;
-            return Ok(Deleted::Pending(self.served(marked)?));
+        } else {
+            self.before_delete(preconditions, &value)?;
         }
-        if opts.dry_run {
-            return Ok(Deleted::Gone(self.served(current)?));
-        }
-        let gone = self
-            .storage
-            .delete(&key, preconditions, &|_| Ok(()), Some(current))
+        self.delete_marked(&key, name, preconditions, opts, current, &value)
             .await
-            .map_err(|e| self.storage_error(e, name))?;
-        self.after_delete(&gone.value()?).await;
-        Ok(Deleted::Gone(self.served(gone)?))
     }
 
-    /// A graceful deletion: the object marked with its grace period, then, when that is
-    /// zero and no finalizer holds it, deleted. A dry run answers the object unmarked.
-    async fn delete_gracefully(
+    /// Upstream `Store.Delete` after `BeforeDelete`'s checks: mark the object when it
+    /// deletes gracefully, when finalizers hold it or when the garbage collector's
+    /// finalizers change; delete it when nothing holds it.
+    async fn delete_marked(
         &self,
         key: &str,
         name: &str,
         preconditions: &Preconditions,
         opts: &WriteOptions,
-        current: Arc<Object>,
-        period: i64,
+        current: ObjectRef,
+        value: &Value,
     ) -> Result<Deleted> {
-        let held = |v: &Value| {
-            v.pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|f| !f.is_empty())
-        };
+        let graceful = self.graceful(value, opts.grace_period_seconds);
+        if graceful == Graceful::Pending {
+            return Ok(Deleted::Unchanged(self.served(current)?));
+        }
+        let pending_finalizers = !gc::finalizers(value).is_empty();
+        let gc_finalizers = self.gc_finalizers(value, opts).is_some();
+        let mut preconditions = preconditions.clone();
+        let mut cached = Some(current.clone());
+        let mut last_existing = None;
+        if graceful != Graceful::No || pending_finalizers || gc_finalizers {
+            let marked = self
+                .update_for_graceful_deletion_and_finalizers(
+                    key,
+                    name,
+                    &preconditions,
+                    opts,
+                    current.clone(),
+                )
+                .await?;
+            cached = None;
+            let marked = match marked {
+                Marked::Pending(out) => return Ok(Deleted::Pending(self.served(out)?)),
+                Marked::AlreadyDeleting => return Ok(Deleted::Unchanged(self.served(current)?)),
+                Marked::Now { marked } => marked,
+            };
+            if opts.dry_run {
+                // Upstream answers what the dry-run mark made, which after `errDeleteNow`
+                // is the empty object it never filled.
+                let out = match marked {
+                    Some(out) => out,
+                    None => Arc::new(Object::unversioned(key, &self.empty_object())?),
+                };
+                return Ok(Deleted::DryRun(self.served(out)?));
+            }
+            if let Some(out) = &marked {
+                // The mark moved the resourceVersion a precondition may name.
+                if preconditions.resource_version.is_some() {
+                    preconditions.resource_version = Some(out.resource_version.to_string());
+                }
+            }
+            last_existing = marked;
+        }
         if opts.dry_run {
-            let gone = period == 0 && !held(&current.value()?);
-            let served = self.served(current)?;
-            return Ok(if gone {
-                Deleted::Gone(served)
-            } else {
-                Deleted::Pending(served)
-            });
+            return Ok(Deleted::Gone(self.served(current)?));
         }
-        let now = std::time::SystemTime::now();
-        let marking = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-            Ok(cur.map(|cur| {
-                let mut v = cur.clone();
-                graceful::mark(&mut v, period, now);
-                v
-            }))
-        };
-        let marked = self
+        let deleted = self
             .storage
-            .guaranteed_update(key, preconditions, false, &marking, Some(current), None)
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
-        if period != 0 || held(&marked.value()?) {
-            return Ok(Deleted::Pending(self.served(marked)?));
-        }
-        // The mark moved the resourceVersion a precondition may name.
-        let preconditions = Preconditions {
-            uid: preconditions.uid.clone(),
-            resource_version: preconditions
-                .resource_version
-                .as_ref()
-                .map(|_| marked.resource_version.to_string()),
+            .delete(key, &preconditions, &|_| Ok(()), cached)
+            .await;
+        let gone = match (deleted, last_existing) {
+            (Ok(gone), _) => gone,
+            // Whoever else deleted an object whose grace period the mark ended won the
+            // race; the mark is the best guess of its last state.
+            (Err(kas_storage::Error::NotFound { .. }), Some(last)) => last,
+            (Err(e), _) => return Err(self.storage_error(e, name)),
         };
-        let gone = self
-            .storage
-            .delete(key, &preconditions, &|_| Ok(()), Some(marked))
-            .await
-            .map_err(|e| self.storage_error(e, name))?;
         self.after_delete(&gone.value()?).await;
         Ok(Deleted::Gone(self.served(gone)?))
     }
 
+    /// The garbage collector's finalizers the delete should leave on `obj`, when they
+    /// differ from its own (see [`gc::deletion_finalizers`]).
+    fn gc_finalizers(&self, obj: &Value, opts: &WriteOptions) -> Option<Vec<String>> {
+        let policy = self.strategy.default_garbage_collection_policy();
+        gc::deletion_finalizers(policy, obj, opts)
+    }
+
+    /// Upstream's `updateForGracefulDeletionAndFinalizers`: in one compare-and-swap,
+    /// `BeforeDelete`'s graceful mark, the garbage collector's finalizers, and, for an
+    /// object finalizers hold that does not delete gracefully, `markAsDeleting`. A dry run
+    /// computes the same on the stored object and writes nothing.
+    async fn update_for_graceful_deletion_and_finalizers(
+        &self,
+        key: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+        current: ObjectRef,
+    ) -> Result<Marked> {
+        let now = SystemTime::now();
+        let pending_finalizers = AtomicBool::new(false);
+        let last_graceful = AtomicI64::new(0);
+        let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            let Some(cur) = cur else {
+                return Err(kas_storage::Error::NotFound {
+                    key: key.to_owned(),
+                });
+            };
+            let mut v = cur.clone();
+            let graceful = self.graceful(&v, opts.grace_period_seconds);
+            match graceful {
+                Graceful::Pending => return Err(stop(Stop::AlreadyDeleting)),
+                Graceful::Mark { period } => graceful::mark(&mut v, period, now),
+                Graceful::No => {}
+            }
+            // After the pending check: a graceful deletion under way keeps its finalizers.
+            if let Some(finalizers) = self.gc_finalizers(&v, opts) {
+                gc::set_finalizers(&mut v, finalizers);
+            }
+            let pending = !gc::finalizers(&v).is_empty();
+            pending_finalizers.store(pending, Ordering::Relaxed);
+            match graceful {
+                Graceful::Mark { period } => last_graceful.store(period, Ordering::Relaxed),
+                _ if pending => gc::mark_as_deleting(&mut v, now),
+                _ => return Err(stop(Stop::DeleteNow)),
+            }
+            crate::meta::metadata_mut(&mut v).remove("resourceVersion");
+            Ok(Some(v))
+        };
+        let written = if opts.dry_run {
+            dry_run_update(key, preconditions, current, &try_update)
+        } else {
+            self.storage
+                .guaranteed_update(key, preconditions, false, &try_update, Some(current), None)
+                .await
+        };
+        let out = match written {
+            Ok(out) => out,
+            Err(kas_storage::Error::Callback(e)) => match e.downcast::<Stop>() {
+                Ok(stop) => {
+                    return Ok(match *stop {
+                        Stop::DeleteNow => Marked::Now { marked: None },
+                        Stop::AlreadyDeleting => Marked::AlreadyDeleting,
+                    });
+                }
+                Err(other) => {
+                    return Err(self.storage_error(kas_storage::Error::Callback(other), name));
+                }
+            },
+            Err(e) => return Err(self.storage_error(e, name)),
+        };
+        if pending_finalizers.load(Ordering::Relaxed) || last_graceful.load(Ordering::Relaxed) > 0 {
+            return Ok(Marked::Pending(out));
+        }
+        Ok(Marked::Now { marked: Some(out) })
+    }
+
+    /// The first delete of a resource whose deletion is its own (a namespace, a CRD):
+    /// the deletionTimestamp and what the strategy adds (`prepare_for_deletion`), in one
+    /// compare-and-swap; the object stays.
+    async fn mark_custom(
+        &self,
+        key: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+        current: ObjectRef,
+    ) -> Result<Deleted> {
+        let now = crate::meta::rfc3339(SystemTime::now());
+        let mark = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            let Some(cur) = cur else {
+                return Err(kas_storage::Error::NotFound {
+                    key: key.to_owned(),
+                });
+            };
+            let mut v = cur.clone();
+            let meta = crate::meta::metadata_mut(&mut v);
+            if !meta.contains_key("deletionTimestamp") {
+                meta.insert("deletionTimestamp".into(), Value::String(now.clone()));
+            }
+            meta.remove("resourceVersion");
+            self.strategy.prepare_for_deletion(&mut v, opts);
+            Ok(Some(v))
+        };
+        let marked = if opts.dry_run {
+            dry_run_update(key, preconditions, current, &mark)
+        } else {
+            self.storage
+                .guaranteed_update(key, preconditions, false, &mark, Some(current), None)
+                .await
+        };
+        let marked = marked.map_err(|e| self.storage_error(e, name))?;
+        Ok(Deleted::Pending(self.served(marked)?))
+    }
+
+    /// The kind's zero value as Go writes it (`e.NewFunc()` encoded).
+    fn empty_object(&self) -> Value {
+        self.go_encoded(Value::Object(Default::default()))
+    }
+
     /// Upstream's `DeleteCollection`: every object the options select, listed in pages of
     /// 10,000 (or only the first page when the client set a limit), deleted one by one
-    /// with the same preconditions; objects already gone are skipped. Answers the list as
-    /// it was listed: the first page's metadata with every page's items.
+    /// with the same options; objects already gone are skipped. Answers the list as it was
+    /// listed: the first page's metadata with every page's items.
     pub async fn delete_collection(
         &self,
         namespace: &str,
@@ -156,6 +320,7 @@ impl Store {
         preconditions: &Preconditions,
         opts: &WriteOptions,
     ) -> Result<ListResult> {
+        self.warn_default_policy(opts);
         let mut page_opts = list_opts.clone();
         let has_limit = page_opts.limit.is_some_and(|l| l > 0);
         if !has_limit {
@@ -167,7 +332,7 @@ impl Store {
             for item in &page.items {
                 let value = item.value()?;
                 let (ns, name) = (crate::meta::namespace(&value), crate::meta::name(&value));
-                match self.delete(ns, name, preconditions, opts).await {
+                match self.delete_one(ns, name, preconditions, opts).await {
                     Ok(_) => {}
                     Err(e) if e.to_status().code == 404 => {}
                     Err(e) => return Err(e),
@@ -215,125 +380,26 @@ impl Store {
         }
         Ok(())
     }
-
-    /// The object marked for deletion, or `None` when it already is: upstream's
-    /// `markAsDeleting` (the generation bumped, a zero grace period), or for a resource
-    /// with its own delete (a namespace) the deletionTimestamp only; then the strategy's
-    /// `prepare_for_deletion` (a namespace turns Terminating).
-    fn marked_for_deletion(&self, current: &Value, now: &str) -> Option<Value> {
-        let mut v = current.clone();
-        let meta = crate::meta::metadata_mut(&mut v);
-        if meta.contains_key("deletionTimestamp") {
-            return None;
-        }
-        if !self.strategy.custom_delete() {
-            if let Some(generation) = meta
-                .get("generation")
-                .and_then(Value::as_i64)
-                .filter(|g| *g > 0)
-            {
-                meta.insert("generation".into(), Value::from(generation + 1));
-            }
-            meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-        }
-        meta.insert("deletionTimestamp".into(), Value::String(now.to_owned()));
-        meta.remove("resourceVersion");
-        self.strategy.prepare_for_deletion(&mut v);
-        Some(v)
-    }
-
-    /// Upstream's `ShouldDeleteDuringUpdate` (and a namespace's stricter one, through the
-    /// strategy's `holds_deletion`): an update that leaves an object marked for deletion
-    /// with no finalizer deletes it instead, when its grace period is over (none or zero).
-    fn should_delete_during_update(&self, new: &Value, existing: &Value) -> bool {
-        let no_finalizers = new
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty());
-        let marked = existing.pointer("/metadata/deletionTimestamp").is_some();
-        let grace_over = existing
-            .pointer("/metadata/deletionGracePeriodSeconds")
-            .and_then(Value::as_i64)
-            .is_none_or(|g| g == 0);
-        no_finalizers && marked && grace_over && !self.strategy.holds_deletion(new)
-    }
-
-    /// The outcome of an update's compare-and-swap loop that [`delete_instead`] may have
-    /// stopped: the stored object (`Ok`), or, for an update that emptied the finalizers,
-    /// the object is deleted and the answer is the update's object at the revision it
-    /// updated (`Err`), as upstream's `deleteWithoutFinalizers` answers.
-    pub(super) async fn deleted_instead(
-        &self,
-        key: &str,
-        name: &str,
-        written: kas_storage::Result<ObjectRef>,
-    ) -> Result<std::result::Result<ObjectRef, ObjectRef>> {
-        let answer = match written {
-            Ok(stored) => return Ok(Ok(stored)),
-            Err(kas_storage::Error::Callback(e)) => match e.downcast::<EmptiedFinalizers>() {
-                Ok(emptied) => emptied,
-                Err(other) => {
-                    return Err(self.storage_error(kas_storage::Error::Callback(other), name));
-                }
-            },
-            Err(e) => return Err(self.storage_error(e, name)),
-        };
-        match self
-            .storage
-            .delete(key, &Preconditions::default(), &|_| Ok(()), None)
-            .await
-        {
-            // Deletion races with other updates that emptied the finalizers too.
-            Ok(_) | Err(kas_storage::Error::NotFound { .. }) => {}
-            Err(e) => return Err(self.storage_error(e, name)),
-        }
-        let EmptiedFinalizers {
-            object,
-            resource_version,
-        } = *answer;
-        let answer = self.served_value(object);
-        let answer = Object::new(key, resource_version, answer).map_err(Error::from)?;
-        Ok(Err(Arc::new(answer)))
-    }
 }
 
-/// What an update's compare-and-swap step writes: `new`, or nothing when the update
-/// empties the finalizers of an object marked for deletion, whose deletion then replaces
-/// the write (see [`Store::deleted_instead`]).
-pub(super) fn delete_instead(
-    store: &Store,
-    current: Option<&Value>,
-    new: Option<Value>,
-) -> kas_storage::Result<Option<Value>> {
-    let (current, object) = match (current, new) {
-        (Some(current), Some(object)) => (current, object),
-        // A create, or an update that changes nothing: nothing to delete.
-        (_, new) => return Ok(new),
-    };
-    if !store.should_delete_during_update(&object, current) {
-        return Ok(Some(object));
-    }
-    let resource_version = crate::meta::str_field(current, "resourceVersion")
-        .parse()
-        .unwrap_or(0);
-    Err(kas_storage::Error::Callback(Box::new(EmptiedFinalizers {
-        object,
-        resource_version,
-    })))
+/// Upstream's `DryRunnableStorage.GuaranteedUpdate` with `dryRun`: the update computed
+/// on the object read, after its preconditions, at its revision; nothing is written.
+fn dry_run_update(
+    key: &str,
+    preconditions: &Preconditions,
+    current: ObjectRef,
+    try_update: &kas_storage::UpdateFn<'_>,
+) -> kas_storage::Result<ObjectRef> {
+    let value = current.value()?;
+    preconditions.check(key, &value)?;
+    let updated = try_update(Some(&value))?.unwrap_or(value);
+    Ok(Arc::new(Object::new(
+        key,
+        current.resource_version,
+        updated,
+    )?))
 }
 
-/// Upstream's `errEmptiedFinalizers`: stops the update loop with the object the update
-/// made, to be answered once the object is deleted.
-#[derive(Debug)]
-struct EmptiedFinalizers {
-    object: Value,
-    resource_version: u64,
+fn stop(s: Stop) -> kas_storage::Error {
+    kas_storage::Error::Callback(Box::new(s))
 }
-
-impl std::fmt::Display for EmptiedFinalizers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("emptied finalizers")
-    }
-}
-
-impl std::error::Error for EmptiedFinalizers {}

@@ -54,20 +54,31 @@ impl Store {
 
 /// Writes the graceful marks on `obj`: a first mark sets the deletion time `period`
 /// seconds from `now` and bumps the generation; shortening an earlier mark moves its
-/// deletion time back by the difference.
+/// deletion time back by the difference, but not into the past: then it is now, and a
+/// period that was not zero becomes 1 (someone else still deletes it).
 pub(super) fn mark(obj: &mut Value, period: i64, now: SystemTime) {
     let meta = crate::meta::metadata_mut(obj);
     let earlier = meta
         .get("deletionTimestamp")
         .and_then(Value::as_str)
         .and_then(parse_rfc3339);
+    let mut period = period;
     let at = match earlier {
         Some(t) => {
             let old = meta
                 .get("deletionGracePeriodSeconds")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            Time::from_unix(t.seconds - old + period, i64::from(t.nanos))
+            let at = Time::from_unix(t.seconds - old + period, i64::from(t.nanos));
+            let now = Time::from_system_time(now);
+            if (at.seconds, at.nanos) < (now.seconds, now.nanos) {
+                if period != 0 {
+                    period = 1;
+                }
+                now
+            } else {
+                at
+            }
         }
         None => {
             if let Some(g) = meta
@@ -104,5 +115,9 @@ mod tests {
         assert_eq!(pod["metadata"]["deletionTimestamp"], "2001-09-09T01:46:50Z");
         assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 10);
         assert_eq!(pod["metadata"]["generation"], 2);
+        // Shortened past its deadline: now, with a period of 1 unless it was 0.
+        mark(&mut pod, 5, now + Duration::from_secs(20));
+        assert_eq!(pod["metadata"]["deletionTimestamp"], "2001-09-09T01:47:00Z");
+        assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 1);
     }
 }

@@ -7,7 +7,7 @@
 use kas_storage::{ObjectRef, Preconditions};
 use serde_json::Value;
 
-use super::delete::delete_instead;
+use super::delete_during_update::delete_instead;
 use super::{Store, Written, at_revision};
 use crate::admission::{Attributes, Operation};
 use crate::error::Result;

@@ -306,6 +306,22 @@ fn job_cells(obj: &Value) -> (String, String, String) {
 }
 
 impl kas_registry::Strategy for Strategy {
+    /// Upstream's `jobStrategy.DefaultGarbageCollectionPolicy`: batch/v1's pods are
+    /// orphaned unless the delete asks otherwise (for back compatibility).
+    fn default_garbage_collection_policy(
+        &self,
+    ) -> Option<kas_registry::strategy::GarbageCollectionPolicy> {
+        Some(kas_registry::strategy::GarbageCollectionPolicy::OrphanDependents)
+    }
+
+    /// Upstream's job `REST.Delete` and `DeleteCollection` warning for that default.
+    fn default_policy_warning(&self) -> Option<&'static str> {
+        Some(
+            "child pods are preserved by default when jobs are deleted; \
+             set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning",
+        )
+    }
+
     fn reset_fields(&self, subresource: &str) -> &'static [&'static str] {
         match subresource {
             "status" => &["spec"],
