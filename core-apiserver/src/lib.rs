@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod connect;
 pub mod helper;
+pub mod identity;
 pub mod openidmetadata;
 pub mod options;
 pub mod podspec;
@@ -20,6 +21,8 @@ use kas_storage_etcd::EtcdOptions;
 /// and [`api_service`] marks each done when its work is.
 pub const POST_START_HOOKS: &[&str] = &[
     "start-system-namespaces-controller",
+    "start-kube-apiserver-identity-lease-controller",
+    "start-kube-apiserver-identity-lease-garbage-collector",
     "rbac/bootstrap-roles",
     "scheduling/bootstrap-system-priority-classes",
     "priority-and-fairness-config-producer",
@@ -121,6 +124,18 @@ pub async fn api_service<S>(
         })
         .collect::<Vec<_>>();
     resources::rbac::aggregation::start(&stores);
+    if let Some(leases) = admission::store(&stores, "coordination.k8s.io", "leases") {
+        identity::start(
+            leases,
+            identity::hostname()?,
+            resource_options.identity_lease,
+        );
+    }
+    mark_done(hooks, "start-kube-apiserver-identity-lease-controller");
+    mark_done(
+        hooks,
+        "start-kube-apiserver-identity-lease-garbage-collector",
+    );
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     let groups = connect::install(

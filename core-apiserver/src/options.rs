@@ -57,6 +57,14 @@ pub struct CoreOptions {
     /// the difference).
     #[arg(long, hide = true, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_cache_index: bool,
+    /// Not upstream's flag: how often the identity Lease is renewed (upstream's
+    /// `IdentityLeaseRenewIntervalPeriod`, which its integration tests tune); for tests.
+    #[arg(long, hide = true, default_value = "10s")]
+    pub identity_lease_renew_interval: GoDuration,
+    /// Not upstream's flag: how often expired identity Leases are collected (upstream's
+    /// `IdentityLeaseGCPeriod`); for tests.
+    #[arg(long, hide = true, default_value = "1h0m0s")]
+    pub identity_lease_gc_period: GoDuration,
 }
 
 impl CoreOptions {
@@ -81,6 +89,10 @@ impl CoreOptions {
                 timeout: self.kubelet_timeout.0,
             },
             watch_cache_index: self.watch_cache_index,
+            identity_lease: crate::identity::Periods {
+                renew: self.identity_lease_renew_interval.0,
+                collect: self.identity_lease_gc_period.0,
+            },
             reviewers: Default::default(),
             service_account_token: token_config(&self.service_account),
             openid_metadata: self.service_account.openid_metadata(),

@@ -73,6 +73,8 @@ pub struct ResourceOptions {
     /// Whether watch caches index by their strategies' `index_field` (off only to measure
     /// what the index saves).
     pub watch_cache_index: bool,
+    /// How often the identity Lease is renewed and expired ones collected.
+    pub identity_lease: crate::identity::Periods,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -119,6 +121,7 @@ impl Default for ResourceOptions {
             openid_metadata: None,
             service_accounts: Default::default(),
             watch_cache_index: true,
+            identity_lease: crate::identity::Periods::default(),
         }
     }
 }
