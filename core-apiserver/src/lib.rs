@@ -23,6 +23,7 @@ pub const POST_START_HOOKS: &[&str] = &[
     "start-system-namespaces-controller",
     "start-kube-apiserver-identity-lease-controller",
     "start-kube-apiserver-identity-lease-garbage-collector",
+    "start-legacy-token-tracking-controller",
     "rbac/bootstrap-roles",
     "scheduling/bootstrap-system-priority-classes",
     "priority-and-fairness-config-producer",
@@ -136,6 +137,10 @@ pub async fn api_service<S>(
         hooks,
         "start-kube-apiserver-identity-lease-garbage-collector",
     );
+    if let Some(configmaps) = admission::store(&stores, "", "configmaps") {
+        resources::serviceaccounts::legacy_token_tracking::start(configmaps);
+    }
+    mark_done(hooks, "start-legacy-token-tracking-controller");
     let connect_stores = stores.clone();
     let groups = ApiGroups::new(stores).with_features(resource_options.features);
     let groups = connect::install(

@@ -110,11 +110,12 @@ fn aggregator_hooks() -> [&'static str; 12] {
 }
 
 /// Upstream's names of the post-start hooks core runs, in its order.
-fn core_apiserver_hooks() -> [&'static str; 7] {
+fn core_apiserver_hooks() -> [&'static str; 8] {
     [
         "start-system-namespaces-controller",
         "start-kube-apiserver-identity-lease-controller",
         "start-kube-apiserver-identity-lease-garbage-collector",
+        "start-legacy-token-tracking-controller",
         "rbac/bootstrap-roles",
         "scheduling/bootstrap-system-priority-classes",
         "priority-and-fairness-config-producer",

@@ -2,6 +2,7 @@
 //! `ValidateServiceAccount`, with its `token` subresource (`token`) when a signing key is
 //! configured.
 
+pub mod legacy_token_tracking;
 pub mod lookup;
 pub mod token;
 

@@ -204,6 +204,26 @@ fn updates() {
             "status.uncountedTerminatedPods.failed[0]: Duplicate value: \"a\"",
         ]
     );
+
+    // 1.33's Job controller completes every Job through SuccessCriteriaMet, NonIndexed
+    // and without a success policy too (kube-controller-manager's status write).
+    let mut complete = old.clone();
+    let condition = |type_: &str| json!({"type": type_, "status": "True"});
+    complete["status"] = json!({"succeeded": 1, "startTime": "2026-01-01T00:00:00Z",
+        "completionTime": "2026-01-01T00:00:05Z",
+        "conditions": [condition("SuccessCriteriaMet"), condition("Complete")]});
+    assert_eq!(
+        messages(&Strategy.validate_status_update(&complete, &old)),
+        Vec::<String>::new()
+    );
+    complete["status"]["conditions"] =
+        json!([condition("SuccessCriteriaMet"), condition("Failed")]);
+    assert_eq!(
+        messages(&Strategy.validate_status_update(&complete, &old)),
+        [
+            "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and Failed=true conditions"
+        ]
+    );
 }
 
 #[test]

@@ -254,15 +254,11 @@ pub(super) fn validate_job_status(obj: &Value) -> Vec<field::Error> {
         }
     }
     let cpath = path.child("conditions");
-    let indexed = obj.pointer("/spec/completionMode").and_then(Value::as_str) == Some("Indexed");
+    // Upstream's checks that SuccessCriteriaMet is only set on Indexed Jobs with a
+    // success policy run only with `AllowForSuccessCriteriaMetInExtendedScope` off, which
+    // 1.33's status strategy never is (JobManagedBy and JobPodReplacementPolicy are on):
+    // its Job controller sets the condition before Complete on every Job.
     let met = condition_true(obj, "SuccessCriteriaMet");
-    if !indexed && met {
-        errs.push(field::invalid(
-            &cpath,
-            BadValue::Omit,
-            "cannot set SuccessCriteriaMet to NonIndexed Job",
-        ));
-    }
     if met && condition_true(obj, "Failed") {
         errs.push(field::invalid(
             &cpath,
@@ -278,13 +274,6 @@ pub(super) fn validate_job_status(obj: &Value) -> Vec<field::Error> {
         ));
     }
     let success_policy = is_set(obj, "/spec/successPolicy");
-    if !success_policy && met {
-        errs.push(field::invalid(
-            &cpath,
-            BadValue::Omit,
-            "cannot set SuccessCriteriaMet=True for Job without SuccessPolicy",
-        ));
-    }
     if success_policy && !met && condition_true(obj, "Complete") {
         errs.push(field::invalid(
             &cpath,

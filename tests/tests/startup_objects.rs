@@ -1,7 +1,8 @@
-//! kube-apiserver's identity Leases: core-apiserver holds `apiserver-<hash>` in
-//! `kube-system` as upstream 1.33's lease controller writes it, renews it, and collects
-//! the expired Leases of other kube-apiservers (the hidden period flags shorten upstream's
-//! 10 s and 1 h, as its integration tests do).
+//! What kube-apiserver's post-start controllers keep for controllers and kubelets to read:
+//! the identity Leases (core-apiserver holds `apiserver-<hash>` in `kube-system` as upstream
+//! 1.33's lease controller writes it, renews it, and collects the expired Leases of other
+//! kube-apiservers; the hidden period flags shorten upstream's 10 s and 1 h, as its
+//! integration tests do) and the legacy token tracking ConfigMap.
 
 use std::time::{Duration, Instant};
 
@@ -118,4 +119,32 @@ async fn core_holds_renews_and_collects_identity_leases() {
         .send(Method::GET, &format!("{LEASES}/{name}"), &[], "")
         .await;
     assert_eq!(a.status, 200, "its own Lease stays: {}", a.text());
+}
+
+/// kube-controller-manager's legacy-serviceaccount-token-cleaner reads since when legacy
+/// tokens are tracked.
+#[tokio::test(flavor = "multi_thread")]
+async fn core_keeps_the_legacy_token_tracking_configmap() {
+    let c = start_cluster(|_| {});
+    let path = "/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking";
+    // Written in the background once core started.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let a = loop {
+        let a = c.send(Method::GET, path, &[], "").await;
+        if a.status == 200 || Instant::now() > deadline {
+            break a;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(a.status, 200, "{}", a.text());
+    let since = a.json()["data"]["since"].as_str().unwrap().to_owned();
+    let today = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .unwrap();
+    assert_eq!(since, String::from_utf8_lossy(&today.stdout).trim());
+    assert_eq!(
+        a.json()["metadata"]["managedFields"][0]["manager"],
+        "kube-apiserver"
+    );
 }
