@@ -1,6 +1,7 @@
 //! Upstream's kube-controller-manager and kube-scheduler, unmodified, against the three
 //! roles, with fake kubelets played by the test (Ready nodes with their Leases, pods
-//! reported Running, a Job's pods Succeeded, pods marked for deletion removed): the
+//! reported Running, those whose command is `exit 0` Succeeded, pods marked for deletion
+//! removed): the
 //! namespace's `default` ServiceAccount and `kube-root-ca.crt`, a Deployment rolled out
 //! and scheduled, each cascade mode leaving what upstream leaves, a namespace emptied and
 //! removed, Jobs and CronJobs, EndpointSlices, legacy token Secrets and the certificate
@@ -106,9 +107,10 @@ async fn kubelets(c: &TestCluster) {
             continue;
         }
         let t = now(false);
-        let job = meta["ownerReferences"]
+        // A container that runs `exit 0` completes; the others run until deleted.
+        let completes = pod["spec"]["containers"][0]["command"]
             .as_array()
-            .is_some_and(|o| o.iter().any(|r| r["kind"] == "Job"));
+            .is_some_and(|cmd| cmd.iter().any(|a| a == "exit 0"));
         let containers = pod["spec"]["containers"]
             .as_array()
             .cloned()
@@ -123,7 +125,7 @@ async fn kubelets(c: &TestCluster) {
                 .collect()
         };
         let status = match pod["status"]["phase"].as_str() {
-            Some("Running") if job => {
+            Some("Running") if completes => {
                 let done = json!({"terminated": {"exitCode": 0, "reason": "Completed",
                     "startedAt": t, "finishedAt": t}});
                 json!({"phase": "Succeeded", "containerStatuses": container_status(false, done)})
@@ -328,7 +330,8 @@ async fn upstreams_controllers_and_scheduler_run_the_cluster() {
     // A Job completes; a CronJob starts one within its minute.
     let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
         "spec": {"template": {"spec": {"restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}});
+            "containers": [{"name": "c", "image": "busybox",
+                "command": ["/bin/sh", "-c", "exit 0"]}]}}}});
     post(&c, "/apis/batch/v1/namespaces/work/jobs", job).await;
     let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "often"},
         "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
