@@ -45,6 +45,10 @@ pub struct ClusterSpec {
     /// Whether the aggregator sends requests for extensions' groups to it straight
     /// (`--extensions-endpoints`) rather than through core.
     pub route_extensions: bool,
+    /// Whether etcd serves TLS only and requires client certificates (of its own CA), as
+    /// production etcd does; the roles get `--etcd-cafile`, `--etcd-certfile` and
+    /// `--etcd-keyfile`.
+    pub etcd_tls: bool,
 }
 
 impl ClusterSpec {
@@ -60,6 +64,7 @@ impl ClusterSpec {
             disabled_admission_plugins: vec!["ServiceAccount".to_owned()],
             ready_timeout: Duration::from_secs(30),
             route_extensions: true,
+            etcd_tls: false,
         }
     }
 
@@ -154,7 +159,12 @@ impl Cluster {
             servers: BTreeMap::new(),
             detached: false,
         };
-        cluster.start_etcd(&etcd_binary, etcd_port, peer_port, spec.ready_timeout)?;
+        cluster.start_etcd(
+            &etcd_binary,
+            (etcd_port, peer_port),
+            spec.etcd_tls,
+            spec.ready_timeout,
+        )?;
         for role in Role::START_ORDER {
             let delegates: Vec<String> = role
                 .delegate()
@@ -325,12 +335,14 @@ impl Cluster {
     fn start_etcd(
         &mut self,
         binary: &Path,
-        port: u16,
-        peer_port: u16,
+        (port, peer_port): (u16, u16),
+        tls: bool,
         timeout: Duration,
     ) -> Result<()> {
         let log = log_path(&self.state_dir, "etcd");
-        let args = etcd_args(&self.state_dir.join("etcd"), port, peer_port);
+        let tls = tls.then_some(&self.pki);
+        let args = etcd_args(&self.state_dir.join("etcd"), port, peer_port, tls);
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let child = process::spawn(binary, &args, &log)?;
         let mut etcd = Managed {
             name: "etcd".into(),
@@ -338,13 +350,15 @@ impl Cluster {
                 pid: child.id(),
                 port,
                 binary: binary.to_path_buf(),
-                url: format!("http://127.0.0.1:{port}"),
+                url: format!("{scheme}://127.0.0.1:{port}"),
                 log,
             },
             child: Some(child),
             exit: None,
         };
-        let ready = wait_ready(&mut etcd, Instant::now() + timeout, timeout, etcd_healthy);
+        let pki = self.pki.clone();
+        let healthy = |url: &str| etcd_healthy_with(url, tls.map(|_| &pki));
+        let ready = wait_ready(&mut etcd, Instant::now() + timeout, timeout, healthy);
         self.etcd = Some(etcd);
         self.save_state()?;
         ready
@@ -459,10 +473,18 @@ fn log_path(state_dir: &Path, name: &str) -> PathBuf {
     state_dir.join("logs").join(format!("{name}.log"))
 }
 
-pub(crate) fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<String> {
-    let client = format!("http://127.0.0.1:{port}");
+/// etcd's flags; with `tls`, its client port serves TLS only and requires a client
+/// certificate of etcd's CA.
+pub(crate) fn etcd_args(
+    data_dir: &Path,
+    port: u16,
+    peer_port: u16,
+    tls: Option<&Pki>,
+) -> Vec<String> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let client = format!("{scheme}://127.0.0.1:{port}");
     let peer = format!("http://127.0.0.1:{peer_port}");
-    [
+    let mut args: Vec<String> = [
         "--name",
         "default",
         "--data-dir",
@@ -479,7 +501,17 @@ pub(crate) fn etcd_args(data_dir: &Path, port: u16, peer_port: u16) -> Vec<Strin
         &format!("default={peer}"),
     ]
     .map(String::from)
-    .to_vec()
+    .to_vec();
+    if let Some(pki) = tls {
+        let path = |p: &Path| p.display().to_string();
+        args.extend([
+            format!("--cert-file={}", path(&pki.etcd_server.cert)),
+            format!("--key-file={}", path(&pki.etcd_server.key)),
+            format!("--trusted-ca-file={}", path(&pki.etcd_ca.cert)),
+            "--client-cert-auth=true".to_owned(),
+        ]);
+    }
+    args
 }
 
 /// The issuer of service-account tokens: kube-apiserver's usual one, in-cluster.
@@ -516,6 +548,16 @@ pub fn role_args(
         "--shutdown-delay-duration",
         "0s",
     ]);
+    if etcd_url.starts_with("https://") {
+        push(&[
+            "--etcd-cafile",
+            &path(&pki.etcd_ca.cert),
+            "--etcd-certfile",
+            &path(&pki.etcd_client.cert),
+            "--etcd-keyfile",
+            &path(&pki.etcd_client.key),
+        ]);
+    }
     match role {
         Role::Aggregator => {
             push(&["--client-ca-file", &path(&pki.ca.cert)]);
@@ -617,7 +659,24 @@ pub(crate) fn wait_ready(
 }
 
 pub(crate) fn etcd_healthy(url: &str) -> Result<(), String> {
-    match probe::get(&format!("{url}/health"), b"", None, None) {
+    etcd_healthy_with(url, None)
+}
+
+/// etcd's `/health`, over TLS with the etcd client certificate of `tls`.
+pub(crate) fn etcd_healthy_with(url: &str, tls: Option<&Pki>) -> Result<(), String> {
+    let files = match tls {
+        Some(pki) => {
+            let read = |p: &Path| std::fs::read(p).map_err(|e| e.to_string());
+            let client = (read(&pki.etcd_client.cert)?, read(&pki.etcd_client.key)?);
+            Some((read(&pki.etcd_ca.cert)?, client))
+        }
+        None => None,
+    };
+    let (ca, client) = match &files {
+        Some((ca, (cert, key))) => (ca.as_slice(), Some((cert.as_slice(), key.as_slice()))),
+        None => (&b""[..], None),
+    };
+    match probe::get(&format!("{url}/health"), ca, client, None) {
         Ok((200, body)) if String::from_utf8_lossy(&body).contains(r#""health":"true""#) => Ok(()),
         Ok((status, body)) => Err(format!(
             "/health: {status} {}",

@@ -32,7 +32,7 @@ impl TestEtcd {
         let log = dir.join("etcd.log");
         let child = process::spawn(
             &binary,
-            &etcd_args(&dir.join("data"), port, peer_port),
+            &etcd_args(&dir.join("data"), port, peer_port, None),
             &log,
         )?;
         let mut managed = Managed {

@@ -43,6 +43,10 @@ enum Command {
         /// of to extensions straight (the aggregator's `--extensions-endpoints`).
         #[arg(long)]
         no_extensions_routing: bool,
+        /// Run etcd with TLS only and client-certificate authentication (its own CA under
+        /// the state directory's pki/), as production etcd runs.
+        #[arg(long)]
+        etcd_tls: bool,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -91,12 +95,14 @@ fn main() -> ExitCode {
                 extensions_replicas,
                 bin_dir,
                 no_extensions_routing,
+                etcd_tls,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
                 spec.core_replicas = core_replicas;
                 spec.extensions_replicas = extensions_replicas;
                 spec.route_extensions = !no_extensions_routing;
+                spec.etcd_tls = etcd_tls;
                 if let Some(bin_dir) = bin_dir {
                     spec.bin_dir = bin_dir;
                 }

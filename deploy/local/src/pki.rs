@@ -25,6 +25,9 @@ pub const CA_COMMON_NAME: &str = "kas-local-ca";
 pub const FRONT_PROXY_CA_COMMON_NAME: &str = "kas-local-front-proxy-ca";
 pub const FRONT_PROXY_CLIENT_COMMON_NAME: &str = "front-proxy-client";
 pub const ADMIN_COMMON_NAME: &str = "kas-admin";
+pub const ETCD_CA_COMMON_NAME: &str = "kas-local-etcd-ca";
+/// kubeadm's name for the API server's etcd client certificate.
+pub const ETCD_CLIENT_COMMON_NAME: &str = "kube-apiserver-etcd-client";
 pub const ADMIN_GROUP: &str = "system:masters";
 /// The user name and uid the admin token authenticates as (see `tokens.csv`).
 pub const ADMIN_TOKEN_USER: &str = "admin";
@@ -77,6 +80,12 @@ pub struct Pki {
     /// ECDSA P-256), and core and the aggregator verify tokens with `cert` (the public key,
     /// PEM `PUBLIC KEY`).
     pub service_account: CertPaths,
+    /// etcd's own CA ("kas-local-etcd-ca"), as production etcd clusters have one.
+    pub etcd_ca: CertPaths,
+    /// etcd's serving certificate (loopback), when it runs with TLS.
+    pub etcd_server: CertPaths,
+    /// CN "kube-apiserver-etcd-client", clientAuth: the roles' `--etcd-certfile`.
+    pub etcd_client: CertPaths,
     /// Upstream's static token file: `token,user,uid,"group"`.
     pub tokens_csv: PathBuf,
     /// The token of user "admin" (group system:masters) in `tokens_csv`.
@@ -107,6 +116,9 @@ impl Pki {
                 key: dir.join("service-account.key"),
             },
             admin: CertPaths::new(dir, "admin"),
+            etcd_ca: CertPaths::new(dir, "etcd-ca"),
+            etcd_server: CertPaths::new(dir, "etcd-server"),
+            etcd_client: CertPaths::new(dir, "etcd-client"),
             tokens_csv: dir.join("tokens.csv"),
             admin_token: String::new(),
             serving: Role::ALL
@@ -147,6 +159,23 @@ impl Pki {
             ExtendedKeyUsagePurpose::ClientAuth,
         )?;
         ensure_leaf(&pki.front_proxy_client, fp_client, &fp_ca, fp_fresh)?;
+
+        let (etcd_ca, etcd_fresh) = ensure_ca(&pki.etcd_ca, ETCD_CA_COMMON_NAME)?;
+        let etcd_names: Vec<&str> = SERVING_SANS.to_vec();
+        let server = leaf_params(
+            "etcd",
+            None,
+            &etcd_names,
+            ExtendedKeyUsagePurpose::ServerAuth,
+        )?;
+        ensure_leaf(&pki.etcd_server, server, &etcd_ca, etcd_fresh)?;
+        let client = leaf_params(
+            ETCD_CLIENT_COMMON_NAME,
+            None,
+            &[],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        )?;
+        ensure_leaf(&pki.etcd_client, client, &etcd_ca, etcd_fresh)?;
 
         ensure_key_pair(&pki.service_account)?;
         let admin_token = ensure_token_file(&pki.tokens_csv)?;

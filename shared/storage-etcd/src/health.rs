@@ -19,23 +19,24 @@ pub struct EtcdHealthCheck {
 }
 
 struct Inner {
-    endpoints: Vec<String>,
+    options: crate::EtcdOptions,
     client: Mutex<Option<etcd_client::Client>>,
 }
 
 impl std::fmt::Debug for EtcdHealthCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EtcdHealthCheck")
-            .field("endpoints", &self.inner.endpoints)
+            .field("endpoints", &self.inner.options.etcd_servers)
             .finish_non_exhaustive()
     }
 }
 
 impl EtcdHealthCheck {
-    pub fn new(endpoints: Vec<String>) -> Self {
+    /// The check of the etcd `options` name, with their TLS read again on every connect.
+    pub fn new(options: crate::EtcdOptions) -> Self {
         EtcdHealthCheck {
             inner: Arc::new(Inner {
-                endpoints,
+                options,
                 client: Mutex::new(None),
             }),
         }
@@ -57,8 +58,11 @@ impl Inner {
     async fn probe(&self) -> Result<(), String> {
         let mut guard = self.client.lock().await;
         if guard.is_none() {
-            let options = etcd_client::ConnectOptions::new().with_connect_timeout(TIMEOUT);
-            let client = etcd_client::Client::connect(&self.endpoints, Some(options))
+            let mut options = etcd_client::ConnectOptions::new().with_connect_timeout(TIMEOUT);
+            if let Some(tls) = self.options.tls()? {
+                options = options.with_tls(tls);
+            }
+            let client = etcd_client::Client::connect(&self.options.etcd_servers, Some(options))
                 .await
                 .map_err(|e| e.to_string())?;
             *guard = Some(client);

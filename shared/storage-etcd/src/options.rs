@@ -34,6 +34,9 @@ pub struct EtcdOptions {
     pub etcd_keyfile: Option<PathBuf>,
 }
 
+/// How long the start waits for etcd to answer (upstream's etcd3 `dialTimeout`).
+const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// A Go `time.Duration` flag value ("5m0s", "30s"), with Go's error text.
 fn parse_interval(s: &str) -> Result<Duration, String> {
     match kas_apimachinery::golang::time::parse_duration(s) {
@@ -53,22 +56,69 @@ impl EtcdOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
         }
-        if self.etcd_cafile.is_some() || self.etcd_certfile.is_some() {
-            errs.push(
-                "etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet".to_owned(),
-            );
-        }
         errs
     }
 
-    /// Connects the store's client to `--etcd-servers`.
+    /// The client's TLS from `--etcd-cafile`, `--etcd-certfile` and `--etcd-keyfile` as
+    /// they are now, or none without them. Read on every connection (the health check's
+    /// reconnect picks up rotated files); the store's client keeps what it read at start.
+    pub fn tls(&self) -> std::result::Result<Option<etcd_client::TlsOptions>, String> {
+        if self.etcd_cafile.is_none() && self.etcd_certfile.is_none() {
+            return Ok(None);
+        }
+        let read = |flag: &str, path: &PathBuf| {
+            std::fs::read(path).map_err(|e| format!("reading {flag} {}: {e}", path.display()))
+        };
+        let mut tls = etcd_client::TlsOptions::new();
+        if let Some(ca) = &self.etcd_cafile {
+            let pem = read("--etcd-cafile", ca)?;
+            tls = tls.ca_certificate(etcd_client::Certificate::from_pem(pem));
+        }
+        if let (Some(cert), Some(key)) = (&self.etcd_certfile, &self.etcd_keyfile) {
+            let identity = etcd_client::Identity::from_pem(
+                read("--etcd-certfile", cert)?,
+                read("--etcd-keyfile", key)?,
+            );
+            tls = tls.identity(identity);
+        }
+        Ok(Some(tls))
+    }
+
+    /// The client's options: TLS as [`EtcdOptions::tls`] reads it.
+    fn connect_options(&self) -> Result<etcd_client::ConnectOptions> {
+        let mut options = etcd_client::ConnectOptions::new();
+        if let Some(tls) = self.tls().map_err(Error::BadRequest)? {
+            options = options.with_tls(tls);
+        }
+        Ok(options)
+    }
+
+    /// Connects the store's client to `--etcd-servers` and reads once through it, so that
+    /// a server that refuses the client (a certificate it does not trust, or plain HTTP
+    /// to a TLS port) fails the start with the reason.
     pub async fn connect(&self) -> Result<etcd_client::Client> {
         if self.etcd_servers.is_empty() {
             return Err(Error::BadRequest("--etcd-servers must be specified".into()));
         }
-        etcd_client::Client::connect(&self.etcd_servers, None)
-            .await
-            .map_err(|e| crate::errors::from_etcd(&self.etcd_servers.join(","), e))
+        let servers = self.etcd_servers.join(",");
+        let unreachable =
+            |e: etcd_client::Error| Error::BadRequest(format!("{servers}: {}", error_chain(&e)));
+        let mut client =
+            etcd_client::Client::connect(&self.etcd_servers, Some(self.connect_options()?))
+                .await
+                .map_err(unreachable)?;
+        // Upstream's client dials for up to 20 s (`dialTimeout`) before it gives up; a TLS
+        // refusal is final. Under TLS 1.3 the client hears of a refused certificate only
+        // as the connection closing on some attempts, so the refusal is what is reported.
+        let deadline = std::time::Instant::now() + DIAL_TIMEOUT;
+        loop {
+            match client.get("health", None).await {
+                Ok(_) => return Ok(client),
+                Err(e) if is_tls_refusal(&error_chain(&e)) => return Err(unreachable(e)),
+                Err(e) if std::time::Instant::now() >= deadline => return Err(unreachable(e)),
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
     }
 
     /// The role's storage on `--etcd-servers` under `--etcd-prefix`, and the compactor of
@@ -90,8 +140,28 @@ impl EtcdOptions {
     /// The `etcd` readiness check of every role given `--etcd-servers` (none without
     /// them). It has its own client, connected on first use, as upstream's has.
     pub fn health_check(&self) -> Option<EtcdHealthCheck> {
-        (!self.etcd_servers.is_empty()).then(|| EtcdHealthCheck::new(self.etcd_servers.clone()))
+        (!self.etcd_servers.is_empty()).then(|| EtcdHealthCheck::new(self.clone()))
     }
+}
+
+/// Whether a connection error is the TLS handshake refusing one side's certificate.
+fn is_tls_refusal(text: &str) -> bool {
+    text.contains("received fatal alert") || text.contains("invalid peer certificate")
+}
+
+/// An error with its sources, as Go's wrapped errors print (`a: b: c`): a TLS refusal is
+/// only named deep in tonic's chain.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text = format!("{text}: {next}");
+        }
+        source = s.source();
+    }
+    text
 }
 
 #[cfg(test)]
@@ -155,7 +225,6 @@ mod tests {
             [
                 "--etcd-servers must be specified",
                 "--etcd-certfile and --etcd-keyfile must be given together",
-                "etcd over TLS (--etcd-cafile, --etcd-certfile) is not supported yet",
             ]
         );
         assert_eq!(parse(&[]).unwrap().validate(false), Vec::<String>::new());

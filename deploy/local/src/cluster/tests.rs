@@ -229,7 +229,7 @@ fn start_etcd_in(state_dir: &Path) -> Cluster {
     fs::create_dir_all(state_dir.join("logs")).unwrap();
     let etcd = Tools::from_env().etcd().unwrap();
     cluster
-        .start_etcd(&etcd, port, peer, Duration::from_secs(30))
+        .start_etcd(&etcd, (port, peer), false, Duration::from_secs(30))
         .unwrap();
     cluster
 }
