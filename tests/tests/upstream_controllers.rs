@@ -192,7 +192,9 @@ async fn named(c: &TestCluster, prefix: &str, app: &str) -> Vec<String> {
 async fn upstreams_controllers_and_scheduler_run_the_cluster() {
     let kcm = std::env::var("KAS_KUBE_CONTROLLER_MANAGER").expect("KAS_KUBE_CONTROLLER_MANAGER");
     let scheduler = std::env::var("KAS_KUBE_SCHEDULER").expect("KAS_KUBE_SCHEDULER");
-    let c = start_cluster(|_| {});
+    // ServiceAccount admission on, as upstream's default: the controller manager creates
+    // the `default` ServiceAccount its pods need.
+    let c = start_cluster(|spec| spec.disabled_admission_plugins.clear());
     let pki = c.pki().clone();
     let kubeconfig = c.kubeconfig_path().display().to_string();
     let path = |p: &std::path::Path| p.display().to_string();
