@@ -143,32 +143,20 @@ async fn propagation_policies_set_the_garbage_collectors_finalizers() {
     );
     // An object being deleted takes no new finalizer, and its grace period is fixed.
     let merge = [("content-type", "application/merge-patch+json")];
-    let a = c
-        .send(
-            Method::PATCH,
-            &c1,
-            &merge,
+    for (patch, message) in [
+        (
             r#"{"metadata":{"finalizers":["example.com/x","example.com/y","a.b/c"]}}"#,
-        )
-        .await;
-    assert_eq!(a.status, 422, "{}", a.text());
-    assert_eq!(
-        a.json()["message"],
-        "ConfigMap \"c1\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"a.b/c\", \"example.com/y\"}"
-    );
-    let a = c
-        .send(
-            Method::PATCH,
-            &c1,
-            &merge,
+            "ConfigMap \"c1\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"a.b/c\", \"example.com/y\"}",
+        ),
+        (
             r#"{"metadata":{"deletionGracePeriodSeconds":5}}"#,
-        )
-        .await;
-    assert_eq!(a.status, 422, "{}", a.text());
-    assert_eq!(
-        a.json()["message"],
-        "ConfigMap \"c1\" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 5: field is immutable"
-    );
+            "ConfigMap \"c1\" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 5: field is immutable",
+        ),
+    ] {
+        let a = c.send(Method::PATCH, &c1, &merge, patch).await;
+        assert_eq!(a.status, 422, "{}", a.text());
+        assert_eq!(a.json()["message"], message);
+    }
     // Removing the finalizers of an object marked with a zero grace period deletes it.
     let a = c
         .send(

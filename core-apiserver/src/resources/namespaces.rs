@@ -12,7 +12,7 @@ use kas_apimachinery::validation::field::{self, Path};
 use kas_apimachinery::validation::is_qualified_name;
 use kas_apimachinery::validation::meta::validate_namespace_name;
 use kas_registry::rest::options::{DeletionPropagation, WriteOptions};
-use kas_registry::store::gc::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
+use kas_registry::store::gc::{self, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS};
 use kas_registry::strategy::FieldErrors;
 use kas_registry::validation::{validate_object_meta, validate_object_meta_update};
 use kas_registry::{ResourceDescriptor, Scope, Subresource, TableColumn, Verb};
@@ -295,17 +295,7 @@ impl kas_registry::Strategy for Strategy {
 /// store, `orphanDependents: false` asks for foreground deletion. Upstream rebuilds the
 /// list from a map (in no order); here the others keep theirs and these two follow.
 fn gc_finalizers(obj: &mut Value, opts: &WriteOptions) {
-    let meta = kas_registry::meta::metadata_mut(obj);
-    let mut finalizers: Vec<String> = meta
-        .get("finalizers")
-        .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut finalizers: Vec<String> = gc::finalizers(obj).into_iter().map(str::to_owned).collect();
     let has = |f: &str| finalizers.iter().any(|x| x == f);
     let (orphan, foreground) = match (opts.orphan_dependents, opts.propagation_policy) {
         (Some(orphan), _) => (orphan, !orphan),
@@ -329,11 +319,7 @@ fn gc_finalizers(obj: &mut Value, opts: &WriteOptions) {
     if foreground {
         finalizers.push(FINALIZER_DELETE_DEPENDENTS.to_owned());
     }
-    if finalizers.is_empty() {
-        meta.remove("finalizers");
-    } else {
-        meta.insert("finalizers".into(), json!(finalizers));
-    }
+    gc::set_finalizers(obj, finalizers);
 }
 
 #[cfg(test)]

@@ -81,20 +81,10 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> FieldErrors {
 /// Upstream's `ValidateNoNewFinalizers`: the finalizers `new` has that `old` has not, as
 /// Go prints a sorted `[]string`.
 fn validate_no_new_finalizers(new: &Value, old: &Value, path: &Path) -> FieldErrors {
-    let list = |obj: &Value| -> std::collections::BTreeSet<String> {
-        meta::metadata(obj)
-            .and_then(|m| m.get("finalizers"))
-            .and_then(Value::as_array)
-            .map(|f| {
-                f.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let old = list(old);
-    let extra: Vec<String> = list(new)
+    use crate::store::gc::finalizers;
+    let old: std::collections::BTreeSet<&str> = finalizers(old).into_iter().collect();
+    let new: std::collections::BTreeSet<&str> = finalizers(new).into_iter().collect();
+    let extra: Vec<String> = new
         .difference(&old)
         .map(|f| kas_apimachinery::golang::strconv::quote(f))
         .collect();

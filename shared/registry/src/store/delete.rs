@@ -237,13 +237,9 @@ impl Store {
             crate::meta::metadata_mut(&mut v).remove("resourceVersion");
             Ok(Some(v))
         };
-        let written = if opts.dry_run {
-            dry_run_update(key, preconditions, current, &try_update)
-        } else {
-            self.storage
-                .guaranteed_update(key, preconditions, false, &try_update, Some(current), None)
-                .await
-        };
+        let written = self
+            .write_mark(key, preconditions, opts, current, &try_update)
+            .await;
         let out = match written {
             Ok(out) => out,
             Err(kas_storage::Error::Callback(e)) => match e.downcast::<Stop>() {
@@ -292,15 +288,29 @@ impl Store {
             self.strategy.prepare_for_deletion(&mut v, opts);
             Ok(Some(v))
         };
-        let marked = if opts.dry_run {
-            dry_run_update(key, preconditions, current, &mark)
-        } else {
-            self.storage
-                .guaranteed_update(key, preconditions, false, &mark, Some(current), None)
-                .await
-        };
+        let marked = self
+            .write_mark(key, preconditions, opts, current, &mark)
+            .await;
         let marked = marked.map_err(|e| self.storage_error(e, name))?;
         Ok(Deleted::Pending(self.served(marked)?))
+    }
+
+    /// A deletion mark's compare-and-swap from the object read, or with `dryRun` what it
+    /// would write (upstream's `DryRunnableStorage.GuaranteedUpdate`).
+    async fn write_mark(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        opts: &WriteOptions,
+        current: ObjectRef,
+        mark: &kas_storage::UpdateFn<'_>,
+    ) -> kas_storage::Result<ObjectRef> {
+        if opts.dry_run {
+            return dry_run_update(key, preconditions, current, mark);
+        }
+        self.storage
+            .guaranteed_update(key, preconditions, false, mark, Some(current), None)
+            .await
     }
 
     /// The kind's zero value as Go writes it (`e.NewFunc()` encoded).

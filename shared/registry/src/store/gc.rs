@@ -18,7 +18,7 @@ pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
 pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";
 
 /// The object's `metadata.finalizers`.
-pub(crate) fn finalizers(obj: &Value) -> Vec<&str> {
+pub fn finalizers(obj: &Value) -> Vec<&str> {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|f| f.iter().filter_map(Value::as_str).collect())
@@ -102,7 +102,7 @@ pub(crate) fn deletion_finalizers(
 }
 
 /// Sets `metadata.finalizers` (removed when empty, as Go's `omitempty` writes it).
-pub(crate) fn set_finalizers(obj: &mut Value, finalizers: Vec<String>) {
+pub fn set_finalizers(obj: &mut Value, finalizers: Vec<String>) {
     let meta = crate::meta::metadata_mut(obj);
     if finalizers.is_empty() {
         meta.remove("finalizers");
