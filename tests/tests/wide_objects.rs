@@ -156,3 +156,52 @@ async fn wide_objects_are_written_or_refused_while_the_roles_keep_serving() {
         .await;
     assert_eq!(a.status, 404);
 }
+
+/// An update that validating admission looks at (here a webhook that fails, ignored) takes
+/// the validated write path; too large with its managedFields, it is written once more
+/// without them there too.
+#[tokio::test(flavor = "multi_thread")]
+async fn validated_updates_too_large_are_written_without_managed_fields() {
+    let c = start_cluster(|_| {});
+    let webhook = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "dead"},
+        "webhooks": [{"name": "dead.example.com", "admissionReviewVersions": ["v1"],
+            "sideEffects": "None", "failurePolicy": "Ignore", "timeoutSeconds": 1,
+            "clientConfig": {"url": "https://127.0.0.1:1/validate"},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["UPDATE"], "resources": ["configmaps"]}]}]});
+    let path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+    let a = c
+        .send(Method::POST, path, &JSON, &webhook.to_string())
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    // 30,000 keys fit with their managedFields; 70,000 (0.9 MB) only without them.
+    let cm = |n: usize, value: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "grows"},
+            "data": keys(n, value)})
+        .to_string()
+    };
+    let a = c
+        .send(Method::POST, CONFIGMAPS, &JSON, &cm(30_000, "v"))
+        .await;
+    assert_eq!(a.status, 201, "{}", &a.text()[..a.text().len().min(500)]);
+    assert!(a.json()["metadata"]["managedFields"].is_array());
+    // The webhook configuration reaches the role's informer.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let a = c
+        .send(
+            Method::PUT,
+            &format!("{CONFIGMAPS}/grows"),
+            &JSON,
+            &cm(70_000, "w"),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", &a.text()[..a.text().len().min(500)]);
+    let written = a.json();
+    assert!(
+        written["metadata"]["managedFields"].is_null(),
+        "{}",
+        written["metadata"]
+    );
+    assert_eq!(written["data"]["k69999"], "w");
+}

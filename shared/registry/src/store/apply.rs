@@ -10,6 +10,7 @@ use kas_storage::GetOptions;
 use serde_json::Value;
 
 use super::field_manager::managed_form;
+use super::validated::Shrink;
 use super::{Store, Written};
 use crate::admission::{Attributes, Operation};
 use crate::error::Result;
@@ -88,7 +89,7 @@ impl Store {
             if stored.is_some() {
                 let update = |current: &Value| attempt(Some(current));
                 let written = self
-                    .rewrite_validated(namespace, name, "", &update, opts)
+                    .rewrite_validated(namespace, name, "", &update, opts, Shrink::No)
                     .await;
                 match written {
                     Err(e) if e.to_status().code == 404 && !opts.dry_run => continue,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::validated::Shrink;
 use super::{Store, Written, at_revision};
 use crate::admission::Operation;
 use crate::error::Result;
@@ -61,7 +62,8 @@ impl Store {
                 let new = at_revision(prepared.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
             }
-            let outcome = self.write_if_unchanged(&key, name, stored, prepared).await;
+            let outcome = self.write_if_unchanged(&key, name, stored, prepared, Shrink::No);
+            let outcome = outcome.await;
             let outcome = match outcome {
                 // Changed since it was read: undo and go again on the newer object.
                 Ok(None) => {

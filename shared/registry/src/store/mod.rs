@@ -564,7 +564,14 @@ impl Store {
                 .validates(self.descriptor, namespace, subresource, Operation::Update);
         if opts.dry_run || validated {
             return self
-                .rewrite_validated(namespace, name, subresource, attempt, opts)
+                .rewrite_validated(
+                    namespace,
+                    name,
+                    subresource,
+                    attempt,
+                    opts,
+                    validated::Shrink::WithoutManagedFields,
+                )
                 .await;
         }
         let try_update = |current: Option<&Value>| -> kas_storage::Result<Option<Value>> {

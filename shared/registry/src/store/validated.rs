@@ -13,6 +13,13 @@ use crate::admission::{Attributes, Operation};
 use crate::error::Result;
 use crate::rest::options::WriteOptions;
 
+/// Whether a write too large for etcd is tried again without `managedFields`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shrink {
+    WithoutManagedFields,
+    No,
+}
+
 impl Store {
     /// The validating plugins on the state a write will store (`old` on an update).
     pub(super) async fn validate_admission(
@@ -82,7 +89,9 @@ impl Store {
     }
 
     /// `attempt` on the object read, validated, then written if the object is unchanged
-    /// (or, dry, answered at the revision read). A missing object is NotFound.
+    /// (or, dry, answered at the revision read). A missing object is NotFound. `Shrink::
+    /// WithoutManagedFields` (updates and patches that are no apply) writes a state too
+    /// large for etcd once more without its `managedFields`, as upstream's handlers do.
     pub(super) async fn rewrite_validated(
         &self,
         namespace: &str,
@@ -90,6 +99,7 @@ impl Store {
         subresource: &str,
         attempt: &(dyn Fn(&Value) -> Result<Option<Value>> + Send + Sync),
         opts: &WriteOptions,
+        shrink: Shrink,
     ) -> Result<Written> {
         let key = self.key(namespace, name);
         loop {
@@ -111,7 +121,8 @@ impl Store {
                 let new = at_revision(new.unwrap_or(current), stored.resource_version);
                 return Ok(Written::DryRun(self.served_value(new)));
             }
-            let Some(written) = self.write_if_unchanged(&key, name, stored, new).await? else {
+            let written = self.write_if_unchanged(&key, name, stored, new, shrink);
+            let Some(written) = written.await? else {
                 continue;
             };
             return match written {
@@ -131,24 +142,36 @@ impl Store {
         name: &str,
         stored: ObjectRef,
         new: Option<Value>,
+        shrink: Shrink,
     ) -> Result<Option<std::result::Result<ObjectRef, ObjectRef>>> {
         let read = Preconditions {
             uid: None,
             resource_version: Some(stored.resource_version.to_string()),
         };
-        let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-            let Some(cur) = cur else {
-                return Err(kas_storage::Error::NotFound {
-                    key: name.to_owned(),
-                });
-            };
-            delete_instead(self, Some(cur), new.clone())
-        };
         let ttl = self.strategy.ttl_seconds();
-        let written = self
-            .storage
-            .guaranteed_update(key, &read, false, &try_update, Some(stored), ttl)
-            .await;
+        let write = |state: Option<Value>, stored: ObjectRef| {
+            let read = &read;
+            async move {
+                let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+                    let Some(cur) = cur else {
+                        return Err(kas_storage::Error::NotFound {
+                            key: name.to_owned(),
+                        });
+                    };
+                    delete_instead(self, Some(cur), state.clone())
+                };
+                self.storage
+                    .guaranteed_update(key, read, false, &try_update, Some(stored), ttl)
+                    .await
+            }
+        };
+        let mut written = write(new.clone(), stored.clone()).await;
+        if shrink == Shrink::WithoutManagedFields
+            && let Err(kas_storage::Error::RequestTooLarge { .. }) = written
+        {
+            let smaller = new.map(super::field_manager::without_managed_fields);
+            written = write(smaller, stored).await;
+        }
         if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
             return Ok(None);
         }
