@@ -148,33 +148,42 @@ impl Store {
             uid: None,
             resource_version: Some(stored.resource_version.to_string()),
         };
-        let ttl = self.strategy.ttl_seconds();
-        let write = |state: Option<Value>, stored: ObjectRef| {
-            let read = &read;
-            async move {
-                let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
-                    let Some(cur) = cur else {
-                        return Err(kas_storage::Error::NotFound {
-                            key: name.to_owned(),
-                        });
-                    };
-                    delete_instead(self, Some(cur), state.clone())
-                };
-                self.storage
-                    .guaranteed_update(key, read, false, &try_update, Some(stored), ttl)
-                    .await
-            }
-        };
-        let mut written = write(new.clone(), stored.clone()).await;
+        let mut written = self
+            .write_state(key, name, &read, &new, stored.clone())
+            .await;
         if shrink == Shrink::WithoutManagedFields
             && let Err(kas_storage::Error::RequestTooLarge { .. }) = written
         {
             let smaller = new.map(super::field_manager::without_managed_fields);
-            written = write(smaller, stored).await;
+            written = self.write_state(key, name, &read, &smaller, stored).await;
         }
         if let Err(kas_storage::Error::ResourceVersionConflicts { .. }) = written {
             return Ok(None);
         }
         self.deleted_instead(key, name, written).await.map(Some)
+    }
+
+    /// `state` written over `stored` if `read` still holds (an emptied finalizer list
+    /// deletes instead).
+    async fn write_state(
+        &self,
+        key: &str,
+        name: &str,
+        read: &Preconditions,
+        state: &Option<Value>,
+        stored: ObjectRef,
+    ) -> kas_storage::Result<ObjectRef> {
+        let try_update = |cur: Option<&Value>| -> kas_storage::Result<Option<Value>> {
+            let Some(cur) = cur else {
+                return Err(kas_storage::Error::NotFound {
+                    key: name.to_owned(),
+                });
+            };
+            delete_instead(self, Some(cur), state.clone())
+        };
+        let ttl = self.strategy.ttl_seconds();
+        self.storage
+            .guaranteed_update(key, read, false, &try_update, Some(stored), ttl)
+            .await
     }
 }
