@@ -47,6 +47,11 @@ enum Command {
         /// the state directory's pki/), as production etcd runs.
         #[arg(long)]
         etcd_tls: bool,
+        /// Keep core's ServiceAccount admission plugin on, as kube-apiserver has it (off by
+        /// default, as envtest runs kube-apiserver, since nothing creates each namespace's
+        /// `default` ServiceAccount unless kube-controller-manager runs beside the cluster).
+        #[arg(long)]
+        service_account_admission: bool,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
                 bin_dir,
                 no_extensions_routing,
                 etcd_tls,
+                service_account_admission,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
@@ -103,6 +109,10 @@ fn main() -> ExitCode {
                 spec.extensions_replicas = extensions_replicas;
                 spec.route_extensions = !no_extensions_routing;
                 spec.etcd_tls = etcd_tls;
+                if service_account_admission {
+                    spec.disabled_admission_plugins
+                        .retain(|p| p != "ServiceAccount");
+                }
                 if let Some(bin_dir) = bin_dir {
                     spec.bin_dir = bin_dir;
                 }
