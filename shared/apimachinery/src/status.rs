@@ -39,6 +39,10 @@ pub enum StatusReason {
 pub struct ListMeta {
     #[serde(rename = "resourceVersion", skip_serializing_if = "is_empty")]
     pub resource_version: Option<String>,
+    /// A list's continue token; an expired continue answers the token that goes on
+    /// inconsistently (upstream's `ListMeta.Continue` on the 410).
+    #[serde(rename = "continue", default, skip_serializing_if = "is_empty")]
+    pub continue_token: Option<String>,
 }
 
 /// Upstream `metav1.StatusCause`; upstream's `Type` field is written as `reason`.

@@ -174,7 +174,15 @@ impl Store {
             kas_storage::Error::ResourceVersionConflicts { message, .. } => {
                 Status::conflict(d.group, d.plural, name, &message)
             }
-            kas_storage::Error::Expired { message, .. } => Status::resource_expired(&message),
+            kas_storage::Error::Expired {
+                message,
+                continue_token,
+                ..
+            } => {
+                let mut status = Status::resource_expired(&message);
+                status.metadata.continue_token = continue_token;
+                status
+            }
             kas_storage::Error::TooLargeResourceVersion {
                 requested,
                 current,
