@@ -12,10 +12,34 @@ use kas_storage::{ListResult, Object, ObjectRef, Preconditions, Predicate};
 use serde_json::Value;
 
 use super::graceful::{self, Graceful};
-use super::{Deleted, Store, gc};
+use super::{Store, gc};
 use crate::admission::{Attributes, Operation};
 use crate::error::{Error, Result};
 use crate::rest::options::{ListOptions, WriteOptions};
+
+/// What a delete did, and how upstream's handler answers it.
+pub enum Deleted {
+    /// The object is gone; this was its last state. Answered as upstream's
+    /// `finalizeDelete`: the object where the strategy returns deleted objects, else a
+    /// `Status` naming it.
+    Gone(ObjectRef),
+    /// Finalizers or a grace period hold it: it was marked for deletion and stays;
+    /// answered with the marked object.
+    Pending(ObjectRef),
+    /// A graceful deletion was already under way and the request did not shorten it:
+    /// nothing changed. Answered as `finalizeDelete` answers, but not deleted.
+    Unchanged(ObjectRef),
+    /// A dry run that would have deleted the object after marking it: answered with what
+    /// the mark made (upstream returns it as it is, not through `finalizeDelete`).
+    DryRun(ObjectRef),
+}
+
+impl Deleted {
+    /// Whether the object is gone (upstream's `wasDeleted`).
+    pub fn deleted(&self) -> bool {
+        matches!(self, Deleted::Gone(_) | Deleted::DryRun(_))
+    }
+}
 
 /// Upstream's `deleteCollectionPageSize`: DeleteCollection lists in pages of this many.
 const DELETE_COLLECTION_PAGE_SIZE: i64 = 10_000;

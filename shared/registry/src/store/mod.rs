@@ -24,6 +24,7 @@ use delete_during_update::delete_instead;
 
 mod apply;
 mod delete;
+pub use delete::Deleted;
 mod delete_during_update;
 mod field_manager;
 mod follow;
@@ -81,30 +82,6 @@ pub fn get_attrs(strategy: &Arc<dyn Strategy>) -> AttrsFunc {
 pub enum Written {
     Stored(ObjectRef),
     DryRun(Value),
-}
-
-/// What a delete did, and how upstream's handler answers it.
-pub enum Deleted {
-    /// The object is gone; this was its last state. Answered as upstream's
-    /// `finalizeDelete`: the object where the strategy returns deleted objects, else a
-    /// `Status` naming it.
-    Gone(ObjectRef),
-    /// Finalizers or a grace period hold it: it was marked for deletion and stays;
-    /// answered with the marked object.
-    Pending(ObjectRef),
-    /// A graceful deletion was already under way and the request did not shorten it:
-    /// nothing changed. Answered as `finalizeDelete` answers, but not deleted.
-    Unchanged(ObjectRef),
-    /// A dry run that would have deleted the object after marking it: answered with what
-    /// the mark made (upstream returns it as it is, not through `finalizeDelete`).
-    DryRun(ObjectRef),
-}
-
-impl Deleted {
-    /// Whether the object is gone (upstream's `wasDeleted`).
-    pub fn deleted(&self) -> bool {
-        matches!(self, Deleted::Gone(_) | Deleted::DryRun(_))
-    }
 }
 
 impl Store {
