@@ -125,6 +125,9 @@ pub static PROTO_ONLY: &[(&str, &str)] = &[
         "io.k8s.apimachinery.pkg.apis.meta.v1beta1",
         "PartialObjectMetadataList",
     ),
+    // Not served, but stored: the node port allocator's bitmap
+    // (`/registry/ranges/servicenodeports`).
+    ("io.k8s.api.core.v1", "RangeAllocation"),
 ];
 
 /// Proto field names that prost's snake case does not give back, for messages whose field

@@ -25,6 +25,7 @@ pb_kinds! {
     ("", "v1", "PodList", k8s_pb::api::core::v1::PodList),
     ("", "v1", "PodTemplate", k8s_pb::api::core::v1::PodTemplate),
     ("", "v1", "PodTemplateList", k8s_pb::api::core::v1::PodTemplateList),
+    ("", "v1", "RangeAllocation", k8s_pb::api::core::v1::RangeAllocation),
     ("", "v1", "ReplicationController", k8s_pb::api::core::v1::ReplicationController),
     ("", "v1", "ReplicationControllerList", k8s_pb::api::core::v1::ReplicationControllerList),
     ("", "v1", "ResourceQuota", k8s_pb::api::core::v1::ResourceQuota),

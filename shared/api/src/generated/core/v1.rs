@@ -10135,6 +10135,76 @@ pub static RBD_VOLUME_SOURCE: Message = Message {
     atomic: false,
 };
 
+/// `io.k8s.api.core.v1.RangeAllocation`
+pub static RANGE_ALLOCATION: Message = Message {
+    name: "io.k8s.api.core.v1.RangeAllocation",
+    description: "RangeAllocation is not a public type.",
+    fields: &[
+        Field {
+            name: "kind",
+            tag: 0,
+            kind: Kind::String,
+            omit_empty: true,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "",
+            inline: false,
+            wrapped: false,
+        },
+        Field {
+            name: "apiVersion",
+            tag: 0,
+            kind: Kind::String,
+            omit_empty: true,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "",
+            inline: false,
+            wrapped: false,
+        },
+        Field {
+            name: "metadata",
+            tag: 1,
+            kind: Kind::Message(&crate::meta::v1::OBJECT_META),
+            omit_empty: true,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            inline: false,
+            wrapped: false,
+        },
+        Field {
+            name: "range",
+            tag: 2,
+            kind: Kind::String,
+            omit_empty: false,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "Range is string that identifies the range represented by 'data'.",
+            inline: false,
+            wrapped: false,
+        },
+        Field {
+            name: "data",
+            tag: 3,
+            kind: Kind::Bytes,
+            omit_empty: false,
+            pointer: false,
+            patch: None,
+            list_type: None,
+            description: "Data is a bit array containing all allocated addresses in the previous segment.",
+            inline: false,
+            wrapped: false,
+        },
+    ],
+    required: &[],
+    atomic: false,
+};
+
 /// `io.k8s.api.core.v1.ReplicationController`
 pub static REPLICATION_CONTROLLER: Message = Message {
     name: "io.k8s.api.core.v1.ReplicationController",
