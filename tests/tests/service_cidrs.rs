@@ -41,7 +41,7 @@ fn service_cidrs_and_ip_addresses() {
     let addr = c.kubectl_json(&["get", "ipaddress", &ip]);
     assert_eq!(
         addr["spec"]["parentRef"],
-        json!({"group": "", "resource": "services", "namespace": "default", "name": "web"})
+        json!({"resource": "services", "namespace": "default", "name": "web"})
     );
     let (header, row) = header_and_row(&c.kubectl_ok(&["get", "ipaddress", &ip]));
     assert_eq!(header, ["NAME", "PARENTREF", "AGE"]);

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use kas_storage::{ListOptions, Preconditions, Storage};
 use serde_json::{Value, json};
 
+/// The storage resource of the leases (`/registry/masterleases/<ip>`).
+pub const RESOURCE: &str = "masterleases";
 const BASE_KEY: &str = "/masterleases";
 
 pub struct Leases {
@@ -25,7 +27,7 @@ impl Leases {
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
             Ok(Some(json!({
-                "metadata": {"name": ip, "generation": generation + 1},
+                "metadata": {"name": ip, "generation": generation + 1, "creationTimestamp": null},
                 "subsets": [{"addresses": [{"ip": ip}]}],
             })))
         };

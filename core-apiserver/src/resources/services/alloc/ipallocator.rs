@@ -172,8 +172,9 @@ impl IpAllocator {
                     "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
                 },
             },
+            // The core group is `group` left out (`omitempty`), as upstream writes it.
             "spec": {"parentRef": {
-                "group": "", "resource": "services",
+                "resource": "services",
                 "namespace": parent.namespace, "name": parent.name,
             }},
         })
