@@ -114,6 +114,42 @@ pub fn mark_when_discovered(
     });
 }
 
+/// What the aggregator writes: APIServices as upstream's aggregator writes them (JSON, its
+/// `LegacyCodec`, whatever `--storage-media-type` says), read defaulted; and the
+/// `kubernetes` Service's master leases as core/v1 Endpoints in `media_type`, as
+/// kube-apiserver's storage does.
+pub fn stored_kinds(
+    media_type: kas_storage_etcd::MediaType,
+) -> Vec<kas_storage_etcd::Registration> {
+    use kas_registry::Strategy as _;
+    use kas_storage_etcd::{MediaType, Registration, StoredKind};
+    let (group, version, kind) = apiservice::DESCRIPTOR.storage_version();
+    vec![
+        Registration {
+            storage_resource: apiservice::DESCRIPTOR.storage_resource,
+            kind: StoredKind {
+                group,
+                version,
+                kind,
+                media_type: MediaType::Json,
+            },
+            defaults: Some(Arc::new(|obj: &mut serde_json::Value| {
+                apiservice::Strategy.default(obj)
+            })),
+        },
+        Registration {
+            storage_resource: crate::kubernetes_service::LEASES_RESOURCE,
+            kind: StoredKind {
+                group: "",
+                version: "v1",
+                kind: "Endpoints",
+                media_type,
+            },
+            defaults: None,
+        },
+    ]
+}
+
 /// How long the APIService cache may take to fill at start.
 const CACHE_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 

@@ -93,7 +93,8 @@ fn main() -> ExitCode {
     let marked = hooks.clone();
     let run = move |common: CommonOptions| async move {
         let delegate = delegation.build().map_err(|e| e.to_string())?;
-        let (storage, compactor) = etcd.storage().await?;
+        let kinds = apiserver::stored_kinds(etcd.storage_media_type);
+        let (storage, compactor) = etcd.storage(&kinds).await?;
         if service.endpoint_reconciler_type != "none" {
             start_kubernetes_service(&service, storage.clone(), &common, delegate.clone())?;
         }

@@ -43,7 +43,8 @@ pub async fn api_service<S>(
 ) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
     // The modes of the flags, or the types the configuration file names.
     let authorization_modes = &common.authorization.modes()?;
-    let (etcd, compactor) = etcd.storage().await?;
+    let kinds = resources::stored_kinds(resource_options, etcd.storage_media_type);
+    let (etcd, compactor) = etcd.storage(&kinds).await?;
     // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
     // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
     // whatever the mode). It syncs on its own list; the bootstrap below reaches it by watch.

@@ -19,7 +19,7 @@ use kas_storage_etcd::EtcdOptions;
 /// the compactor, the CRD informer, the serving table and the controllers, which live as
 /// long as the process.
 pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
-    let (etcd, compactor) = etcd.storage().await?;
+    let (etcd, compactor, codec) = etcd.storage_and_codec(&[crd::stored_kind()]).await?;
     let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(crd::Strategy);
     let mut config =
         kas_storage_cache::CacherConfig::new(format!("/{}", crd::DESCRIPTOR.storage_resource));
@@ -56,7 +56,16 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
     };
     let crd_store = Store::new(&crd::DESCRIPTOR, strategy, crd_cache);
     let crds = crd_store.informer();
-    let (groups, served) = serving::start(crd_store.clone(), etcd, crds.clone(), caches, admission);
+    let (groups, served) = serving::start(
+        crd_store.clone(),
+        serving::Etcd {
+            storage: etcd,
+            codec,
+        },
+        crds.clone(),
+        caches,
+        admission,
+    );
     controllers::start(crd_store, crds, served);
     Ok(ApiService::live(groups, next))
 }

@@ -55,9 +55,16 @@ pub struct Admission {
 }
 
 /// Starts serving: the receiver holds the routes of `crd_store` and of every served CRD.
+/// The role's etcd storage and its codec, with which each CRD registers the kind its
+/// custom resources are written as.
+pub struct Etcd {
+    pub storage: Arc<dyn Storage>,
+    pub codec: Arc<kas_storage_etcd::Codec>,
+}
+
 pub fn start(
     crd_store: Store,
-    etcd: Arc<dyn Storage>,
+    etcd: Etcd,
     mut crds: watch::Receiver<Crds>,
     caches: Caches,
     admission: Admission,
@@ -129,7 +136,7 @@ fn built_from(crd: &Value) -> Value {
 async fn sync(
     served: &mut BTreeMap<String, Served>,
     crds: &Crds,
-    (etcd, admission): (&Arc<dyn Storage>, &Admission),
+    (etcd, admission): (&Etcd, &Admission),
     caches: &Caches,
 ) -> bool {
     let before = served.len();
@@ -184,7 +191,7 @@ fn version_parts(
 /// `apiVersion`, so every object is read with the storage version's schema.
 async fn build(
     crd: &Value,
-    (etcd, admission): (&Arc<dyn Storage>, &Admission),
+    (etcd, admission): (&Etcd, &Admission),
     previous: Option<Served>,
     caches: &Caches,
 ) -> Option<Served> {
@@ -216,9 +223,23 @@ async fn build(
             config.get_attrs = selectable_in_any_version(&versions);
             let stored = storage_descriptor.api_version();
             // What is written from now on goes through this schema's strategy.
-            let settled = etcd.current_revision().await.ok();
+            // Written as upstream writes custom resources: JSON with `apiVersion` and `kind`.
+            let stored_kind = kas_storage_etcd::StoredKind {
+                group: storage_descriptor.group,
+                version: storage_descriptor.version,
+                kind: storage_descriptor.kind,
+                media_type: kas_storage_etcd::MediaType::Json,
+            };
+            if let Err(e) = etcd
+                .codec
+                .replace(storage_descriptor.storage_resource, stored_kind)
+            {
+                tracing::warn!(error = %e, "registering {}", storage_descriptor.storage_resource);
+                return None;
+            }
+            let settled = etcd.storage.current_revision().await.ok();
             let source = codec(
-                etcd,
+                &etcd.storage,
                 (&storage_strategy, settled),
                 webhook.clone(),
                 (stored, storage_descriptor.kind),
@@ -294,19 +315,18 @@ async fn build(
 }
 
 /// The storage of a CRD's objects as upstream's storage codec reads and writes them:
+/// etcd's codec writes each as JSON with `apiVersion` and `kind` (the storage version's,
+/// registered by [`build`]) and reads one in that version without them; this reads it
 /// through the storage version's schema ([`customresource::schema::VersionSchema::on_read`];
 /// only objects written before `settled`, the revision when this schema took over here,
 /// are decoded for it: later ones were written through its strategy, so reads of them
 /// cost nothing more. A write racing the CRD change on a replica that has not yet seen
 /// it can land after `settled` without the new defaults; upstream would default it on
-/// every read, here its next write does)
-/// and, with a conversion webhook, recording each object's version (`apiVersion` and
-/// `kind` in etcd, as upstream stores every custom resource) so that objects stored in
-/// an earlier storage version are converted to the current one when read (one the
-/// webhook fails to convert keeps its version, and is converted when it is served, or the
-/// request fails as upstream's read through its codec). Without a
-/// webhook every version's objects are the same but for `apiVersion`, which is not
-/// stored.
+/// every read, here its next write does). An object stored in another version keeps its
+/// type from etcd's codec: with a conversion webhook it is converted to the current one
+/// when read (one the webhook fails to convert keeps its version, and is converted when
+/// it is served, or the request fails as upstream's read through its codec); without one
+/// every version's objects are the same but for `apiVersion`, which is dropped.
 fn codec(
     etcd: &Arc<dyn Storage>,
     (storage_strategy, settled): (&customresource::strategy::Strategy, Option<u64>),
@@ -315,14 +335,15 @@ fn codec(
 ) -> Arc<dyn Storage> {
     let schema = storage_strategy.schema().cloned();
     let on_read = move |obj: &mut Value| {
+        if let Some(map) = obj.as_object_mut() {
+            map.remove("apiVersion");
+            map.remove("kind");
+        }
         if let Some(schema) = &schema {
             schema.on_read(obj);
         }
     };
     let Some(webhook) = webhook else {
-        if storage_strategy.schema().is_none() {
-            return etcd.clone();
-        }
         let transform = ReadTransform::new(etcd.clone(), Arc::new(on_read));
         return Arc::new(match settled {
             Some(revision) => transform.settled_after(revision),

@@ -244,3 +244,12 @@ pub fn metric_value(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Op
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }
+
+/// The document etcd holds at `key` (the caller's key, under `/registry`), whatever the
+/// form upstream's codec or this server wrote it in, as the roles read it (without
+/// `apiVersion` and `kind`, and without read-time defaults).
+pub fn stored_document(key: &str, bytes: &[u8]) -> serde_json::Value {
+    kas_storage_etcd::Codec::default()
+        .decode(key, bytes)
+        .unwrap_or_else(|e| panic!("{key}: {e}"))
+}

@@ -270,7 +270,7 @@ async fn records(etcd: &mut etcd_client::Client) -> Records {
     let mut service_ips = Vec::new();
     let mut service_ports = Vec::new();
     for kv in services.kvs() {
-        let svc: Value = serde_json::from_slice(kv.value()).expect("json");
+        let svc = kas_e2e::stored_document(kv.key_str().unwrap_or(""), kv.value());
         service_ips.extend(
             svc["spec"]["clusterIPs"]
                 .as_array()
@@ -301,7 +301,7 @@ async fn records(etcd: &mut etcd_client::Client) -> Records {
         .expect("etcd");
     let mut port_bits = BTreeSet::new();
     if let Some(kv) = bitmap.kvs().first() {
-        let range: Value = serde_json::from_slice(kv.value()).expect("json");
+        let range = kas_e2e::stored_document("/ranges/servicenodeports", kv.value());
         let data = range["data"].as_str().unwrap_or("");
         let big_endian = kas_apimachinery::golang::base64::STD_ENCODING
             .decode_string(data)
@@ -369,7 +369,7 @@ async fn a_core_killed_mid_create_loses_and_doubles_nothing() {
         .await
         .expect("etcd");
     let kv = bitmap.kvs().first().expect("a node port bitmap");
-    let mut range: Value = serde_json::from_slice(kv.value()).expect("json");
+    let mut range = kas_e2e::stored_document("/ranges/servicenodeports", kv.value());
     let b64 = kas_apimachinery::golang::base64::STD_ENCODING;
     let mut big_endian = b64
         .decode_string(range["data"].as_str().unwrap_or(""))

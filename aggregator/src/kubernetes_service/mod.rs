@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use crate::loopback::status_message;
 
-pub use leases::Leases;
+pub use leases::{Leases, RESOURCE as LEASES_RESOURCE};
 
 /// Upstream's `EndpointInterval`.
 const INTERVAL: Duration = Duration::from_secs(10);

@@ -244,8 +244,56 @@ const RESOURCES: &[fn(&ResourceOptions) -> Install] = &[
     authorization::selfsubjectrulesreviews::install,
 ];
 
-/// One store per resource, in registration order. `etcd` is the store every resource
-/// writes to; `cache_for` gives each cached resource its watch cache over it.
+/// What core writes under each resource's key: its storage version, in
+/// `--storage-media-type`, as kube-apiserver's storage factory writes them; and what it
+/// reads there is defaulted by the strategy of the version stored, as upstream's codec
+/// defaults what it decodes.
+pub fn stored_kinds(
+    opts: &ResourceOptions,
+    media_type: kas_storage_etcd::MediaType,
+) -> Vec<kas_storage_etcd::Registration> {
+    let mut kinds: Vec<kas_storage_etcd::Registration> = Vec::new();
+    for install in RESOURCES {
+        let Install {
+            descriptor: d,
+            strategy,
+            ..
+        } = install(opts);
+        let (group, version, kind) = d.storage_version();
+        let defaults: Option<kas_storage_etcd::Defaulter> = ((d.group, d.version, d.kind)
+            == (group, version, kind))
+            .then(|| Arc::new(move |obj: &mut serde_json::Value| strategy.default(obj)) as _);
+        match kinds
+            .iter_mut()
+            .find(|k| k.storage_resource == d.storage_resource)
+        {
+            Some(known) => known.defaults = known.defaults.take().or(defaults),
+            None => kinds.push(kas_storage_etcd::Registration {
+                storage_resource: d.storage_resource,
+                kind: kas_storage_etcd::StoredKind {
+                    group,
+                    version,
+                    kind,
+                    media_type,
+                },
+                defaults,
+            }),
+        }
+    }
+    // The node port allocator's bitmap (`services::alloc::portallocator`).
+    kinds.push(kas_storage_etcd::Registration {
+        storage_resource: services::alloc::portallocator::KEY.trim_start_matches('/'),
+        kind: kas_storage_etcd::StoredKind {
+            group: "",
+            version: "v1",
+            kind: "RangeAllocation",
+            media_type,
+        },
+        defaults: None,
+    });
+    kinds
+}
+
 pub fn stores(
     opts: &ResourceOptions,
     etcd: &Arc<dyn Storage>,

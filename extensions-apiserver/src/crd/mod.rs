@@ -34,6 +34,24 @@ pub static DESCRIPTOR: ResourceDescriptor = ResourceDescriptor {
     list_schema: Some(&kas_api::apiextensions::v1::CUSTOM_RESOURCE_DEFINITION_LIST),
 };
 
+/// CRDs are written as upstream's apiextensions server writes them: JSON in
+/// `apiextensions.k8s.io/v1beta1` (its `LegacyCodec`), whatever `--storage-media-type` says,
+/// and read defaulted.
+pub fn stored_kind() -> kas_storage_etcd::Registration {
+    use kas_registry::Strategy as _;
+    let (group, version, kind) = DESCRIPTOR.storage_version();
+    kas_storage_etcd::Registration {
+        storage_resource: DESCRIPTOR.storage_resource,
+        kind: kas_storage_etcd::StoredKind {
+            group,
+            version,
+            kind,
+            media_type: kas_storage_etcd::MediaType::Json,
+        },
+        defaults: Some(std::sync::Arc::new(|crd: &mut Value| Strategy.default(crd))),
+    }
+}
+
 pub struct Strategy;
 
 /// The name of the version marked `storage: true`.

@@ -10,6 +10,7 @@
 //! It must not depend on hyper, kas-server, the registry or any HTTP type; errors leave as
 //! [`kas_storage::Error`].
 
+mod codec;
 mod compact;
 mod errors;
 mod health;
@@ -17,6 +18,7 @@ mod lease;
 mod options;
 mod store;
 
+pub use codec::{Codec, Defaulter, MediaType, Registration, StoredKind};
 pub use compact::{COMPACT_REV_KEY, Compactor};
 pub use health::EtcdHealthCheck;
 pub use options::EtcdOptions;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use kas_storage::{Error, Result};
 
+use crate::codec::{Codec, MediaType, Registration};
 use crate::health::EtcdHealthCheck;
 
 /// `--etcd-servers`, `--etcd-prefix`, `--etcd-compaction-interval` and etcd's TLS flags.
@@ -32,6 +33,16 @@ pub struct EtcdOptions {
     /// SSL key file used to secure etcd communication.
     #[arg(long)]
     pub etcd_keyfile: Option<PathBuf>,
+    /// The media type to use to store objects in storage. Some resources or storage
+    /// backends may only support a specific media type and will ignore this setting.
+    /// Supported media types: [application/json, application/yaml,
+    /// application/vnd.kubernetes.protobuf]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "application/vnd.kubernetes.protobuf"
+    )]
+    pub storage_media_type: MediaType,
 }
 
 /// How long the start waits for etcd to answer (upstream's etcd3 `dialTimeout`).
@@ -121,20 +132,47 @@ impl EtcdOptions {
         }
     }
 
-    /// The role's storage on `--etcd-servers` under `--etcd-prefix`, and the compactor of
+    /// The role's storage on `--etcd-servers` under `--etcd-prefix`, writing and reading
+    /// `kinds` (each under `/<storage resource>`) as upstream does, and the compactor of
     /// `--etcd-compaction-interval` (a zero interval never ticks, and the caches hear of
     /// no compaction), which must live as long as the storage.
     pub async fn storage(
         &self,
+        kinds: &[Registration],
     ) -> std::result::Result<(std::sync::Arc<dyn kas_storage::Storage>, crate::Compactor), String>
     {
+        self.storage_and_codec(kinds)
+            .await
+            .map(|(storage, compactor, _)| (storage, compactor))
+    }
+
+    /// [`EtcdOptions::storage`], and its codec, for a role that registers kinds as they
+    /// come (extensions-apiserver, each CRD's custom resources).
+    pub async fn storage_and_codec(
+        &self,
+        kinds: &[Registration],
+    ) -> std::result::Result<
+        (
+            std::sync::Arc<dyn kas_storage::Storage>,
+            crate::Compactor,
+            std::sync::Arc<Codec>,
+        ),
+        String,
+    > {
         let client = self
             .connect()
             .await
             .map_err(|e| format!("connecting to etcd: {e}"))?;
         let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
-        Ok((std::sync::Arc::new(store), compactor))
+        for r in kinds {
+            store
+                .codec()
+                .register_with_defaults(r.storage_resource, r.kind, r.defaults.clone())
+                .map_err(|e| e.to_string())?;
+        }
+        let codec = store.codec().clone();
+        Ok((std::sync::Arc::new(store), compactor, codec))
     }
 
     /// The `etcd` readiness check of every role given `--etcd-servers` (none without

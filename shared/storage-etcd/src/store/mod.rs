@@ -16,10 +16,11 @@ use etcd_client::{
 use kas_storage::{
     Error, GetOptions, ListOptions, ListResult, Object, ObjectRef, Preconditions,
     ResourceVersionMatch, Result, Storage, UpdateFn, ValidateDeletionFn, WatchOptions, WatchStream,
-    decode_continue, encode_continue, encode_for_storage, parse_resource_version,
+    decode_continue, encode_continue, parse_resource_version,
 };
 use serde_json::Value;
 
+use crate::codec::Codec;
 use crate::errors::{check_send_size, from_etcd, is_compacted, is_future_revision, list_compacted};
 use crate::lease::LeaseManager;
 use feature::WatchProgressCheck;
@@ -40,6 +41,8 @@ pub struct EtcdStore {
     leases: Arc<LeaseManager>,
     /// Whether etcd's watch progress answers are trusted, shared by clones.
     pub(crate) watch_progress: Arc<WatchProgressCheck>,
+    /// How objects are written and read (upstream's storage codec), shared by clones.
+    codec: Arc<Codec>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -65,9 +68,16 @@ impl EtcdStore {
         EtcdStore {
             leases: Arc::new(LeaseManager::new(client.clone())),
             watch_progress: Arc::default(),
+            codec: Arc::default(),
             client,
             path_prefix: path_prefix(prefix).into(),
         }
+    }
+
+    /// The codec: roles register the kinds they write under their keys with it before
+    /// they write.
+    pub fn codec(&self) -> &Arc<Codec> {
+        &self.codec
     }
 
     /// The underlying client (for the compactor and tests).
@@ -111,8 +121,9 @@ impl EtcdStore {
     }
 
     pub(crate) fn decode(&self, kv: &KeyValue, rev: i64) -> Result<(ObjectRef, Value)> {
-        Object::decode(self.user_key(kv.key()), rev as u64, kv.value())
-            .map(|(obj, value)| (Arc::new(obj), value))
+        let key = self.user_key(kv.key());
+        let value = self.codec.decode(&key, kv.value())?;
+        Object::new_with_value(key, rev as u64, value).map(|(obj, value)| (Arc::new(obj), value))
     }
 
     async fn get_raw(&self, prepared: &str) -> Result<GetResponse> {
@@ -157,11 +168,11 @@ impl EtcdStore {
         self.state_from(key, resp.kvs(), ignore_not_found)
     }
 
-    fn cached_state(key: &str, cached: ObjectRef) -> Result<ObjState> {
+    fn cached_state(&self, key: &str, cached: ObjectRef) -> Result<ObjState> {
         let value = cached.value()?;
         Ok(ObjState {
             rev: cached.resource_version as i64,
-            data: encode_for_storage(key, &value)?,
+            data: self.codec.encode(key, &value)?,
             value,
             obj: Some(cached),
         })
@@ -283,7 +294,7 @@ impl Storage for EtcdStore {
                 "resourceVersion should not be set on objects to be created",
             ));
         }
-        let data = encode_for_storage(key, &value)?;
+        let data = self.codec.encode(key, &value)?;
         check_send_size(&prepared, &data)?;
         let put = self.put_options(ttl_seconds).await?;
         let txn = Txn::new()
@@ -347,7 +358,7 @@ impl Storage for EtcdStore {
     ) -> Result<ObjectRef> {
         let prepared = self.prepare_key(key)?;
         let (mut orig, mut orig_is_current) = match cached_existing {
-            Some(cached) => (Self::cached_state(key, cached)?, false),
+            Some(cached) => (self.cached_state(key, cached)?, false),
             None => (self.current_state(key, &prepared, false).await?, true),
         };
         loop {
@@ -438,7 +449,7 @@ impl EtcdStore {
     ) -> Result<ObjectRef> {
         let prepared = self.prepare_key(key)?;
         let (mut orig, mut orig_is_current) = match cached_existing {
-            Some(cached) => (Self::cached_state(key, cached)?, false),
+            Some(cached) => (self.cached_state(key, cached)?, false),
             None => (
                 self.current_state(key, &prepared, ignore_not_found).await?,
                 true,
@@ -468,7 +479,7 @@ impl EtcdStore {
             };
             let (new_value, data) = match new_value {
                 Some(v) => {
-                    let data = encode_for_storage(key, &v)?;
+                    let data = self.codec.encode(key, &v)?;
                     (v, data)
                 }
                 None => match &orig.obj {

@@ -9,7 +9,8 @@ use base64::Engine;
 use kas_storage::{Preconditions, Storage};
 use serde_json::{Value, json};
 
-const KEY: &str = "/ranges/servicenodeports";
+/// The key of the bitmap, upstream's `/registry/ranges/servicenodeports`.
+pub const KEY: &str = "/ranges/servicenodeports";
 
 /// Upstream's port allocator errors, with their texts.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -126,7 +126,7 @@ pub async fn repair_once(
         .taken()
         .await
         .map_err(|e| kas_storage::Error::InvalidObj {
-            key: "/ranges/servicenodeports".into(),
+            key: super::portallocator::KEY.into(),
             message: e.to_string(),
         })?;
     for port in held.ports.difference(&taken) {
