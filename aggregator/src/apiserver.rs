@@ -131,6 +131,7 @@ pub fn stored_kinds(
                 group,
                 version,
                 kind,
+                resource: apiservice::DESCRIPTOR.plural,
                 media_type: MediaType::Json,
             },
             defaults: Some(Arc::new(|obj: &mut serde_json::Value| {
@@ -143,6 +144,8 @@ pub fn stored_kinds(
                 group: "",
                 version: "v1",
                 kind: "Endpoints",
+                // Upstream's leases use the endpoints' storage configuration.
+                resource: "endpoints",
                 media_type,
             },
             defaults: None,

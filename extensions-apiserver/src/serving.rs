@@ -228,6 +228,7 @@ async fn build(
                 group: storage_descriptor.group,
                 version: storage_descriptor.version,
                 kind: storage_descriptor.kind,
+                resource: storage_descriptor.plural,
                 media_type: kas_storage_etcd::MediaType::Json,
             };
             if let Err(e) = etcd

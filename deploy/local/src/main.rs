@@ -52,6 +52,10 @@ enum Command {
         /// `default` ServiceAccount unless kube-controller-manager runs beside the cluster).
         #[arg(long)]
         service_account_admission: bool,
+        /// Encrypt stored values as this `EncryptionConfiguration` says (every role's
+        /// `--encryption-provider-config`).
+        #[arg(long)]
+        encryption_provider_config: Option<PathBuf>,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
                 no_extensions_routing,
                 etcd_tls,
                 service_account_admission,
+                encryption_provider_config,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
@@ -115,6 +120,16 @@ fn main() -> ExitCode {
                 }
                 if let Some(bin_dir) = bin_dir {
                     spec.bin_dir = bin_dir;
+                }
+                if let Some(config) = encryption_provider_config {
+                    let config = std::path::absolute(&config)
+                        .with_context(|| format!("resolving {}", config.display()))?;
+                    for role in [Role::Aggregator, Role::Core, Role::Extensions] {
+                        spec.extra_args
+                            .entry(role)
+                            .or_default()
+                            .push(format!("--encryption-provider-config={}", config.display()));
+                    }
                 }
                 up(&spec)
             }

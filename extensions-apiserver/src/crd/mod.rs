@@ -46,6 +46,7 @@ pub fn stored_kind() -> kas_storage_etcd::Registration {
             group,
             version,
             kind,
+            resource: DESCRIPTOR.plural,
             media_type: kas_storage_etcd::MediaType::Json,
         },
         defaults: Some(std::sync::Arc::new(|crd: &mut Value| Strategy.default(crd))),

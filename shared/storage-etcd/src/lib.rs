@@ -12,6 +12,7 @@
 
 mod codec;
 mod compact;
+mod encryption;
 mod errors;
 mod health;
 mod lease;
@@ -20,6 +21,7 @@ mod store;
 
 pub use codec::{Codec, Defaulter, MediaType, Registration, StoredKind};
 pub use compact::{COMPACT_REV_KEY, Compactor};
+pub use encryption::Encryption;
 pub use health::EtcdHealthCheck;
 pub use options::EtcdOptions;
 pub use store::EtcdStore;

@@ -43,6 +43,15 @@ pub struct EtcdOptions {
         default_value = "application/vnd.kubernetes.protobuf"
     )]
     pub storage_media_type: MediaType,
+    /// The file containing configuration for encryption providers to be used for storing
+    /// secrets in etcd
+    #[arg(long)]
+    pub encryption_provider_config: Option<PathBuf>,
+    /// Determines if the file set by --encryption-provider-config should be automatically
+    /// reloaded if the disk contents change. Setting this to true disables the ability to
+    /// uniquely identify distinct KMS plugins via the API server healthz endpoints.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub encryption_provider_config_automatic_reload: Option<bool>,
 }
 
 /// How long the start waits for etcd to answer (upstream's etcd3 `dialTimeout`).
@@ -66,6 +75,12 @@ impl EtcdOptions {
         }
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
+        }
+        if self.encryption_provider_config_automatic_reload == Some(true) {
+            errs.push(match self.encryption_provider_config {
+                None => "--encryption-provider-config-automatic-reload must be set with --encryption-provider-config".to_owned(),
+                Some(_) => "--encryption-provider-config-automatic-reload is not offered yet: restart the roles to take a changed configuration".to_owned(),
+            });
         }
         errs
     }
@@ -165,6 +180,13 @@ impl EtcdOptions {
             .map_err(|e| format!("connecting to etcd: {e}"))?;
         let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
+        if let Some(path) = &self.encryption_provider_config {
+            let encryption = crate::Encryption::from_file(path)?;
+            store
+                .codec()
+                .set_encryption(std::sync::Arc::new(encryption))
+                .map_err(|e| e.to_string())?;
+        }
         for r in kinds {
             store
                 .codec()
@@ -266,6 +288,16 @@ mod tests {
             ]
         );
         assert_eq!(parse(&[]).unwrap().validate(false), Vec::<String>::new());
+        let o = parse(&["--encryption-provider-config-automatic-reload"]).unwrap();
+        assert_eq!(
+            o.validate(false),
+            [
+                "--encryption-provider-config-automatic-reload must be set with --encryption-provider-config"
+            ]
+        );
+        let o = parse(&["--storage-media-type=application/json"]).unwrap();
+        assert_eq!(o.storage_media_type, MediaType::Json);
+        assert!(parse(&["--storage-media-type=text/plain"]).is_err());
         let o = parse(&["--etcd-servers=http://a:2379"]).unwrap();
         assert!(o.validate(true).is_empty());
     }

@@ -24,12 +24,14 @@
 mod crd;
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use kas_apimachinery::protobuf;
 use kas_apimachinery::runtime::serializer::{encode_yaml, yaml_to_json};
 use kas_apimachinery::schema::Message;
 use kas_storage::{Error, Result};
+
+use crate::encryption::{ENCRYPTED_PREFIX, Encryption, Transformer};
 use serde_json::Value;
 
 /// `--storage-media-type`: how kube-apiserver's own resources are written.
@@ -45,12 +47,14 @@ pub enum MediaType {
 }
 
 /// What upstream writes under one key prefix: the storage version's group, version and
-/// kind, in which media type.
+/// kind, in which media type; `resource` is the name encryption rules know it by (with
+/// `group`: `secrets`, `deployments.apps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StoredKind {
     pub group: &'static str,
     pub version: &'static str,
     pub kind: &'static str,
+    pub resource: &'static str,
     pub media_type: MediaType,
 }
 
@@ -78,10 +82,23 @@ pub struct Registration {
 }
 
 /// The kinds registered per key prefix, and how to write them.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Codec {
     /// `/<storage resource>` (e.g. `/services/specs`) → what is written under it.
     kinds: RwLock<HashMap<String, Arc<Written>>>,
+    /// `--etcd-prefix` without its trailing `/`: what makes a key the etcd key that
+    /// aesgcm authenticates.
+    etcd_prefix: String,
+    /// `--encryption-provider-config`, set before the first registration.
+    encryption: OnceLock<Arc<Encryption>>,
+}
+
+impl std::fmt::Debug for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Codec")
+            .field("etcd_prefix", &self.etcd_prefix)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A registered kind, ready to write.
@@ -91,6 +108,8 @@ struct Written {
     /// Its protobuf message, when it is written as protobuf.
     message: Option<&'static Message>,
     defaults: Option<Defaulter>,
+    /// Its encryption rule's providers.
+    transformer: Option<Arc<Transformer>>,
 }
 
 impl std::fmt::Debug for Written {
@@ -106,6 +125,27 @@ impl std::fmt::Debug for Written {
 const MAX_PREFIX_SEGMENTS: usize = 2;
 
 impl Codec {
+    /// The codec of a store under `etcd_prefix` (`/registry`).
+    pub fn new(etcd_prefix: &str) -> Codec {
+        Codec {
+            etcd_prefix: etcd_prefix.trim_end_matches('/').to_owned(),
+            ..Codec::default()
+        }
+    }
+
+    /// Values of the resources `encryption` names are encrypted from now on (set once,
+    /// before kinds are registered).
+    pub fn set_encryption(&self, encryption: Arc<Encryption>) -> Result<()> {
+        self.encryption
+            .set(encryption)
+            .map_err(|_| Error::BadRequest("encryption is already configured".into()))
+    }
+
+    /// The etcd key of `key`, which aesgcm authenticates.
+    fn authenticated(&self, key: &str) -> Vec<u8> {
+        [self.etcd_prefix.as_bytes(), key.as_bytes()].concat()
+    }
+
     /// Writes under `/<storage_resource>/...` go out as `kind` says. A prefix registered
     /// twice (resources served in several versions from one storage) keeps the first.
     pub fn register(&self, storage_resource: &str, kind: StoredKind) -> Result<()> {
@@ -132,11 +172,16 @@ impl Codec {
             ),
             MediaType::Json | MediaType::Yaml => None,
         };
+        let transformer = self
+            .encryption
+            .get()
+            .and_then(|e| e.for_resource(kind.group, kind.resource));
         let written = Written {
             api_version: kind.api_version(),
             kind,
             message,
             defaults,
+            transformer,
         };
         let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
         kinds
@@ -181,10 +226,22 @@ impl Codec {
     /// (upstream's `PrepareObjectForStorage`), in the registered kind's version and media
     /// type. The caller's value is left as it was.
     pub fn encode(&self, key: &str, value: &Value) -> Result<Vec<u8>> {
+        let written = self.written(key);
+        let data = self.serialize(key, value, written.as_deref())?;
+        match written.and_then(|w| w.transformer.clone()) {
+            Some(transformer) => transformer
+                .transform_to_storage(data, &self.authenticated(key))
+                .map_err(|e| invalid(key, e)),
+            None => Ok(data),
+        }
+    }
+
+    /// `value` in its registered kind's version and media type.
+    fn serialize(&self, key: &str, value: &Value, written: Option<&Written>) -> Result<Vec<u8>> {
         let Value::Object(map) = value else {
             return Err(invalid(key, "object is not a JSON object".into()));
         };
-        let Some(written) = self.written(key) else {
+        let Some(written) = written else {
             return kas_storage::encode_for_storage(key, value);
         };
         let has_rv = map
@@ -236,7 +293,19 @@ impl Codec {
         let registered = written
             .as_ref()
             .map(|w| (w.api_version.as_str(), w.kind.kind));
-        let mut value = decode(key, data, registered)?;
+        let transformer = match written.as_ref().and_then(|w| w.transformer.clone()) {
+            Some(t) => Some(t),
+            // A key this role does not write (another role's resource): any rule may read it.
+            None if data.starts_with(ENCRYPTED_PREFIX) => self.encryption.get().map(|e| e.any()),
+            None => None,
+        };
+        let plain = match &transformer {
+            Some(t) => t
+                .transform_from_storage(data, &self.authenticated(key))
+                .map_err(|e| invalid(key, e))?,
+            None => std::borrow::Cow::Borrowed(data),
+        };
+        let mut value = decode(key, &plain, registered)?;
         if let Some(defaults) = written.and_then(|w| w.defaults.clone()) {
             defaults(&mut value);
         }
@@ -291,9 +360,6 @@ fn decode(key: &str, data: &[u8], registered: Option<(&str, &str)>) -> Result<Va
     }
     Ok(value)
 }
-
-/// The prefix of every value an encryption provider wrote (`k8s:enc:<provider>:v1:...`).
-const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
 
 /// `value` as JSON with `kind` and `apiVersion` first, as upstream's JSON serializer writes a
 /// typed object.

@@ -8,6 +8,7 @@ fn codec(media_type: MediaType) -> Codec {
         group,
         version,
         kind,
+        resource: "r",
         media_type,
     };
     codec
@@ -293,6 +294,7 @@ fn custom_resources_are_typed_json_and_read_untyped_in_their_registered_version(
         group: "example.com",
         version,
         kind: "Widget",
+        resource: "widgets",
         media_type: MediaType::Json,
     };
     codec

@@ -65,12 +65,13 @@ struct ObjState {
 impl EtcdStore {
     /// A store over `client` keeping every key under `prefix` (e.g. `/registry`).
     pub fn new(client: Client, prefix: &str) -> Self {
+        let path_prefix = path_prefix(prefix);
         EtcdStore {
             leases: Arc::new(LeaseManager::new(client.clone())),
             watch_progress: Arc::default(),
-            codec: Arc::default(),
+            codec: Arc::new(Codec::new(&path_prefix)),
             client,
-            path_prefix: path_prefix(prefix).into(),
+            path_prefix: path_prefix.into(),
         }
     }
 
