@@ -29,6 +29,8 @@ pub struct Target {
 pub enum Resource {
     /// ConfigMaps of `--object-size` bytes of data.
     Configmaps,
+    /// Opaque Secrets of `--object-size` bytes of data (what encryption at rest encrypts).
+    Secrets,
     /// Realistic pods of about 3 KiB (two containers with ports, env, resources, probes
     /// and mounts; volumes, tolerations, affinity); `--object-size` bytes more of annotation.
     Pods,
@@ -43,6 +45,7 @@ impl Resource {
     fn plural(self) -> &'static str {
         match self {
             Resource::Configmaps => "configmaps",
+            Resource::Secrets => "secrets",
             Resource::Pods => "pods",
             Resource::Deployments => "deployments",
             Resource::Widgets => "widgets",
@@ -62,6 +65,7 @@ impl Resource {
     pub fn object(self, name: Option<&str>, size: usize, labels: Value) -> Value {
         match self {
             Resource::Configmaps => config_map(name, size, labels),
+            Resource::Secrets => secret(name, size, labels),
             Resource::Pods => pod(name, size, labels),
             Resource::Deployments => deployment(name, size, labels),
             Resource::Widgets => widget(name, size, labels),
@@ -71,6 +75,13 @@ impl Resource {
     fn mark(self, body: &mut Value, seq: u64) {
         match self {
             Resource::Configmaps => body["data"]["seq"] = json!(seq.to_string()),
+            // `MTIz` and so on: any base64 of the sequence number's digits.
+            Resource::Secrets => {
+                body["data"]["seq"] = json!(base64::Engine::encode(
+                    &base64::engine::general_purpose::STANDARD,
+                    seq.to_string()
+                ))
+            }
             Resource::Pods | Resource::Deployments => {
                 body["metadata"]["labels"]["seq"] = json!(seq.to_string())
             }
@@ -134,6 +145,17 @@ pub fn config_map(name: Option<&str>, size: usize, labels: Value) -> Value {
         None => meta["generateName"] = json!("bench-"),
     }
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"payload": "x".repeat(size)}})
+}
+
+/// An Opaque Secret with `size` bytes of data.
+pub fn secret(name: Option<&str>, size: usize, labels: Value) -> Value {
+    let mut meta = json!({"labels": labels});
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => meta["generateName"] = json!("bench-"),
+    }
+    let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "x".repeat(size));
+    json!({"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "Opaque", "data": {"payload": data}})
 }
 
 /// A Widget with `size` bytes of `spec.payload`.

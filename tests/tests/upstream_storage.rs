@@ -21,50 +21,36 @@ struct Item {
     served: Value,
 }
 
-fn fixture() -> Vec<Item> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/upstream-etcd/v1.33.json"
-    );
+fn fixture(name: &str) -> Vec<Item> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/upstream-etcd")
+        .join(name);
     serde_json::from_slice(&std::fs::read(path).expect("the fixture")).expect("fixture JSON")
 }
 
-fn without_resource_version(mut v: Value) -> Value {
-    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
-    v
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn an_etcd_upstream_wrote_is_served_as_upstream_served_it() {
-    let c = start_cluster(|_| {});
-    let client = etcd_client::Client::connect([c.etcd_url()], None)
-        .await
-        .unwrap();
-    let items = fixture();
-    // The CRD first, so that its custom resources are served when they arrive.
-    let mut kv = client.kv_client();
-    for item in items
+/// Puts the fixture's raw values into etcd, CRDs first (so that their custom resources
+/// are served when they arrive).
+async fn put_all(kv: &mut etcd_client::KvClient, items: &[Item]) {
+    let crds_first = items
         .iter()
         .filter(|i| i.key.contains("customresourcedefinitions"))
-    {
+        .chain(
+            items
+                .iter()
+                .filter(|i| !i.key.contains("customresourcedefinitions")),
+        );
+    for item in crds_first {
         let value = base64::engine::general_purpose::STANDARD
             .decode(&item.value)
             .unwrap();
         kv.put(item.key.as_str(), value, None).await.unwrap();
     }
-    for item in items
-        .iter()
-        .filter(|i| !i.key.contains("customresourcedefinitions"))
-    {
-        let value = base64::engine::general_purpose::STANDARD
-            .decode(&item.value)
-            .unwrap();
-        kv.put(item.key.as_str(), value, None).await.unwrap();
-    }
+}
 
-    for item in &items {
+/// Each object as the cluster serves it (from the watch caches, once they heard of the
+/// writes) is what upstream served.
+async fn assert_served(c: &kas_e2e::TestCluster, items: &[Item]) {
+    for item in items {
         let mut args = vec![
             "get",
             &item.resource,
@@ -76,7 +62,6 @@ async fn an_etcd_upstream_wrote_is_served_as_upstream_served_it() {
         if let Some(ns) = &item.namespace {
             args.extend(["-n", ns]);
         }
-        // From the watch caches, once they heard of the writes.
         let deadline = Instant::now() + Duration::from_secs(20);
         let got = loop {
             let out = c.kubectl(&args);
@@ -98,6 +83,25 @@ async fn an_etcd_upstream_wrote_is_served_as_upstream_served_it() {
             item.key
         );
     }
+}
+
+fn without_resource_version(mut v: Value) -> Value {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_etcd_upstream_wrote_is_served_as_upstream_served_it() {
+    let c = start_cluster(|_| {});
+    let client = etcd_client::Client::connect([c.etcd_url()], None)
+        .await
+        .unwrap();
+    let items = fixture("v1.33.json");
+    let mut kv = client.kv_client();
+    put_all(&mut kv, &items).await;
+    assert_served(&c, &items).await;
 
     // Lists read etcd (a consistent list on this etcd) and decode the same.
     let configmaps = c.kubectl_json(&[
@@ -231,49 +235,13 @@ async fn encrypted_values_are_read_and_written_as_upstream_encrypts_them() {
                 .push(format!("--encryption-provider-config={config}"));
         }
     });
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/upstream-etcd/v1.33-encrypted.json"
-    );
-    let items: Vec<Item> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let items = fixture("v1.33-encrypted.json");
     let client = etcd_client::Client::connect([c.etcd_url()], None)
         .await
         .unwrap();
     let mut kv = client.kv_client();
-    for item in &items {
-        let value = base64::engine::general_purpose::STANDARD
-            .decode(&item.value)
-            .unwrap();
-        kv.put(item.key.as_str(), value, None).await.unwrap();
-    }
-    for item in &items {
-        let mut args = vec![
-            "get",
-            &item.resource,
-            &item.name,
-            "-o",
-            "json",
-            "--show-managed-fields",
-        ];
-        if let Some(ns) = &item.namespace {
-            args.extend(["-n", ns]);
-        }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let got = loop {
-            let out = c.kubectl(&args);
-            if out.status.success() {
-                break serde_json::from_slice::<Value>(&out.stdout).unwrap();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{}: {}",
-                item.key,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        assert_eq!(without_resource_version(got), item.served, "{}", item.key);
-    }
+    put_all(&mut kv, &items).await;
+    assert_served(&c, &items).await;
 
     c.kubectl_ok(&[
         "create",
@@ -292,6 +260,19 @@ async fn encrypted_values_are_read_and_written_as_upstream_encrypts_them() {
     assert!(!value.windows(needle.len()).any(|w| w == needle));
     let secret = c.kubectl_json(&["get", "secret", "mine", "-o", "json"]);
     assert_eq!(secret["data"]["password"], "cGxhaW4tdGV4dC1oZXJl");
+    // An update that changes nothing writes nothing, encrypted as it is (each encryption
+    // draws a new IV, so stored bytes never compare equal).
+    let out = c.kubectl_stdin(&["replace", "-o", "json", "-f", "-"], &secret.to_string());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replaced: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        replaced["metadata"]["resourceVersion"],
+        secret["metadata"]["resourceVersion"]
+    );
     // Resources no rule names stay plain protobuf.
     c.kubectl_ok(&["create", "serviceaccount", "plain"]);
     let stored = kv

@@ -53,13 +53,12 @@ impl std::fmt::Debug for EtcdStore {
     }
 }
 
-/// What the compare-and-swap loops know of a key: its object, mod revision and stored bytes.
+/// What the compare-and-swap loops know of a key: its object and mod revision.
 struct ObjState {
     obj: Option<ObjectRef>,
     /// `obj`'s document (Null when there is none), for preconditions and updates.
     value: Value,
     rev: i64,
-    data: Vec<u8>,
 }
 
 impl EtcdStore {
@@ -146,14 +145,12 @@ impl EtcdStore {
                     obj: Some(obj),
                     value,
                     rev: kv.mod_revision(),
-                    data: kv.value().to_vec(),
                 })
             }
             None if ignore_not_found => Ok(ObjState {
                 obj: None,
                 value: Value::Null,
                 rev: 0,
-                data: Vec::new(),
             }),
             None => Err(Error::NotFound { key: key.into() }),
         }
@@ -169,11 +166,10 @@ impl EtcdStore {
         self.state_from(key, resp.kvs(), ignore_not_found)
     }
 
-    fn cached_state(&self, key: &str, cached: ObjectRef) -> Result<ObjState> {
+    fn cached_state(cached: ObjectRef) -> Result<ObjState> {
         let value = cached.value()?;
         Ok(ObjState {
             rev: cached.resource_version as i64,
-            data: self.codec.encode(key, &value)?,
             value,
             obj: Some(cached),
         })
@@ -282,6 +278,31 @@ pub(crate) fn prefix_range_end(prefix: &str) -> Vec<u8> {
     vec![0]
 }
 
+/// Whether two documents are the same object state: equal but for
+/// `metadata.resourceVersion`, which is never stored.
+fn same_document(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter().all(|(k, v)| match (k.as_str(), b.get(k)) {
+            (_, None) => false,
+            ("metadata", Some(w)) => match (v.as_object(), w.as_object()) {
+                (Some(m), Some(n)) => {
+                    let rv = |m: &serde_json::Map<String, Value>| {
+                        m.contains_key("resourceVersion") as usize
+                    };
+                    m.len() - rv(m) == n.len() - rv(n)
+                        && m.iter()
+                            .filter(|(k, _)| *k != "resourceVersion")
+                            .all(|(k, v)| n.get(k) == Some(v))
+                }
+                _ => v == w,
+            },
+            (_, Some(w)) => v == w,
+        })
+}
+
 #[async_trait]
 impl Storage for EtcdStore {
     async fn create(&self, key: &str, value: Value, ttl_seconds: Option<i64>) -> Result<ObjectRef> {
@@ -359,7 +380,7 @@ impl Storage for EtcdStore {
     ) -> Result<ObjectRef> {
         let prepared = self.prepare_key(key)?;
         let (mut orig, mut orig_is_current) = match cached_existing {
-            Some(cached) => (self.cached_state(key, cached)?, false),
+            Some(cached) => (Self::cached_state(cached)?, false),
             None => (self.current_state(key, &prepared, false).await?, true),
         };
         loop {
@@ -450,7 +471,7 @@ impl EtcdStore {
     ) -> Result<ObjectRef> {
         let prepared = self.prepare_key(key)?;
         let (mut orig, mut orig_is_current) = match cached_existing {
-            Some(cached) => (self.cached_state(key, cached)?, false),
+            Some(cached) => (Self::cached_state(cached)?, false),
             None => (
                 self.current_state(key, &prepared, ignore_not_found).await?,
                 true,
@@ -478,22 +499,21 @@ impl EtcdStore {
                     continue;
                 }
             };
-            let (new_value, data) = match new_value {
-                Some(v) => {
-                    let data = self.codec.encode(key, &v)?;
-                    (v, data)
-                }
+            let new_value = match new_value {
+                Some(v) => v,
                 None => match &orig.obj {
-                    Some(_) => (orig.value.clone(), orig.data.clone()),
+                    Some(_) => orig.value.clone(),
                     None => return Err(Error::NotFound { key: key.into() }),
                 },
             };
-            if orig.obj.is_some() && data == orig.data {
+            // Upstream compares the encoded bytes before encryption; the documents say the
+            // same without encoding the stored one again.
+            if orig.obj.is_some() && same_document(&new_value, &orig.value) {
                 // Nothing to write; but a cached state must be confirmed against etcd first.
                 if !orig_is_current {
                     orig = self.current_state(key, &prepared, ignore_not_found).await?;
                     orig_is_current = true;
-                    if data != orig.data {
+                    if !same_document(&new_value, &orig.value) {
                         continue;
                     }
                 }
@@ -501,6 +521,7 @@ impl EtcdStore {
                     return Ok(obj.clone());
                 }
             }
+            let data = self.codec.encode(key, &new_value)?;
             let resp = self
                 .put_if_unchanged(&prepared, orig.rev, data, ttl)
                 .await?;
