@@ -262,7 +262,7 @@ async fn encrypted_values_are_read_and_written_as_upstream_encrypts_them() {
     assert_eq!(secret["data"]["password"], "cGxhaW4tdGV4dC1oZXJl");
     // An update that changes nothing writes nothing, encrypted as it is (each encryption
     // draws a new IV, so stored bytes never compare equal).
-    let out = c.kubectl_stdin(&["replace", "-o", "json", "-f", "-"], &secret.to_string());
+    let out = c.kubectl_stdin(&["replace", "-o", "json"], &secret.to_string());
     assert!(
         out.status.success(),
         "{}",
