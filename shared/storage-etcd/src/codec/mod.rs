@@ -160,6 +160,27 @@ impl Codec {
         kind: StoredKind,
         defaults: Option<Defaulter>,
     ) -> Result<()> {
+        let written = Arc::new(self.written_as(kind, defaults)?);
+        let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
+        kinds
+            .entry(format!("/{storage_resource}"))
+            .or_insert(written);
+        Ok(())
+    }
+
+    /// Writes under `/<storage_resource>/...` go out as `kind` says from now on, whatever
+    /// was registered there before (a CRD's custom resources, in its storage version).
+    pub fn replace(&self, storage_resource: &str, kind: StoredKind) -> Result<()> {
+        let written = Arc::new(self.written_as(kind, None)?);
+        self.kinds
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(format!("/{storage_resource}"), written);
+        Ok(())
+    }
+
+    /// `kind` ready to write: its message, and its encryption rule's providers.
+    fn written_as(&self, kind: StoredKind, defaults: Option<Defaulter>) -> Result<Written> {
         let message = match kind.media_type {
             MediaType::Protobuf => Some(
                 message_of(kind.group, kind.version, kind.kind).ok_or_else(|| {
@@ -176,28 +197,13 @@ impl Codec {
             .encryption
             .get()
             .and_then(|e| e.for_resource(kind.group, kind.resource));
-        let written = Written {
+        Ok(Written {
             api_version: kind.api_version(),
             kind,
             message,
             defaults,
             transformer,
-        };
-        let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
-        kinds
-            .entry(format!("/{storage_resource}"))
-            .or_insert_with(|| Arc::new(written));
-        Ok(())
-    }
-
-    /// Writes under `/<storage_resource>/...` go out as `kind` says from now on, whatever
-    /// was registered there before (a CRD's custom resources, in its storage version).
-    pub fn replace(&self, storage_resource: &str, kind: StoredKind) -> Result<()> {
-        self.kinds
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&format!("/{storage_resource}"));
-        self.register(storage_resource, kind)
+        })
     }
 
     /// The kind registered for `key`'s storage resource.

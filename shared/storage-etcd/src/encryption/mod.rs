@@ -29,9 +29,12 @@ pub const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
 pub struct Encryption {
     /// (group, resource), either of them `*`.
     rules: HashMap<(String, String), Arc<Transformer>>,
+    /// Every rule's providers in one transformer (see [`Encryption::any`]), built once.
+    any: Arc<Transformer>,
 }
 
 /// One rule's providers, in order.
+#[derive(Default)]
 pub struct Transformer {
     providers: Vec<Provider>,
 }
@@ -114,6 +117,9 @@ impl Encryption {
                     .or_insert_with(|| transformer.clone());
             }
         }
+        encryption.any = Arc::new(Transformer {
+            providers: rules_providers(&encryption.rules),
+        });
         Ok(encryption)
     }
 
@@ -132,18 +138,21 @@ impl Encryption {
     /// Every rule's providers in one transformer, for reading a value of a resource this
     /// role does not write (its key names no resource here).
     pub fn any(&self) -> Arc<Transformer> {
-        let mut providers = Vec::new();
-        for t in self.rules.values() {
-            for p in &t.providers {
-                providers.push(Provider {
-                    prefix: p.prefix,
-                    keys: p.keys.iter().map(|(n, c)| (n.clone(), c.clone())).collect(),
-                    no_key: p.no_key,
-                });
-            }
-        }
-        Arc::new(Transformer { providers })
+        self.any.clone()
     }
+}
+
+/// Copies of every rule's providers (their ciphers shared).
+fn rules_providers(rules: &HashMap<(String, String), Arc<Transformer>>) -> Vec<Provider> {
+    rules
+        .values()
+        .flat_map(|t| &t.providers)
+        .map(|p| Provider {
+            prefix: p.prefix,
+            keys: p.keys.clone(),
+            no_key: p.no_key,
+        })
+        .collect()
 }
 
 impl Transformer {
