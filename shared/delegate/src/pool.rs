@@ -162,7 +162,11 @@ impl Pool {
 
     /// The less loaded of two eligible endpoints taken in turn (power of two choices),
     /// skipping those already tried for this request. When none is eligible, any untried
-    /// endpoint that is not down, so a fleet that is all starting up is still tried.
+    /// endpoint that is not down, so a fleet that is all starting up is still tried; when
+    /// every one left is down, one of those. Ejection only orders the choice: a prober
+    /// starved of CPU for a few seconds marks a live peer down, and refusing it then would
+    /// turn a false alarm into 503s, where a peer that is really gone refuses the dial at
+    /// once (upstream's proxy, which ejects nothing, tries the service every time).
     pub fn pick(&self, tried: &[usize]) -> Option<(usize, Arc<Endpoint>)> {
         let all = self.snapshot();
         let n = all.len();
@@ -186,7 +190,9 @@ impl Pool {
                 }
             }
             (Some(a), None) => a,
-            _ => untried().find(|&i| all[i].state() != EndpointState::Down)?,
+            _ => untried()
+                .find(|&i| all[i].state() != EndpointState::Down)
+                .or_else(|| untried().next())?,
         };
         Some((chosen, all[chosen].clone()))
     }

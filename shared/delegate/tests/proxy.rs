@@ -77,6 +77,15 @@ impl Pki {
 /// head as text.
 async fn upstream(pki: &Pki, go: Option<mpsc::Receiver<()>>) -> (u16, tokio::task::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    serve(pki, go, listener)
+}
+
+/// [`upstream`] on a listener of the caller's.
+fn serve(
+    pki: &Pki,
+    go: Option<mpsc::Receiver<()>>,
+    listener: TcpListener,
+) -> (u16, tokio::task::JoinHandle<()>) {
     let port = listener.local_addr().unwrap().port();
     let config = kas_tls::server_config(
         &pki.path("server.crt"),
@@ -255,6 +264,28 @@ async fn a_dead_endpoint_is_skipped_and_ejected() {
     }
     let states = delegate.endpoint_states();
     assert_eq!(states[0].1, EndpointState::Down, "{states:?}");
+}
+
+#[tokio::test]
+async fn an_endpoint_marked_down_is_still_tried_when_it_is_the_last() {
+    let pki = Pki::new();
+    let port = free_port().await;
+    let delegate = pki.delegate(&[format!("https://127.0.0.1:{port}")]);
+    let resp = delegate.clone().oneshot(get("/x")).await.unwrap();
+    assert_eq!(resp.status(), 503);
+    // Long enough for the prober's backoff to reach its 2 s ceiling.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(delegate.endpoint_states()[0].1, EndpointState::Down);
+    // It comes back; the next request reaches it before the prober does.
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let _server = serve(&pki, None, listener);
+    let resp = delegate.clone().oneshot(get("/ok")).await.unwrap();
+    assert_eq!(resp.status(), 200, "{}", text(resp).await);
+}
+
+async fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
 }
 
 #[tokio::test]
