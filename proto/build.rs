@@ -1,7 +1,9 @@
-//! Generates the `Peer` service with the `protoc` that `PROTOC` names: by default the
-//! vendored one (.cargo/config.toml), else the one from protoc-bin-vendored itself.
+//! Generates the `Peer` service and the KMS v2 plugin API with the `protoc` that `PROTOC`
+//! names: by default the vendored one (.cargo/config.toml), else the one from
+//! protoc-bin-vendored itself.
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=peer.proto");
+    println!("cargo:rerun-if-changed=kms");
     println!("cargo:rerun-if-env-changed=PROTOC");
     let mut config = tonic_prost_build::Config::new();
     if std::env::var_os("PROTOC").is_none() {
@@ -9,6 +11,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     tonic_prost_build::configure()
         .build_transport(false)
-        .compile_with_config(config, &["peer.proto"], &["."])?;
+        .compile_with_config(
+            config,
+            &["peer.proto", "kms/v2/api.proto", "kms/v2/envelope.proto"],
+            &["."],
+        )?;
     Ok(())
 }

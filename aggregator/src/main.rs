@@ -61,11 +61,16 @@ fn main() -> ExitCode {
     // The aggregator keeps only its kubernetes-Service leases in etcd; it reports etcd's
     // health as upstream's does.
     let etcd = options.etcd.health_check();
+    let kms_check = options.etcd.kms_health_check();
     let role = Role {
         component: "aggregator",
         anonymous_by_default: true,
         readyz_checks: etcd
             .map(|etcd| named_check(etcd.name(), move || etcd.check()))
+            .into_iter()
+            .collect(),
+        checks_without_livez: kms_check
+            .map(|kms| named_check(kms.name(), move || kms.check()))
             .into_iter()
             .collect(),
     };

@@ -31,11 +31,16 @@ fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
     let etcd_check = options.etcd.health_check();
+    let kms_check = options.etcd.kms_health_check();
     let role = Role {
         component: "extensions-apiserver",
         anonymous_by_default: false,
         readyz_checks: etcd_check
             .map(|etcd| named_check(etcd.name(), move || etcd.check()))
+            .into_iter()
+            .collect(),
+        checks_without_livez: kms_check
+            .map(|kms| named_check(kms.name(), move || kms.check()))
             .into_iter()
             .collect(),
     };

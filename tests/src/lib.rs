@@ -7,6 +7,7 @@
 pub mod aggregated;
 pub mod api_load;
 pub mod client;
+pub mod kms;
 pub mod kubelet;
 pub mod load;
 pub mod netns;

@@ -92,6 +92,12 @@ impl Health {
         self.readyz.push(check);
     }
 
+    /// A check for /healthz and /readyz (upstream's `addHealthChecksWithoutLivez`).
+    pub fn add_without_livez(&mut self, check: DynHealthCheck) {
+        self.healthz.push(check.clone());
+        self.readyz.push(check);
+    }
+
     /// A check for /readyz only (upstream's `AddReadyzChecks`).
     pub fn add_readyz(&mut self, check: DynHealthCheck) {
         self.readyz.push(check);

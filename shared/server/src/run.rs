@@ -18,6 +18,8 @@ pub struct Role {
     /// `/readyz` checks of the role's own concerns (etcd's), after the default ones and
     /// before `shutdown`.
     pub readyz_checks: Vec<DynHealthCheck>,
+    /// /healthz and /readyz checks, after those (the `kms-providers` check).
+    pub checks_without_livez: Vec<DynHealthCheck>,
 }
 
 /// What a role's `delegate` builds: the handler of the requests its own routes do not
@@ -113,6 +115,9 @@ where
     options.apply_to(&mut config)?;
     for check in role.readyz_checks {
         config.health.add_readyz(check);
+    }
+    for check in role.checks_without_livez {
+        config.health.add_without_livez(check);
     }
     for hook in post_start_hooks {
         config.health.add_everywhere(std::sync::Arc::new(hook));

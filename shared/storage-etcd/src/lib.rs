@@ -23,7 +23,7 @@ pub use codec::{Codec, Defaulter, MediaType, Registration, StoredKind};
 pub use compact::{COMPACT_REV_KEY, Compactor};
 pub use encryption::Encryption;
 pub use health::EtcdHealthCheck;
-pub use options::EtcdOptions;
+pub use options::{EtcdOptions, KmsHealthCheck};
 pub use store::EtcdStore;
 pub use store::{WatchProgressSupport, version_supports_progress_requests};
 

@@ -52,6 +52,54 @@ pub struct EtcdOptions {
     /// uniquely identify distinct KMS plugins via the API server healthz endpoints.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub encryption_provider_config_automatic_reload: Option<bool>,
+    /// The configuration once the store loaded it, for the `kms-providers` check.
+    #[arg(skip)]
+    pub loaded_encryption: LoadedEncryption,
+}
+
+/// Shared by an options' clones: set when the store is built.
+#[derive(Clone, Default)]
+pub struct LoadedEncryption(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<crate::Encryption>>>);
+
+impl PartialEq for LoadedEncryption {
+    /// Options compare by their flags.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LoadedEncryption {}
+
+impl std::fmt::Debug for LoadedEncryption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "LoadedEncryption(loaded)"
+        } else {
+            "LoadedEncryption(not loaded)"
+        })
+    }
+}
+
+/// Upstream's `kms-providers` check on /healthz and /readyz, given when the encryption
+/// configuration names a KMS provider.
+#[derive(Clone, Debug)]
+pub struct KmsHealthCheck(LoadedEncryption);
+
+impl KmsHealthCheck {
+    pub fn name(&self) -> &'static str {
+        "kms-providers"
+    }
+
+    /// `Err` says which plugin is not healthy, and why.
+    pub fn check(&self) -> futures_util::future::BoxFuture<'static, Result<(), String>> {
+        let loaded = self.0.0.get().cloned();
+        Box::pin(async move {
+            match loaded {
+                Some(encryption) => encryption.check_kms().await,
+                None => Err("the encryption configuration is not loaded yet".to_owned()),
+            }
+        })
+    }
 }
 
 /// How long the start waits for etcd to answer (upstream's etcd3 `dialTimeout`).
@@ -181,10 +229,12 @@ impl EtcdOptions {
         let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
         if let Some(path) = &self.encryption_provider_config {
-            let encryption = crate::Encryption::from_file(path)?;
+            let encryption = std::sync::Arc::new(crate::Encryption::from_file(path)?);
+            encryption.start().await;
+            let _ = self.loaded_encryption.0.set(encryption.clone());
             store
                 .codec()
-                .set_encryption(std::sync::Arc::new(encryption))
+                .set_encryption(encryption)
                 .map_err(|e| e.to_string())?;
         }
         for r in kinds {
@@ -201,6 +251,13 @@ impl EtcdOptions {
     /// them). It has its own client, connected on first use, as upstream's has.
     pub fn health_check(&self) -> Option<EtcdHealthCheck> {
         (!self.etcd_servers.is_empty()).then(|| EtcdHealthCheck::new(self.clone()))
+    }
+
+    /// The `kms-providers` check when `--encryption-provider-config` names a KMS provider
+    /// (a file that cannot be read gets none here: the start refuses it).
+    pub fn kms_health_check(&self) -> Option<KmsHealthCheck> {
+        let data = std::fs::read(self.encryption_provider_config.as_ref()?).ok()?;
+        crate::Encryption::names_kms(&data).then(|| KmsHealthCheck(self.loaded_encryption.clone()))
     }
 }
 

@@ -288,6 +288,18 @@ impl Codec {
         }
     }
 
+    /// Whether `data` at `key` is stored otherwise than the current encryption would write
+    /// it (another provider or key read it; upstream's `stale`).
+    pub fn is_stale(&self, key: &str, data: &[u8]) -> bool {
+        if self.encryption.get().is_none() {
+            return false;
+        }
+        match self.written(key).and_then(|w| w.transformer.clone()) {
+            Some(transformer) => transformer.is_stale(data),
+            None => false,
+        }
+    }
+
     /// The document stored as `data` at `key`, in the form callers hold: without
     /// `apiVersion` and `kind` for the kinds this server knows, in their served version.
     ///

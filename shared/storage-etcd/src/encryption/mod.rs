@@ -9,8 +9,11 @@
 //! anything without an encryption prefix. The wire forms are upstream's
 //! ([`providers`]), so values either server encrypted decrypt in the other.
 //!
-//! KMS providers are not offered yet: a configuration naming one is refused at start.
+//! KMS v2 providers ([`kms`]) ask a plugin over gRPC to encrypt a seed the values' keys are
+//! derived from; KMS v1, deprecated and off by default in 1.33, is refused as upstream
+//! refuses it without its feature gate.
 
+mod kms;
 mod providers;
 
 use std::collections::HashMap;
@@ -31,6 +34,8 @@ pub struct Encryption {
     rules: HashMap<(String, String), Arc<Transformer>>,
     /// Every rule's providers in one transformer (see [`Encryption::any`]), built once.
     any: Arc<Transformer>,
+    /// The KMS providers, in the configuration's order (names are unique).
+    kms: Vec<Arc<kms::Kms>>,
 }
 
 /// One rule's providers, in order.
@@ -39,12 +44,19 @@ pub struct Transformer {
     providers: Vec<Provider>,
 }
 
-/// A provider: its prefix (empty for identity) and its keys, each with its name.
-struct Provider {
-    prefix: &'static str,
-    keys: Vec<(String, Arc<Cipher>)>,
-    /// The error when no key's name matches.
-    no_key: &'static str,
+/// One entry of a rule's `providers`.
+#[derive(Clone)]
+enum Provider {
+    /// Writes plain values, reads any value without an encryption prefix.
+    Identity,
+    /// aescbc, aesgcm or secretbox: a prefix and named keys.
+    Keys {
+        prefix: &'static str,
+        keys: Vec<(String, Arc<Cipher>)>,
+        /// The error when no key's name matches.
+        no_key: &'static str,
+    },
+    Kms(Arc<kms::Kms>),
 }
 
 impl Encryption {
@@ -87,9 +99,21 @@ impl Encryption {
                     "resources[{i}].providers: Required value: at least one provider must be specified"
                 ));
             }
-            let transformer = Arc::new(Transformer {
-                providers: providers.iter().map(provider).collect::<Result<_, _>>()?,
-            });
+            let mut parsed = Vec::with_capacity(providers.len());
+            for (j, config) in providers.iter().enumerate() {
+                let p = provider(config, &format!("resources[{i}].providers[{j}]"))?;
+                if let Provider::Kms(kms) = &p {
+                    if encryption.kms.iter().any(|k| k.name == kms.name) {
+                        return Err(format!(
+                            "resources[{i}].providers[{j}].kms.name: Invalid value: {:?}: duplicate KMS provider name {}, names must be unique",
+                            kms.name, kms.name
+                        ));
+                    }
+                    encryption.kms.push(kms.clone());
+                }
+                parsed.push(p);
+            }
+            let transformer = Arc::new(Transformer { providers: parsed });
             let resources = rule["resources"].as_array().cloned().unwrap_or_default();
             if resources.is_empty() {
                 return Err(format!(
@@ -142,16 +166,49 @@ impl Encryption {
     }
 }
 
+impl Encryption {
+    /// Probes each KMS plugin once (priming the seed writes use), then keeps probing in the
+    /// background. A plugin that is not up yet is not fatal: reads and writes of its
+    /// resources fail until it is.
+    pub async fn start(&self) {
+        for kms in &self.kms {
+            kms.start().await;
+        }
+    }
+
+    /// Whether the configuration `data` names a KMS provider, without building anything.
+    pub fn names_kms(data: &[u8]) -> bool {
+        let Ok(config) = kas_apimachinery::runtime::serializer::yaml_to_json(data) else {
+            return false;
+        };
+        let rules = config["resources"].as_array().into_iter().flatten();
+        rules
+            .flat_map(|r| r["providers"].as_array().into_iter().flatten())
+            .any(|p| p.get("kms").is_some())
+    }
+
+    /// Upstream's `kms-providers` check on /healthz and /readyz: every KMS v2 plugin
+    /// answers `Status` healthy, or the errors named `kms-provider-<i>`.
+    pub async fn check_kms(&self) -> Result<(), String> {
+        let mut errs = Vec::new();
+        for (i, kms) in self.kms.iter().enumerate() {
+            if let Err(e) = kms.check().await {
+                errs.push(format!("kms-provider-{i}: {e}"));
+            }
+        }
+        match errs.len() {
+            0 => Ok(()),
+            1 => Err(errs.remove(0)),
+            _ => Err(format!("[{}]", errs.join(", "))),
+        }
+    }
+}
+
 /// Copies of every rule's providers (their ciphers shared).
 fn rules_providers(rules: &HashMap<(String, String), Arc<Transformer>>) -> Vec<Provider> {
     rules
         .values()
-        .flat_map(|t| &t.providers)
-        .map(|p| Provider {
-            prefix: p.prefix,
-            keys: p.keys.clone(),
-            no_key: p.no_key,
-        })
+        .flat_map(|t| t.providers.iter().cloned())
         .collect()
 }
 
@@ -162,19 +219,44 @@ impl Transformer {
         data: Vec<u8>,
         authenticated: &[u8],
     ) -> Result<Vec<u8>, String> {
-        let Some(first) = self.providers.first() else {
-            return Ok(data);
+        let (prefix, sealed) = match self.providers.first() {
+            None | Some(Provider::Identity) => return Ok(data),
+            Some(Provider::Keys { prefix, keys, .. }) => {
+                let Some((name, cipher)) = keys.first() else {
+                    return Ok(data);
+                };
+                let sealed = cipher.seal(&data, authenticated)?;
+                ([prefix.as_bytes(), name.as_bytes(), b":"].concat(), sealed)
+            }
+            Some(Provider::Kms(kms)) => (
+                kms.prefix.as_bytes().to_vec(),
+                kms.seal(&data, authenticated)?,
+            ),
         };
-        let Some((name, cipher)) = first.keys.first() else {
-            return Ok(data);
-        };
-        let sealed = cipher.seal(&data, authenticated)?;
-        let mut out = Vec::with_capacity(first.prefix.len() + name.len() + 1 + sealed.len());
-        out.extend_from_slice(first.prefix.as_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.push(b':');
+        let mut out = prefix;
         out.extend_from_slice(&sealed);
         Ok(out)
+    }
+
+    /// Whether `data` was not written by the first provider with its first key (or, for
+    /// KMS, under the plugin's current key ID): a rewrite would change it.
+    pub fn is_stale(&self, data: &[u8]) -> bool {
+        match self.providers.first() {
+            None => false,
+            Some(Provider::Identity) => data.starts_with(ENCRYPTED_PREFIX),
+            Some(Provider::Keys { prefix, keys, .. }) => {
+                let current = keys.first().and_then(|(name, _)| {
+                    data.strip_prefix(prefix.as_bytes())?
+                        .strip_prefix(name.as_bytes())?
+                        .strip_prefix(b":")
+                });
+                current.is_none()
+            }
+            Some(Provider::Kms(kms)) => match data.strip_prefix(kms.prefix.as_bytes()) {
+                Some(rest) => kms.is_stale(rest),
+                None => true,
+            },
+        }
     }
 
     /// `data` as stored, through the first provider whose prefix and key it carries
@@ -186,33 +268,41 @@ impl Transformer {
     ) -> Result<std::borrow::Cow<'a, [u8]>, String> {
         let mut errors = Vec::new();
         for provider in &self.providers {
-            let Some(rest) = data.strip_prefix(provider.prefix.as_bytes()) else {
-                continue;
-            };
-            if provider.keys.is_empty() {
+            match provider {
                 // identity: a value another provider encrypted is not its to read.
-                if data.starts_with(ENCRYPTED_PREFIX) {
-                    continue;
+                Provider::Identity if !data.starts_with(ENCRYPTED_PREFIX) => {
+                    return Ok(std::borrow::Cow::Borrowed(data));
                 }
-                return Ok(std::borrow::Cow::Borrowed(data));
-            }
-            let mut matched = false;
-            for (name, cipher) in &provider.keys {
-                let Some(sealed) = rest
-                    .strip_prefix(name.as_bytes())
-                    .and_then(|r| r.strip_prefix(b":"))
-                else {
-                    continue;
-                };
-                matched = true;
-                match cipher.open(sealed, authenticated) {
-                    Ok(plain) => return Ok(std::borrow::Cow::Owned(plain)),
-                    Err(e) => errors.push(e),
+                Provider::Identity => {}
+                Provider::Keys {
+                    prefix,
+                    keys,
+                    no_key,
+                } => {
+                    let Some(rest) = data.strip_prefix(prefix.as_bytes()) else {
+                        continue;
+                    };
+                    let named = keys.iter().find_map(|(name, cipher)| {
+                        let sealed = rest.strip_prefix(name.as_bytes())?.strip_prefix(b":")?;
+                        Some((cipher, sealed))
+                    });
+                    match named {
+                        Some((cipher, sealed)) => match cipher.open(sealed, authenticated) {
+                            Ok(plain) => return Ok(std::borrow::Cow::Owned(plain)),
+                            Err(e) => errors.push(e),
+                        },
+                        None => errors.push((*no_key).to_owned()),
+                    }
                 }
-                break;
-            }
-            if !matched {
-                errors.push(provider.no_key.to_owned());
+                Provider::Kms(kms) => {
+                    let Some(rest) = data.strip_prefix(kms.prefix.as_bytes()) else {
+                        continue;
+                    };
+                    match kms.open(rest, authenticated) {
+                        Ok(plain) => return Ok(std::borrow::Cow::Owned(plain)),
+                        Err(e) => errors.push(e),
+                    }
+                }
             }
         }
         match errors.len() {
@@ -223,17 +313,13 @@ impl Transformer {
     }
 }
 
-/// One entry of a rule's `providers`.
-fn provider(config: &Value) -> Result<Provider, String> {
+/// One entry of a rule's `providers`; `path` is its field path.
+fn provider(config: &Value, path: &str) -> Result<Provider, String> {
     if config.get("identity").is_some() {
-        return Ok(Provider {
-            prefix: "",
-            keys: Vec::new(),
-            no_key: "",
-        });
+        return Ok(Provider::Identity);
     }
-    if config.get("kms").is_some() {
-        return Err("kms providers are not offered by this server yet".into());
+    if let Some(kms) = config.get("kms") {
+        return kms_provider(kms, &format!("{path}.kms")).map(Provider::Kms);
     }
     let (name, prefix, no_key) = if config.get("aescbc").is_some() {
         ("aescbc", "k8s:enc:aescbc:v1:", AES_NO_KEY)
@@ -281,11 +367,94 @@ fn provider(config: &Value) -> Result<Provider, String> {
         })?;
         out.push((key_name.to_owned(), Arc::new(cipher)));
     }
-    Ok(Provider {
+    Ok(Provider::Keys {
         prefix,
         keys: out,
         no_key,
     })
+}
+
+/// A `kms` provider, checked and defaulted as upstream's (`timeout` 3s, `apiVersion` v1,
+/// which 1.33 refuses without the `KMSv1` gate).
+fn kms_provider(config: &Value, path: &str) -> Result<Arc<kms::Kms>, String> {
+    let name = config["name"].as_str().unwrap_or_default();
+    let api_version = config["apiVersion"].as_str().unwrap_or("v1");
+    let mut errs = Vec::new();
+    if name.is_empty() {
+        errs.push(format!(
+            "{path}.name: Required value: name is a mandatory field for a provider"
+        ));
+    } else if api_version != "v1" && name.contains(':') {
+        errs.push(format!(
+            "{path}.name: Invalid value: {name:?}: invalid KMS provider name {name}, must not contain ':'"
+        ));
+    }
+    let timeout = match &config["timeout"] {
+        Value::Null => Ok(3_000_000_000),
+        Value::String(s) => kas_apimachinery::golang::time::parse_duration(s)
+            .map(|d| d.0)
+            .map_err(|e| format!("{path}.timeout: {e}")),
+        other => Err(format!(
+            "{path}.timeout: Invalid value: {other}: not a duration"
+        )),
+    };
+    match &timeout {
+        Ok(t) if *t <= 0 => errs.push(format!(
+            "{path}.timeout: Invalid value: {:?}: timeout should be a positive value",
+            config["timeout"].as_str().unwrap_or_default()
+        )),
+        Ok(_) => {}
+        Err(e) => errs.push(e.clone()),
+    }
+    let endpoint = config["endpoint"].as_str().unwrap_or_default();
+    let socket = match endpoint.split_once("://") {
+        _ if endpoint.is_empty() => {
+            errs.push(format!(
+                "{path}.endpoint: Invalid value: \"\": endpoint is a mandatory field for a kms"
+            ));
+            None
+        }
+        Some(("unix", socket)) if !socket.is_empty() => Some(socket),
+        Some((scheme, _)) if scheme != "unix" => {
+            errs.push(format!(
+                "{path}.endpoint: Invalid value: {endpoint:?}: unsupported scheme {scheme:?} for KMS provider, only unix is supported"
+            ));
+            None
+        }
+        _ => {
+            errs.push(format!(
+                "{path}.endpoint: Invalid value: {endpoint:?}: invalid endpoint for kms provider, error: no socket path"
+            ));
+            None
+        }
+    };
+    if api_version != "v1" && !config["cachesize"].is_null() {
+        errs.push(format!(
+            "{path}.cachesize: Invalid value: {}: cachesize is not supported in v2",
+            config["cachesize"]
+        ));
+    }
+    if api_version != "v1" && api_version != "v2" {
+        errs.push(format!(
+            "{path}.apiVersion: Invalid value: {api_version:?}: unsupported apiVersion apiVersion for KMS provider, only v1 and v2 are supported"
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(match errs.len() {
+            1 => errs.remove(0),
+            _ => format!("[{}]", errs.join(", ")),
+        });
+    }
+    if api_version == "v1" {
+        return Err("KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.  Set --feature-gates=KMSv1=true to use the deprecated KMSv1 feature.".into());
+    }
+    let (Some(socket), Ok(timeout)) = (socket, timeout) else {
+        return Err(format!("{path}: invalid KMS provider"));
+    };
+    // `unix:///path` names /path; `unix://@name` an abstract socket is not offered.
+    let timeout = std::time::Duration::from_nanos(timeout.unsigned_abs());
+    kms::Kms::new(name, std::path::PathBuf::from(socket), timeout)
+        .map_err(|e| format!("could not configure KMSv2-Plugin's probe {name:?}, error: {e}"))
 }
 
 const AES_NO_KEY: &str = "no matching key was found for the provided AES transformer";

@@ -157,7 +157,6 @@ fn configurations_are_checked_as_upstream_checks_them() {
         )),
         "aes provider has no valid keys"
     );
-    assert!(err(&format!("{head}resources:\n- resources: [secrets]\n  providers:\n  - kms: {{name: p, endpoint: unix:///k.sock}}\n")).contains("kms"));
     assert!(err("apiVersion: v1\nkind: ConfigMap\n").contains("no kind"));
 }
 
@@ -180,4 +179,117 @@ fn wildcards_cover_a_group_and_everything() {
         .transform_to_storage(b"p".to_vec(), b"k")
         .unwrap();
     assert!(other.starts_with(b"k8s:enc:secretbox:v1:b:"));
+}
+
+fn kms_config(kms: &str) -> String {
+    format!(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n\
+         - resources: [secrets]\n  providers:\n  - kms: {kms}\n  - identity: {{}}\n"
+    )
+}
+
+#[test]
+fn kms_providers_are_checked_as_upstream_checks_them() {
+    let err = |kms: &str| {
+        Encryption::parse(kms_config(kms).as_bytes())
+            .err()
+            .unwrap_or_else(|| panic!("{kms} was accepted"))
+    };
+    let path = "resources[0].providers[0].kms";
+    assert!(
+        err("{name: a, endpoint: 'unix:///k.sock'}").starts_with("KMSv1 is deprecated"),
+        "apiVersion defaults to v1, which 1.33 refuses without its gate"
+    );
+    assert_eq!(
+        err("{apiVersion: v2, name: a, endpoint: 'unix:///k.sock', cachesize: 10}"),
+        format!("{path}.cachesize: Invalid value: 10: cachesize is not supported in v2")
+    );
+    assert_eq!(
+        err("{apiVersion: v2, name: a, endpoint: 'tcp://127.0.0.1:1'}"),
+        format!(
+            "{path}.endpoint: Invalid value: \"tcp://127.0.0.1:1\": unsupported scheme \"tcp\" for KMS provider, only unix is supported"
+        )
+    );
+    assert_eq!(
+        err("{apiVersion: v2, name: 'a:b', endpoint: 'unix:///k.sock'}"),
+        format!(
+            "{path}.name: Invalid value: \"a:b\": invalid KMS provider name a:b, must not contain ':'"
+        )
+    );
+    assert_eq!(
+        err("{apiVersion: v2, name: a, endpoint: 'unix:///k.sock', timeout: 0s}"),
+        format!("{path}.timeout: Invalid value: \"0s\": timeout should be a positive value")
+    );
+    assert!(
+        err("{apiVersion: v3, name: a, endpoint: 'unix:///k.sock'}").contains("only v1 and v2")
+    );
+    let twice = "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n\
+         - resources: [secrets]\n  providers:\n  - kms: {apiVersion: v2, name: a, endpoint: 'unix:///k.sock'}\n\
+         - resources: [configmaps]\n  providers:\n  - kms: {apiVersion: v2, name: a, endpoint: 'unix:///k.sock'}\n";
+    let e = Encryption::parse(twice.as_bytes()).err().unwrap();
+    assert!(e.contains("duplicate KMS provider name a"), "{e}");
+    assert!(Encryption::names_kms(twice.as_bytes()));
+    assert!(!Encryption::names_kms(CONFIG.as_bytes()));
+}
+
+/// A plugin that is not there: nothing is written before a seed was primed, and a value
+/// kube-apiserver wrote through the plugin fails with the plugin's error, as upstream's.
+#[test]
+fn kms_without_its_plugin_fails_the_value_not_the_process() {
+    let config = kms_config(
+        "{apiVersion: v2, name: testkms, endpoint: 'unix:///nonexistent/kms.sock', timeout: 1s}",
+    );
+    let e = Encryption::parse(config.as_bytes()).unwrap();
+    let t = e.for_resource("", "secrets").unwrap();
+    let key = b"/registry/secrets/kms/creds";
+    assert_eq!(
+        t.transform_to_storage(b"{}".to_vec(), key).unwrap_err(),
+        "got unexpected nil transformer"
+    );
+    let fixture: Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/upstream-etcd/v1.33-kms.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let item = fixture
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["key"] == "/registry/secrets/kms/creds")
+        .unwrap();
+    let stored = base64::engine::general_purpose::STANDARD
+        .decode(item["value"].as_str().unwrap())
+        .unwrap();
+    let err = t.transform_from_storage(&stored, key).unwrap_err();
+    assert!(
+        err.starts_with("failed to decrypt DEK, error: rpc error: code = Unavailable"),
+        "{err}"
+    );
+    // Plain values still read (identity is the second provider).
+    assert_eq!(&*t.transform_from_storage(b"{}", key).unwrap(), b"{}");
+}
+
+#[test]
+fn values_another_provider_or_key_wrote_are_stale() {
+    let e = encryption();
+    let secrets = e.for_resource("", "secrets").unwrap();
+    let key = b"/registry/secrets/ns/a";
+    let current = secrets.transform_to_storage(b"x".to_vec(), key).unwrap();
+    assert!(!secrets.is_stale(&current));
+    assert!(secrets.is_stale(b"{\"plain\":true}"));
+    assert!(secrets.is_stale(b"k8s:enc:aescbc:v1:old:0123456789abcdef"));
+    let apps = e.for_resource("apps", "deployments").unwrap();
+    assert!(apps.is_stale(&current));
+    let identity_first = Encryption::parse(
+        b"apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n\
+          - resources: [secrets]\n  providers:\n  - identity: {}\n  - aescbc: {keys: [{name: k, secret: MTIzNDU2Nzg5MDEyMzQ1Ng==}]}\n",
+    )
+    .unwrap()
+    .for_resource("", "secrets")
+    .unwrap();
+    assert!(identity_first.is_stale(&current));
+    assert!(!identity_first.is_stale(b"{}"));
 }

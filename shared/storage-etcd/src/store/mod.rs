@@ -59,6 +59,11 @@ struct ObjState {
     /// `obj`'s document (Null when there is none), for preconditions and updates.
     value: Value,
     rev: i64,
+    /// Stored otherwise than the current encryption writes (upstream's stale read): an
+    /// update must write it even when the document is unchanged, which is how rewriting
+    /// every Secret re-encrypts them after a key rotation. Unknown (false) for a cached
+    /// state.
+    stale: bool,
 }
 
 impl EtcdStore {
@@ -142,6 +147,7 @@ impl EtcdStore {
             Some(kv) => {
                 let (obj, value) = self.decode(kv, kv.mod_revision())?;
                 Ok(ObjState {
+                    stale: self.codec.is_stale(&obj.key, kv.value()),
                     obj: Some(obj),
                     value,
                     rev: kv.mod_revision(),
@@ -151,6 +157,7 @@ impl EtcdStore {
                 obj: None,
                 value: Value::Null,
                 rev: 0,
+                stale: false,
             }),
             None => Err(Error::NotFound { key: key.into() }),
         }
@@ -172,6 +179,7 @@ impl EtcdStore {
             rev: cached.resource_version as i64,
             value,
             obj: Some(cached),
+            stale: false,
         })
     }
 
@@ -513,11 +521,11 @@ impl EtcdStore {
                 if !orig_is_current {
                     orig = self.current_state(key, &prepared, ignore_not_found).await?;
                     orig_is_current = true;
-                    if !same_document(&new_value, &orig.value) {
+                    if orig.stale || !same_document(&new_value, &orig.value) {
                         continue;
                     }
                 }
-                if let Some(obj) = &orig.obj {
+                if let Some(obj) = orig.obj.as_ref().filter(|_| !orig.stale) {
                     return Ok(obj.clone());
                 }
             }
