@@ -15,7 +15,7 @@ use aggregator::{apiserver, kubernetes_service, routing};
 use clap::Parser;
 use kas_auth::authorization::{MODE_NODE, MODE_RBAC, ModeAuthorizers};
 use kas_delegate::DelegationOptions;
-use kas_server::healthz::{PostStartHook, named_check};
+use kas_server::healthz::PostStartHook;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 use kas_storage_etcd::EtcdOptions;
@@ -60,19 +60,10 @@ fn main() -> ExitCode {
     kas_server::allocator::spawn_purger();
     // The aggregator keeps only its kubernetes-Service leases in etcd; it reports etcd's
     // health as upstream's does.
-    let etcd = options.etcd.health_check();
-    let kms_check = options.etcd.kms_health_check();
     let role = Role {
         component: "aggregator",
         anonymous_by_default: true,
-        readyz_checks: etcd
-            .map(|etcd| named_check(etcd.name(), move || etcd.check()))
-            .into_iter()
-            .collect(),
-        checks_without_livez: kms_check
-            .map(|kms| named_check(kms.name(), move || kms.check()))
-            .into_iter()
-            .collect(),
+        storage_checks: options.etcd.health_checks(),
     };
     let mut errors = options.delegation.validate(true);
     // APIServices live in etcd, as upstream's aggregator keeps them.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use core_apiserver::options::CoreOptions;
 use kas_delegate::DelegationOptions;
-use kas_server::healthz::{PostStartHook, named_check};
+use kas_server::healthz::PostStartHook;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 use kas_storage_etcd::EtcdOptions;
@@ -36,19 +36,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
-    let etcd_check = options.etcd.health_check();
-    let kms_check = options.etcd.kms_health_check();
     let role = Role {
         component: "core-apiserver",
         anonymous_by_default: false,
-        readyz_checks: etcd_check
-            .map(|etcd| named_check(etcd.name(), move || etcd.check()))
-            .into_iter()
-            .collect(),
-        checks_without_livez: kms_check
-            .map(|kms| named_check(kms.name(), move || kms.check()))
-            .into_iter()
-            .collect(),
+        storage_checks: options.etcd.health_checks(),
     };
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(true));

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kas_server::healthz::named_check;
 use kas_server::options::CommonOptions;
 use kas_server::run::Role;
 use kas_storage_etcd::EtcdOptions;
@@ -30,19 +29,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let options = Options::parse();
     kas_server::allocator::spawn_purger();
-    let etcd_check = options.etcd.health_check();
-    let kms_check = options.etcd.kms_health_check();
     let role = Role {
         component: "extensions-apiserver",
         anonymous_by_default: false,
-        readyz_checks: etcd_check
-            .map(|etcd| named_check(etcd.name(), move || etcd.check()))
-            .into_iter()
-            .collect(),
-        checks_without_livez: kms_check
-            .map(|kms| named_check(kms.name(), move || kms.check()))
-            .into_iter()
-            .collect(),
+        storage_checks: options.etcd.health_checks(),
     };
     let errors = options.etcd.validate(true);
     let etcd = options.etcd;

@@ -1,5 +1,5 @@
-//! Health end to end, in every role: the `etcd` readiness check that each binary hands its
-//! server (from kas-storage-etcd's flags), and upstream's plain-text not-found answer for a
+//! Health end to end, in every role: the `etcd` and `etcd-readiness` checks that each binary
+//! hands its server (from kas-storage-etcd's flags), and upstream's plain-text not-found answer for a
 //! check nobody registered.
 
 use http::Method;
@@ -56,23 +56,24 @@ async fn every_role_checks_etcd_and_answers_unknown_checks_with_gos_not_found() 
         assert_eq!(
             ready.text(),
             format!(
-                "[+]ping ok\n[+]log ok\n[+]etcd ok\n{hooks}[+]shutdown ok\nreadyz check passed\n"
+                "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n{hooks}[+]shutdown ok\nreadyz check passed\n"
             ),
             "{role}"
         );
         let etcd = get(format!("{base}/readyz/etcd")).await;
         assert_eq!((etcd.status.as_u16(), etcd.text().as_str()), (200, "ok"));
-        // etcd is a readiness check only, as the check list above says.
+        // `etcd` is upstream's `AddHealthChecks` (all three endpoints), `etcd-readiness`
+        // its `AddReadyzChecks`.
         let live = get(format!("{base}/livez?verbose")).await;
         assert_eq!(
             live.text(),
-            format!("[+]ping ok\n[+]log ok\n{hooks}livez check passed\n"),
+            format!("[+]ping ok\n[+]log ok\n[+]etcd ok\n{hooks}livez check passed\n"),
             "{role}"
         );
 
         for path in [
             "/healthz/nope",
-            "/livez/etcd",
+            "/livez/etcd-readiness",
             "/readyz/nope",
             "/livez/ping/x",
         ] {

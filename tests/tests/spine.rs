@@ -33,10 +33,17 @@ async fn kubectl_sees_the_version_and_readyz_checks_through_the_aggregator() {
         "[+]ping ok",
         "[+]log ok",
         "[+]etcd ok",
+        "[+]etcd-readiness ok",
         "[+]shutdown ok",
         "readyz check passed",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    // Upstream's `etcd` check is on /livez and /healthz too; `etcd-readiness` is not.
+    for endpoint in ["/livez?verbose", "/healthz?verbose"] {
+        let text = c.kubectl_ok(&["get", "--raw", endpoint]);
+        assert!(text.contains("[+]etcd ok"), "{endpoint}: {text}");
+        assert!(!text.contains("etcd-readiness"), "{endpoint}: {text}");
     }
 }
 

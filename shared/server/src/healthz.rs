@@ -92,10 +92,19 @@ impl Health {
         self.readyz.push(check);
     }
 
-    /// A check for /healthz and /readyz (upstream's `addHealthChecksWithoutLivez`).
-    pub fn add_without_livez(&mut self, check: DynHealthCheck) {
-        self.healthz.push(check.clone());
-        self.readyz.push(check);
+    /// A storage backend's check, on the endpoints of its scope.
+    pub fn add_storage(&mut self, check: kas_storage::health::HealthCheck) {
+        use kas_storage::health::Scope;
+        let scope = check.scope;
+        let named = named_check(check.name, move || check.run());
+        match scope {
+            Scope::Everywhere => self.add_everywhere(named),
+            Scope::WithoutLivez => {
+                self.healthz.push(named.clone());
+                self.readyz.push(named);
+            }
+            Scope::Readyz => self.add_readyz(named),
+        }
     }
 
     /// A check for /readyz only (upstream's `AddReadyzChecks`).

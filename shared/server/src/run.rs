@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::process::ExitCode;
 
-use crate::healthz::{DynHealthCheck, PostStartHook};
+use crate::healthz::PostStartHook;
 use crate::options::CommonOptions;
 use kas_auth::authentication::DynAuthenticator;
 use kas_auth::authorization::ModeAuthorizers;
@@ -15,11 +15,9 @@ pub struct Role {
     /// The binary name, also the metrics and tracing component.
     pub component: &'static str,
     pub anonymous_by_default: bool,
-    /// `/readyz` checks of the role's own concerns (etcd's), after the default ones and
-    /// before `shutdown`.
-    pub readyz_checks: Vec<DynHealthCheck>,
-    /// /healthz and /readyz checks, after those (the `kms-providers` check).
-    pub checks_without_livez: Vec<DynHealthCheck>,
+    /// The storage's checks (etcd's, the KMS plugins'), after the default ones and before
+    /// `shutdown`, each on the endpoints its scope says.
+    pub storage_checks: Vec<kas_storage::health::HealthCheck>,
 }
 
 /// What a role's `delegate` builds: the handler of the requests its own routes do not
@@ -113,11 +111,8 @@ where
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);
     options.apply_to(&mut config)?;
-    for check in role.readyz_checks {
-        config.health.add_readyz(check);
-    }
-    for check in role.checks_without_livez {
-        config.health.add_without_livez(check);
+    for check in role.storage_checks {
+        config.health.add_storage(check);
     }
     for hook in post_start_hooks {
         config.health.add_everywhere(std::sync::Arc::new(hook));

@@ -1,15 +1,13 @@
-//! The `etcd` health check (upstream's `storagefactory.CreateHealthCheck`): the cluster
-//! answers a read within two seconds. The server registers it under [`EtcdHealthCheck::name`]
-//! on `/readyz`; this crate knows nothing of HTTP.
+//! The `etcd` and `etcd-readiness` checks (upstream's `storagefactory.CreateHealthCheck`
+//! and `CreateReadyCheck`): the cluster answers a read within `--etcd-healthcheck-timeout`
+//! or `--etcd-readycheck-timeout`. [`crate::EtcdOptions::health_checks`] hands them to the
+//! server with where they belong; this crate knows nothing of HTTP.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::Mutex;
-
-/// Upstream's `--etcd-healthcheck-timeout` default, for connecting and for the read.
-const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Cheap to clone; clones share one client, connected on first use and again after a
 /// failed read.
@@ -20,6 +18,8 @@ pub struct EtcdHealthCheck {
 
 struct Inner {
     options: crate::EtcdOptions,
+    /// For connecting and for the read.
+    timeout: Duration,
     client: Mutex<Option<etcd_client::Client>>,
 }
 
@@ -33,18 +33,14 @@ impl std::fmt::Debug for EtcdHealthCheck {
 
 impl EtcdHealthCheck {
     /// The check of the etcd `options` name, with their TLS read again on every connect.
-    pub fn new(options: crate::EtcdOptions) -> Self {
+    pub fn new(options: crate::EtcdOptions, timeout: Duration) -> Self {
         EtcdHealthCheck {
             inner: Arc::new(Inner {
                 options,
+                timeout,
                 client: Mutex::new(None),
             }),
         }
-    }
-
-    /// The check's name on `/readyz`, as upstream's.
-    pub fn name(&self) -> &'static str {
-        "etcd"
     }
 
     /// `Err` says why etcd is not healthy.
@@ -58,7 +54,7 @@ impl Inner {
     async fn probe(&self) -> Result<(), String> {
         let mut guard = self.client.lock().await;
         if guard.is_none() {
-            let mut options = etcd_client::ConnectOptions::new().with_connect_timeout(TIMEOUT);
+            let mut options = etcd_client::ConnectOptions::new().with_connect_timeout(self.timeout);
             if let Some(tls) = self.options.tls()? {
                 options = options.with_tls(tls);
             }
@@ -71,13 +67,13 @@ impl Inner {
             return Err("no etcd client".to_owned());
         };
         // Upstream reads the key "health"; any answer, even an empty one, proves a quorum.
-        match tokio::time::timeout(TIMEOUT, client.get("health", None)).await {
+        match tokio::time::timeout(self.timeout, client.get("health", None)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
                 *guard = None;
                 Err(e.to_string())
             }
-            Err(_) => Err("etcd did not answer within 2s".to_owned()),
+            Err(_) => Err(format!("etcd did not answer within {:?}", self.timeout)),
         }
     }
 }

@@ -5,7 +5,8 @@
 //! and follows upstream's etcd3 store and watcher; writes with a TTL share leases as
 //! upstream's lease manager's do. [`Compactor`] is upstream's compact.go.
 //! [`EtcdOptions`] are upstream's `--etcd-*` flags, which connect the store and give the
-//! `etcd` readiness check ([`EtcdHealthCheck`]) that each role hands to its server.
+//! `etcd`, `etcd-readiness` and `kms-providers` checks (`EtcdOptions::health_checks`) that
+//! each role hands to its server.
 //!
 //! It must not depend on hyper, kas-server, the registry or any HTTP type; errors leave as
 //! [`kas_storage::Error`].
@@ -22,8 +23,7 @@ mod store;
 pub use codec::{Codec, Defaulter, MediaType, Registration, StoredKind};
 pub use compact::{COMPACT_REV_KEY, Compactor};
 pub use encryption::Encryption;
-pub use health::EtcdHealthCheck;
-pub use options::{EtcdOptions, KmsHealthCheck};
+pub use options::EtcdOptions;
 pub use store::EtcdStore;
 pub use store::{WatchProgressSupport, version_supports_progress_requests};
 

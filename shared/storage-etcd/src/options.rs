@@ -52,6 +52,12 @@ pub struct EtcdOptions {
     /// uniquely identify distinct KMS plugins via the API server healthz endpoints.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub encryption_provider_config_automatic_reload: Option<bool>,
+    /// The timeout to use when checking etcd health.
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
+    pub etcd_healthcheck_timeout: Duration,
+    /// The timeout to use when checking etcd readiness
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
+    pub etcd_readycheck_timeout: Duration,
     /// The configuration once the store loaded it, for the `kms-providers` check.
     #[arg(skip)]
     pub loaded_encryption: LoadedEncryption,
@@ -83,7 +89,7 @@ impl std::fmt::Debug for LoadedEncryption {
 /// Upstream's `kms-providers` check on /healthz and /readyz, given when the encryption
 /// configuration names a KMS provider.
 #[derive(Clone, Debug)]
-pub struct KmsHealthCheck(LoadedEncryption);
+struct KmsHealthCheck(LoadedEncryption);
 
 impl KmsHealthCheck {
     pub fn name(&self) -> &'static str {
@@ -247,15 +253,39 @@ impl EtcdOptions {
         Ok((std::sync::Arc::new(store), compactor, codec))
     }
 
-    /// The `etcd` readiness check of every role given `--etcd-servers` (none without
-    /// them). It has its own client, connected on first use, as upstream's has.
-    pub fn health_check(&self) -> Option<EtcdHealthCheck> {
-        (!self.etcd_servers.is_empty()).then(|| EtcdHealthCheck::new(self.clone()))
+    /// The storage's health checks, as upstream registers them: with `--etcd-servers`,
+    /// `etcd` everywhere and `etcd-readiness` on /readyz, each with its own client
+    /// (connected on first use); `kms-providers` when the encryption configuration names
+    /// a KMS provider.
+    pub fn health_checks(&self) -> Vec<kas_storage::health::HealthCheck> {
+        use kas_storage::health::{HealthCheck, Scope};
+        let mut checks = Vec::new();
+        if !self.etcd_servers.is_empty() {
+            for (name, scope, timeout) in [
+                ("etcd", Scope::Everywhere, self.etcd_healthcheck_timeout),
+                (
+                    "etcd-readiness",
+                    Scope::Readyz,
+                    self.etcd_readycheck_timeout,
+                ),
+            ] {
+                let etcd = EtcdHealthCheck::new(self.clone(), timeout);
+                checks.push(HealthCheck::new(name, scope, move || etcd.check()));
+            }
+        }
+        if let Some(kms) = self.kms_health_check() {
+            checks.push(HealthCheck::new(
+                kms.name(),
+                Scope::WithoutLivez,
+                move || kms.check(),
+            ));
+        }
+        checks
     }
 
     /// The `kms-providers` check when `--encryption-provider-config` names a KMS provider
     /// (a file that cannot be read gets none here: the start refuses it).
-    pub fn kms_health_check(&self) -> Option<KmsHealthCheck> {
+    fn kms_health_check(&self) -> Option<KmsHealthCheck> {
         let data = std::fs::read(self.encryption_provider_config.as_ref()?).ok()?;
         crate::Encryption::names_kms(&data).then(|| KmsHealthCheck(self.loaded_encryption.clone()))
     }
@@ -303,7 +333,9 @@ mod tests {
         assert!(o.etcd_servers.is_empty());
         assert_eq!(o.etcd_prefix, "/registry");
         assert_eq!(o.etcd_compaction_interval, Duration::from_secs(300));
-        assert!(o.health_check().is_none());
+        assert!(o.health_checks().is_empty());
+        assert_eq!(o.etcd_healthcheck_timeout, Duration::from_secs(2));
+        assert_eq!(o.etcd_readycheck_timeout, Duration::from_secs(2));
 
         let o = parse(&[
             "--etcd-servers=http://a:2379,http://b:2379",
@@ -315,7 +347,8 @@ mod tests {
         assert_eq!(o.etcd_servers, ["http://a:2379", "http://b:2379"]);
         assert_eq!(o.etcd_prefix, "/kas");
         assert_eq!(o.etcd_compaction_interval, Duration::from_secs(90));
-        assert_eq!(o.health_check().unwrap().name(), "etcd");
+        let names: Vec<_> = o.health_checks().iter().map(|c| c.name).collect();
+        assert_eq!(names, ["etcd", "etcd-readiness"]);
         assert_eq!(
             parse(&["--etcd-compaction-interval=0"])
                 .unwrap()

@@ -13,6 +13,7 @@ mod continue_token;
 mod error;
 #[cfg(feature = "testing")]
 pub mod fake;
+pub mod health;
 mod interface;
 mod object;
 mod options;
