@@ -43,8 +43,9 @@ pub async fn api_service<S>(
 ) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
     // The modes of the flags, or the types the configuration file names.
     let authorization_modes = &common.authorization.modes()?;
-    let kinds = resources::stored_kinds(resource_options, etcd.storage_media_type);
-    let (etcd, compactor) = etcd.storage(&kinds).await?;
+    let etcd_options = etcd;
+    let kinds = resources::stored_kinds(resource_options, etcd_options.storage_media_type);
+    let (etcd, compactor) = etcd_options.storage(&kinds).await?;
     // RBAC's index of roles and bindings, for the RBAC mode, the review APIs and the
     // escalation checks of RBAC writes (upstream's rule resolver reads the RBAC objects
     // whatever the mode). It syncs on its own list; the bootstrap below reaches it by watch.
@@ -79,6 +80,8 @@ pub async fn api_service<S>(
         .authorizer(&provided)
         .map_err(|e| e.to_string())?;
     let mut resource_options = resource_options.clone();
+    resource_options.delete_collection_workers =
+        usize::try_from(etcd_options.delete_collection_workers.max(1)).unwrap_or(1);
     resource_options.reviewers = resources::Reviewers {
         authenticator: token_review_authenticator(
             &resource_options.service_accounts,
@@ -92,7 +95,15 @@ pub async fn api_service<S>(
     let resource_options = &resource_options;
     // One watch cache per cached resource: one etcd watch each, LIST and WATCH from memory.
     let mut caches = Vec::new();
-    let stores = resources::stores(resource_options, &etcd, &mut |d, strategy| {
+    let stores = resources::stores(resource_options, &etcd, &mut |d, strategy, by_default| {
+        if !etcd_options.watch_cached(d.group, d.plural, by_default) {
+            tracing::info!(
+                resource = d.plural,
+                group = d.group,
+                "Not using watch cache"
+            );
+            return etcd.clone();
+        }
         let mut config = kas_storage_cache::CacherConfig::new(format!("/{}", d.storage_resource));
         config.get_attrs = kas_registry::store::get_attrs(strategy);
         config.index_field = strategy

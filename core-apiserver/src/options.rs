@@ -93,6 +93,8 @@ impl CoreOptions {
                 renew: self.identity_lease_renew_interval.0,
                 collect: self.identity_lease_gc_period.0,
             },
+            // Set from the etcd options where the store is built.
+            delete_collection_workers: 1,
             reviewers: Default::default(),
             service_account_token: token_config(&self.service_account),
             openid_metadata: self.service_account.openid_metadata(),

@@ -1,6 +1,6 @@
-//! Health end to end, in every role: the `etcd` and `etcd-readiness` checks that each binary
-//! hands its server (from kas-storage-etcd's flags), and upstream's plain-text not-found answer for a
-//! check nobody registered.
+//! Health end to end, in every role: the `etcd` and `etcd-readiness` checks that each
+//! binary hands its server (from kas-storage-etcd's flags), and upstream's plain-text
+//! not-found answer for a check nobody registered.
 
 use http::Method;
 use kas_e2e::client::{Proto, request};

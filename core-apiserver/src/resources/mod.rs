@@ -41,11 +41,12 @@ use kas_registry::store::Store;
 use kas_registry::{ResourceDescriptor, Strategy};
 use kas_storage::Storage;
 
-/// How a store gets a watch cache: from the resource and its strategy (a watch cache
-/// keeps each object's attributes, `kas_registry::store::get_attrs`, and indexes by the
-/// strategy's `index_field`).
+/// How a store reads: from the resource, its strategy and whether upstream gives it a
+/// watch cache by default (all but events), a watch cache (which keeps each object's
+/// attributes, `kas_registry::store::get_attrs`, and indexes by the strategy's
+/// `index_field`) or etcd itself, as `--watch-cache` and `--watch-cache-sizes` say.
 pub type StorageFor<'a> =
-    dyn FnMut(&'static ResourceDescriptor, &Arc<dyn Strategy>) -> Arc<dyn Storage> + 'a;
+    dyn FnMut(&'static ResourceDescriptor, &Arc<dyn Strategy>, bool) -> Arc<dyn Storage> + 'a;
 
 /// What the resources take from the command line.
 #[derive(Clone, Debug)]
@@ -75,6 +76,8 @@ pub struct ResourceOptions {
     pub watch_cache_index: bool,
     /// How often the identity Lease is renewed and expired ones collected.
     pub identity_lease: crate::identity::Periods,
+    /// `--delete-collection-workers` (an etcd flag, set from the role's etcd options).
+    pub delete_collection_workers: usize,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -122,6 +125,7 @@ impl Default for ResourceOptions {
             service_accounts: Default::default(),
             watch_cache_index: true,
             identity_lease: crate::identity::Periods::default(),
+            delete_collection_workers: 1,
         }
     }
 }
@@ -311,11 +315,12 @@ pub fn stores(
                 hooks,
             } = install(opts);
             let storage = match reads {
-                Reads::Cached => cache_for(descriptor, &strategy),
-                Reads::Etcd => etcd.clone(),
+                Reads::Cached => cache_for(descriptor, &strategy, true),
+                Reads::Etcd => cache_for(descriptor, &strategy, false),
                 Reads::Own(build) => build(etcd),
             };
-            let store = Store::new(descriptor, strategy, storage);
+            let store = Store::new(descriptor, strategy, storage)
+                .with_delete_collection_workers(opts.delete_collection_workers);
             Ok(match hooks {
                 Some(hooks) => store.with_hooks(hooks(etcd)?),
                 None => store,

@@ -52,6 +52,30 @@ pub struct EtcdOptions {
     /// uniquely identify distinct KMS plugins via the API server healthz endpoints.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub encryption_provider_config_automatic_reload: Option<bool>,
+    /// Enable watch caching in the apiserver
+    #[arg(
+        long,
+        default_value_t = true,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    pub watch_cache: bool,
+    /// Default watch cache size. If zero, watch cache will be disabled for resources that
+    /// do not have a default watch size set. (Deprecated upstream and without effect: watch
+    /// caches are sized automatically.)
+    #[arg(long)]
+    pub default_watch_cache_size: Option<i64>,
+    /// Watch cache size settings for some resources (pods, nodes, etc.), comma separated.
+    /// The individual setting format: resource[.group]#size. The only meaningful size is
+    /// zero, which disables watch caching for the resource; all non-zero values are
+    /// equivalent and mean to not disable it (events are not cached unless named here).
+    #[arg(long, value_delimiter = ',')]
+    pub watch_cache_sizes: Vec<String>,
+    /// Number of workers spawned for DeleteCollection call. These are used to speed up
+    /// namespace cleanup.
+    #[arg(long, default_value_t = 1)]
+    pub delete_collection_workers: i64,
     /// The timeout to use when checking etcd health.
     #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub etcd_healthcheck_timeout: Duration,
@@ -62,6 +86,9 @@ pub struct EtcdOptions {
     #[arg(skip)]
     pub loaded_encryption: LoadedEncryption,
 }
+
+/// One `--watch-cache-sizes` entry: (group, resource) and size.
+type WatchCacheSize = ((String, String), i64);
 
 /// Shared by an options' clones: set when the store is built.
 #[derive(Clone, Default)]
@@ -127,6 +154,9 @@ impl EtcdOptions {
         if servers_required && self.etcd_servers.is_empty() {
             errs.push("--etcd-servers must be specified".to_owned());
         }
+        if let Err(e) = self.parse_watch_cache_sizes() {
+            errs.push(e);
+        }
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
         }
@@ -137,6 +167,67 @@ impl EtcdOptions {
             });
         }
         errs
+    }
+
+    /// Upstream's `ParseWatchCacheSizes`: (group, resource) to size.
+    fn parse_watch_cache_sizes(&self) -> Result<Vec<WatchCacheSize>, String> {
+        let mut sizes = Vec::new();
+        for c in &self.watch_cache_sizes {
+            let Some((resource, size)) = c.split_once('#').filter(|(_, s)| !s.contains('#')) else {
+                return Err(format!("invalid value of watch cache size: {c}"));
+            };
+            let size: i64 = size
+                .parse()
+                .map_err(|_| format!("invalid size of watch cache size: {c}"))?;
+            if size < 0 {
+                return Err(format!("watch cache size cannot be negative: {c}"));
+            }
+            let (resource, group) = resource.split_once('.').unwrap_or((resource, ""));
+            sizes.push(((group.to_owned(), resource.to_owned()), size));
+        }
+        Ok(sizes)
+    }
+
+    /// Whether the resource `group`/`resource` is served from a watch cache: never with
+    /// `--watch-cache=false`; per `--watch-cache-sizes` when it names the resource (zero:
+    /// no cache); else `by_default` (upstream caches everything but events).
+    pub fn watch_cached(&self, group: &str, resource: &str, by_default: bool) -> bool {
+        if !self.watch_cache {
+            return false;
+        }
+        let sizes = self.parse_watch_cache_sizes().unwrap_or_default();
+        let named = sizes
+            .iter()
+            .rev()
+            .find(|((g, r), _)| g == group && r == resource);
+        match named {
+            Some((_, 0)) => false,
+            Some(_) => true,
+            None => by_default,
+        }
+    }
+
+    /// What the flags given deserve a start-up warning for, as upstream's flag set warns.
+    fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.default_watch_cache_size.is_some() {
+            out.push("Flag --default-watch-cache-size has been deprecated, watch caches are sized automatically and this flag will be removed in a future version".to_owned());
+        }
+        if let Ok(sizes) = self.parse_watch_cache_sizes() {
+            for ((group, resource), size) in sizes {
+                if size > 0 {
+                    let name = if group.is_empty() {
+                        resource
+                    } else {
+                        format!("{resource}.{group}")
+                    };
+                    out.push(format!(
+                        "Dropping watch-cache-size for {name} - watchCache size is now dynamic"
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// The client's TLS from `--etcd-cafile`, `--etcd-certfile` and `--etcd-keyfile` as
@@ -228,6 +319,9 @@ impl EtcdOptions {
         ),
         String,
     > {
+        for warning in self.warnings() {
+            tracing::warn!("{warning}");
+        }
         let client = self
             .connect()
             .await
@@ -390,5 +484,54 @@ mod tests {
         assert!(parse(&["--storage-media-type=text/plain"]).is_err());
         let o = parse(&["--etcd-servers=http://a:2379"]).unwrap();
         assert!(o.validate(true).is_empty());
+    }
+
+    #[test]
+    fn watch_cache_flags_decide_which_resources_are_cached_as_upstreams() {
+        let o = parse(&[]).unwrap();
+        assert!(o.watch_cache);
+        assert!(o.watch_cached("", "pods", true));
+        assert!(!o.watch_cached("", "events", false));
+        assert_eq!(o.delete_collection_workers, 1);
+        assert!(o.warnings().is_empty());
+
+        let o = parse(&[
+            "--watch-cache-sizes=pods#0,events#100,deployments.apps#0",
+            "--default-watch-cache-size=0",
+            "--delete-collection-workers=4",
+        ])
+        .unwrap();
+        assert!(o.validate(false).is_empty());
+        assert!(!o.watch_cached("", "pods", true));
+        assert!(!o.watch_cached("apps", "deployments", true));
+        assert!(o.watch_cached("", "events", false));
+        assert!(o.watch_cached("", "nodes", true));
+        assert_eq!(o.delete_collection_workers, 4);
+        assert_eq!(
+            o.warnings(),
+            [
+                "Flag --default-watch-cache-size has been deprecated, watch caches are sized automatically and this flag will be removed in a future version",
+                "Dropping watch-cache-size for events - watchCache size is now dynamic",
+            ]
+        );
+
+        let o = parse(&["--watch-cache=false", "--watch-cache-sizes=events#100"]).unwrap();
+        assert!(!o.watch_cached("", "pods", true));
+        assert!(!o.watch_cached("", "events", false));
+        assert!(
+            parse(&["--watch-cache", "--watch-cache-sizes=pods#0"])
+                .unwrap()
+                .watch_cache
+        );
+
+        for (flag, err) in [
+            ("pods", "invalid value of watch cache size: pods"),
+            ("pods#a", "invalid size of watch cache size: pods#a"),
+            ("pods#-1", "watch cache size cannot be negative: pods#-1"),
+            ("pods#1#2", "invalid value of watch cache size: pods#1#2"),
+        ] {
+            let o = parse(&[&format!("--watch-cache-sizes={flag}")]).unwrap();
+            assert_eq!(o.validate(false), [err]);
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::SystemTime;
 
+use futures_util::{StreamExt, TryStreamExt};
 use kas_apimachinery::Status;
 use kas_storage::{ListResult, Object, ObjectRef, Preconditions, Predicate};
 use serde_json::Value;
@@ -343,8 +344,9 @@ impl Store {
     }
 
     /// Upstream's `DeleteCollection`: every object the options select, listed in pages of
-    /// 10,000 (or only the first page when the client set a limit), deleted one by one
-    /// with the same options; objects already gone are skipped. Answers the list as it was
+    /// 10,000 (or only the first page when the client set a limit), deleted with the same
+    /// options by `--delete-collection-workers` at once; objects already gone are skipped,
+    /// and the first other error ends it. Answers the list as it was
     /// listed: the first page's metadata with every page's items.
     pub async fn delete_collection(
         &self,
@@ -363,15 +365,17 @@ impl Store {
         let mut listed: Option<ListResult> = None;
         loop {
             let page = self.list(namespace, &page_opts, predicate.clone()).await?;
-            for item in &page.items {
-                let value = item.value()?;
-                let (ns, name) = (crate::meta::namespace(&value), crate::meta::name(&value));
-                match self.delete_one(ns, name, preconditions, opts).await {
-                    Ok(_) => {}
-                    Err(e) if e.to_status().code == 404 => {}
-                    Err(e) => return Err(e),
-                }
-            }
+            // Collected first: a stream over the mapping closure is not `Send` for every
+            // lifetime the handler's future needs.
+            let deletes: Vec<_> = page
+                .items
+                .iter()
+                .map(|item| self.delete_listed(item, preconditions, opts))
+                .collect();
+            futures_util::stream::iter(deletes)
+                .buffer_unordered(self.delete_collection_workers)
+                .try_for_each(|()| std::future::ready(Ok(())))
+                .await?;
             let next = page.continue_token.clone();
             match &mut listed {
                 None => listed = Some(page),
@@ -387,6 +391,24 @@ impl Store {
             }
         }
         Ok(listed.unwrap_or_default())
+    }
+
+    /// One object of a DeleteCollection; one already gone is no error.
+    fn delete_listed<'a>(
+        &'a self,
+        item: &'a ObjectRef,
+        preconditions: &'a Preconditions,
+        opts: &'a WriteOptions,
+    ) -> futures_util::future::BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let value = item.value()?;
+            let (ns, name) = (crate::meta::namespace(&value), crate::meta::name(&value));
+            match self.delete_one(ns, name, preconditions, opts).await {
+                Ok(_) => Ok(()),
+                Err(e) if e.to_status().code == 404 => Ok(()),
+                Err(e) => Err(e),
+            }
+        })
     }
 
     /// Upstream's `BeforeDelete` precondition checks on the object read first, with their

@@ -52,6 +52,8 @@ pub struct Store {
     admission: Chain,
     hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
     delete_guard: Option<Arc<dyn crate::hooks::DeleteGuard>>,
+    /// How many deletes of a DeleteCollection run at once (`--delete-collection-workers`).
+    delete_collection_workers: usize,
 }
 
 impl Store {
@@ -98,7 +100,14 @@ impl Store {
             admission: Chain::default(),
             hooks: None,
             delete_guard: None,
+            delete_collection_workers: 1,
         }
+    }
+
+    /// The store with DeleteCollection deleting `workers` objects at once (at least one).
+    pub fn with_delete_collection_workers(mut self, workers: usize) -> Store {
+        self.delete_collection_workers = workers.max(1);
+        self
     }
 
     /// The store with `hooks` around its creates, updates and deletes.
