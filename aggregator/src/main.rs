@@ -98,6 +98,13 @@ fn main() -> ExitCode {
         let token_authenticators =
             service_accounts.token_authenticators(&common.authentication, Some(storage.clone()))?;
         let api_services = apiserver::api_services(storage.clone(), compactor).await?;
+        let descriptor = &aggregator::apiservice::DESCRIPTOR;
+        kas_storage_etcd::metrics::observe_count_forever(
+            (descriptor.group, descriptor.plural),
+            storage.clone(),
+            descriptor.storage_resource,
+            etcd.etcd_count_metric_poll_period,
+        );
         let proxy_cert_files = ProxyCertFiles::from_options(&delegation);
         let proxy_client_cert = proxy_cert_files.as_ref().map(ProxyCertFiles::load);
         let proxy_client_cert = proxy_client_cert.transpose()?;
@@ -170,7 +177,11 @@ fn main() -> ExitCode {
             handler: kas_server::Handler::new(api),
             authorizers,
             token_authenticators,
-            collectors: metrics.collectors(),
+            collectors: metrics
+                .collectors()
+                .into_iter()
+                .chain(kas_storage_etcd::metrics::collectors())
+                .collect(),
         })
     };
     kas_server::run::main_with_hooks(role, hooks, options.common, errors, run)

@@ -82,6 +82,7 @@ pub async fn api_service<S>(
     let mut resource_options = resource_options.clone();
     resource_options.delete_collection_workers =
         usize::try_from(etcd_options.delete_collection_workers.max(1)).unwrap_or(1);
+    resource_options.count_metric_poll_period = etcd_options.etcd_count_metric_poll_period;
     resource_options.reviewers = resources::Reviewers {
         authenticator: token_review_authenticator(
             &resource_options.service_accounts,

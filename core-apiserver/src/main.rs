@@ -70,7 +70,7 @@ fn main() -> ExitCode {
                 authorizers,
                 // Only the aggregator's front-proxy requests reach core: no bearer tokens.
                 token_authenticators: Vec::new(),
-                collectors: Vec::new(),
+                collectors: kas_storage_etcd::metrics::collectors(),
             })
         },
     )

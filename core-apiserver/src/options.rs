@@ -95,6 +95,7 @@ impl CoreOptions {
             },
             // Set from the etcd options where the store is built.
             delete_collection_workers: 1,
+            count_metric_poll_period: std::time::Duration::ZERO,
             reviewers: Default::default(),
             service_account_token: token_config(&self.service_account),
             openid_metadata: self.service_account.openid_metadata(),

@@ -19,7 +19,14 @@ use kas_storage_etcd::EtcdOptions;
 /// the compactor, the CRD informer, the serving table and the controllers, which live as
 /// long as the process.
 pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
+    let count_period = etcd.etcd_count_metric_poll_period;
     let (etcd, compactor, codec) = etcd.storage_and_codec(&[crd::stored_kind()]).await?;
+    kas_storage_etcd::metrics::observe_count_forever(
+        (crd::DESCRIPTOR.group, crd::DESCRIPTOR.plural),
+        etcd.clone(),
+        crd::DESCRIPTOR.storage_resource,
+        count_period,
+    );
     let strategy: Arc<dyn kas_registry::Strategy> = Arc::new(crd::Strategy);
     let mut config =
         kas_storage_cache::CacherConfig::new(format!("/{}", crd::DESCRIPTOR.storage_resource));
@@ -61,6 +68,7 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         serving::Etcd {
             storage: etcd,
             codec,
+            count_period,
         },
         crds.clone(),
         caches,

@@ -38,6 +38,8 @@ fn main() -> ExitCode {
     let etcd = options.etcd;
     kas_server::run::main(role, options.common, errors, move |_| async move {
         let api = extensions_apiserver::api_service(&etcd, kas_server::routes::not_found()).await?;
-        Ok(kas_server::Handler::new(api).into())
+        let mut serving = kas_server::run::Serving::from(kas_server::Handler::new(api));
+        serving.collectors = kas_storage_etcd::metrics::collectors();
+        Ok(serving)
     })
 }

@@ -38,6 +38,8 @@ struct Served {
     cache: Arc<Cacher>,
     /// What the cache's objects were read and indexed with ([`read_with`]).
     read_with: Value,
+    /// `apiserver_storage_objects` of the custom resources, polled while served.
+    counted: Option<Arc<kas_storage_etcd::metrics::CountObserver>>,
 }
 
 /// The storage-version store of each served CRD, by CRD name (the finalizer's view).
@@ -60,6 +62,8 @@ pub struct Admission {
 pub struct Etcd {
     pub storage: Arc<dyn Storage>,
     pub codec: Arc<kas_storage_etcd::Codec>,
+    /// `--etcd-count-metric-poll-period`.
+    pub count_period: std::time::Duration,
 }
 
 pub fn start(
@@ -216,6 +220,19 @@ async fn build(
     }
     let prefix = format!("/{}", storage_descriptor.storage_resource);
     let read_with = read_with(crd, storage_version);
+    let counted = match &previous {
+        Some(p) if p.cache_prefix() == prefix => p.counted.clone(),
+        _ => kas_storage_etcd::metrics::observe_count(
+            kas_storage_etcd::metrics::qualified_resource(
+                storage_descriptor.group,
+                storage_descriptor.plural,
+            ),
+            etcd.storage.clone(),
+            prefix.clone(),
+            etcd.count_period,
+        )
+        .map(Arc::new),
+    };
     let cache = match previous {
         Some(p) if p.cache_prefix() == prefix && p.read_with == read_with => p.cache,
         _ => {
@@ -312,6 +329,7 @@ async fn build(
         terminating,
         cache,
         read_with,
+        counted,
     })
 }
 

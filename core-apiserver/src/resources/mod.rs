@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kas_registry::store::Store;
-use kas_registry::{ResourceDescriptor, Strategy};
+use kas_registry::{ResourceDescriptor, Strategy, Verb};
 use kas_storage::Storage;
 
 /// How a store reads: from the resource, its strategy and whether upstream gives it a
@@ -78,6 +78,9 @@ pub struct ResourceOptions {
     pub identity_lease: crate::identity::Periods,
     /// `--delete-collection-workers` (an etcd flag, set from the role's etcd options).
     pub delete_collection_workers: usize,
+    /// `--etcd-count-metric-poll-period` (likewise): how often each stored resource's
+    /// objects are counted for `apiserver_storage_objects`.
+    pub count_metric_poll_period: Duration,
 }
 
 /// What the review APIs consult (upstream's authentication and authorization
@@ -126,6 +129,7 @@ impl Default for ResourceOptions {
             watch_cache_index: true,
             identity_lease: crate::identity::Periods::default(),
             delete_collection_workers: 1,
+            count_metric_poll_period: Duration::ZERO,
         }
     }
 }
@@ -319,6 +323,14 @@ pub fn stores(
                 Reads::Etcd => cache_for(descriptor, &strategy, false),
                 Reads::Own(build) => build(etcd),
             };
+            if !matches!(reads, Reads::Own(_)) && descriptor.verbs.contains(&Verb::List) {
+                kas_storage_etcd::metrics::observe_count_forever(
+                    (descriptor.group, descriptor.plural),
+                    etcd.clone(),
+                    descriptor.storage_resource,
+                    opts.count_metric_poll_period,
+                );
+            }
             let store = Store::new(descriptor, strategy, storage)
                 .with_delete_collection_workers(opts.delete_collection_workers);
             Ok(match hooks {

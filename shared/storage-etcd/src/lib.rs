@@ -17,6 +17,7 @@ mod encryption;
 mod errors;
 mod health;
 mod lease;
+pub mod metrics;
 mod options;
 mod store;
 

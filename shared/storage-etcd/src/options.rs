@@ -76,6 +76,14 @@ pub struct EtcdOptions {
     /// namespace cleanup.
     #[arg(long, default_value_t = 1)]
     pub delete_collection_workers: i64,
+    /// The interval of requests to poll etcd and update metric. 0 disables the metric
+    /// collection
+    #[arg(long, default_value = "1m0s", value_parser = parse_interval)]
+    pub etcd_count_metric_poll_period: Duration,
+    /// The interval of requests to poll etcd and update metric. 0 disables the metric
+    /// collection
+    #[arg(long, default_value = "30s", value_parser = parse_interval)]
+    pub etcd_db_metric_poll_interval: Duration,
     /// The timeout to use when checking etcd health.
     #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub etcd_healthcheck_timeout: Duration,
@@ -292,6 +300,28 @@ impl EtcdOptions {
         }
     }
 
+    /// `apiserver_storage_db_total_size_in_bytes` of each endpoint, each through a client
+    /// of its own (connected in the background: a down endpoint is -1 until it answers).
+    fn start_db_size_polls(&self) {
+        let interval = self.etcd_db_metric_poll_interval;
+        if interval.is_zero() {
+            return;
+        }
+        for endpoint in self.etcd_servers.clone() {
+            let options = self.connect_options();
+            tokio::spawn(async move {
+                let Ok(options) = options else { return };
+                let client = loop {
+                    match etcd_client::Client::connect([&endpoint], Some(options.clone())).await {
+                        Ok(client) => break client,
+                        Err(_) => tokio::time::sleep(interval).await,
+                    }
+                };
+                crate::metrics::poll_db_size(endpoint, client.maintenance_client(), interval);
+            });
+        }
+    }
+
     /// The role's storage on `--etcd-servers` under `--etcd-prefix`, writing and reading
     /// `kinds` (each under `/<storage resource>`) as upstream does, and the compactor of
     /// `--etcd-compaction-interval` (a zero interval never ticks, and the caches hear of
@@ -327,6 +357,8 @@ impl EtcdOptions {
             .await
             .map_err(|e| format!("connecting to etcd: {e}"))?;
         let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
+        crate::metrics::set_size_client(client.clone());
+        self.start_db_size_polls();
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
         if let Some(path) = &self.encryption_provider_config {
             let encryption = std::sync::Arc::new(crate::Encryption::from_file(path)?);
