@@ -110,6 +110,31 @@ impl TestCluster {
             .unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
+    /// `role`'s /metrics (replica 0): the aggregator's as the admin, the others' as the
+    /// front proxy asking for the admin.
+    pub async fn metrics(&self, role: Role) -> String {
+        let url = format!("{}/metrics", self.url(role, 0));
+        let bearer = self.bearer();
+        let (headers, tls) = match role {
+            Role::Aggregator => (
+                vec![("authorization", bearer.as_str())],
+                self.admin_tls(client::Proto::H2),
+            ),
+            _ => (
+                vec![
+                    ("x-remote-user", "admin"),
+                    ("x-remote-group", "system:masters"),
+                ],
+                self.peer_tls(client::Proto::H2),
+            ),
+        };
+        let m = client::request(&url, http::Method::GET, &headers, &tls, client::Proto::H2)
+            .await
+            .unwrap_or_else(|e| panic!("{role} /metrics: {e}"));
+        assert_eq!(m.status, 200, "{role}: {}", m.text());
+        m.text()
+    }
+
     /// What an admin client uses: the cluster CA, HTTP/2 or HTTP/1.1.
     pub fn admin_tls(&self, proto: client::Proto) -> client::Tls {
         client::Tls::new(&self.pki().ca.cert, None, proto).expect("tls")
@@ -236,7 +261,10 @@ pub const NOT_FOUND_BODY: &str = "404 page not found\n";
 pub fn metric_value(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     exposition
         .lines()
-        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with('{'))
+        .filter(|l| {
+            let rest = l.strip_prefix(name).unwrap_or("");
+            rest.starts_with('{') || (labels.is_empty() && rest.starts_with(' '))
+        })
         .find(|l| {
             labels
                 .iter()

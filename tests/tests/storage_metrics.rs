@@ -7,38 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-use http::Method;
-use kas_e2e::client::{Proto, request};
 use kas_e2e::{Role, TestCluster, metric_value, start_cluster};
-
-async fn metrics(c: &TestCluster, role: Role) -> String {
-    let url = format!("{}/metrics", c.url(role, 0));
-    let peer = [
-        ("x-remote-user", "admin"),
-        ("x-remote-group", "system:masters"),
-    ];
-    let tls = match role {
-        Role::Aggregator => c.admin_tls(Proto::H2),
-        _ => c.peer_tls(Proto::H2),
-    };
-    let bearer = c.bearer();
-    let headers: Vec<(&str, &str)> = match role {
-        Role::Aggregator => vec![("authorization", bearer.as_str())],
-        _ => peer.to_vec(),
-    };
-    let m = request(&url, Method::GET, &headers, &tls, Proto::H2)
-        .await
-        .unwrap();
-    assert_eq!(m.status, 200, "{role}: {}", m.text());
-    m.text()
-}
 
 /// Waits until `role`'s `apiserver_storage_objects{resource}` is `expected` (`None`: the
 /// series is gone).
 async fn wait_count(c: &TestCluster, role: Role, resource: &str, expected: Option<f64>) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let text = metrics(c, role).await;
+        let text = c.metrics(role).await;
         let value = metric_value(
             &text,
             "apiserver_storage_objects",
@@ -112,7 +88,7 @@ async fn object_counts_and_database_size_as_upstream_reports_them() {
     wait_count(&c, Role::Extensions, "gadgets.example.com", None).await;
 
     for role in [Role::Aggregator, Role::Core, Role::Extensions] {
-        let text = metrics(&c, role).await;
+        let text = c.metrics(role).await;
         let size = metric_value(
             &text,
             "apiserver_storage_size_bytes",
@@ -122,7 +98,7 @@ async fn object_counts_and_database_size_as_upstream_reports_them() {
         let endpoint = c.etcd_url();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let text = metrics(&c, role).await;
+            let text = c.metrics(role).await;
             let polled = metric_value(
                 &text,
                 "apiserver_storage_db_total_size_in_bytes",

@@ -405,6 +405,62 @@ async fn kms_v2_values_are_read_and_written_as_upstream_encrypts_them() {
         "while-down",
         "--from-literal=a=b",
     ]);
+
+    // What upstream's metrics say of it all.
+    let text = c.metrics(kas_e2e::Role::Core).await;
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        kas_e2e::metric_value(&text, name, labels).unwrap_or_default()
+    };
+    let prefix = ("transformer_prefix", "k8s:enc:kms:v2:testkms:");
+    for kind in ["to_storage", "from_storage"] {
+        let labels = [
+            ("resource", "secrets"),
+            ("transformation_type", kind),
+            prefix,
+            ("status", "OK"),
+        ];
+        let ops = value("apiserver_storage_transformation_operations_total", &labels);
+        assert!(ops > 0.0, "{kind}:\n{text}");
+    }
+    let calls = "apiserver_envelope_encryption_kms_operations_latency_seconds_count";
+    let method = |m: &'static str| ("method_name", m);
+    let ok = value(
+        calls,
+        &[
+            method("/v2.KeyManagementService/Status"),
+            ("grpc_status_code", "OK"),
+        ],
+    );
+    let encrypts = value(
+        calls,
+        &[
+            method("/v2.KeyManagementService/Encrypt"),
+            ("grpc_status_code", "OK"),
+        ],
+    );
+    let down = value(
+        calls,
+        &[
+            method("/v2.KeyManagementService/Status"),
+            ("grpc_status_code", "Unavailable"),
+        ],
+    );
+    assert!(
+        ok > 0.0 && encrypts >= 2.0 && down > 0.0,
+        "{ok} {encrypts} {down}"
+    );
+    // The fixture's seed, upstream's, was not this role's: one Decrypt, one cache miss.
+    assert!(
+        value(
+            "apiserver_storage_envelope_transformation_cache_misses_total",
+            &[]
+        ) >= 1.0
+    );
+    let cached = value(
+        "apiserver_envelope_encryption_dek_source_cache_size",
+        &[("provider_name", "testkms")],
+    );
+    assert!(cached >= 1.0, "{cached}");
 }
 
 async fn stored_value(kv: &mut etcd_client::KvClient, key: &str) -> Vec<u8> {

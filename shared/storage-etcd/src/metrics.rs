@@ -6,6 +6,9 @@
 //! - `apiserver_storage_db_total_size_in_bytes{endpoint}` (deprecated upstream, still
 //!   served): each endpoint's database size, polled every `--etcd-db-metric-poll-interval`.
 //!
+//! - the transformation and KMS envelope metrics of encryption at rest
+//!   (`crate::encryption::metrics`).
+//!
 //! The collectors are the process's (one etcd configuration a process); each role
 //! registers [`collectors`] with its server.
 
@@ -56,11 +59,13 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
 
 /// The storage metrics, for a role's registry.
 pub fn collectors() -> Vec<Box<dyn Collector>> {
-    vec![
+    let mut all: Vec<Box<dyn Collector>> = vec![
         Box::new(METRICS.objects.clone()),
         Box::new(METRICS.db_total_size.clone()),
         Box::new(StorageSize),
-    ]
+    ];
+    all.extend(crate::encryption::metrics::collectors());
+    all
 }
 
 /// Counts the objects under `prefix` (a store's key root, `/pods`) every `period` (none

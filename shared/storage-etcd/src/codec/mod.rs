@@ -110,6 +110,8 @@ struct Written {
     defaults: Option<Defaulter>,
     /// Its encryption rule's providers.
     transformer: Option<Arc<Transformer>>,
+    /// `resource.group`, the label its transformations are counted under.
+    resource_label: String,
 }
 
 impl std::fmt::Debug for Written {
@@ -199,6 +201,7 @@ impl Codec {
             .and_then(|e| e.for_resource(kind.group, kind.resource));
         Ok(Written {
             api_version: kind.api_version(),
+            resource_label: crate::metrics::qualified_resource(kind.group, kind.resource),
             kind,
             message,
             defaults,
@@ -234,11 +237,15 @@ impl Codec {
     pub fn encode(&self, key: &str, value: &Value) -> Result<Vec<u8>> {
         let written = self.written(key);
         let data = self.serialize(key, value, written.as_deref())?;
-        match written.and_then(|w| w.transformer.clone()) {
-            Some(transformer) => transformer
-                .transform_to_storage(data, &self.authenticated(key))
+        match written.as_deref() {
+            Some(Written {
+                transformer: Some(transformer),
+                resource_label,
+                ..
+            }) => transformer
+                .write(data, &self.authenticated(key), Some(resource_label))
                 .map_err(|e| invalid(key, e)),
-            None => Ok(data),
+            _ => Ok(data),
         }
     }
 
@@ -311,15 +318,21 @@ impl Codec {
         let registered = written
             .as_ref()
             .map(|w| (w.api_version.as_str(), w.kind.kind));
-        let transformer = match written.as_ref().and_then(|w| w.transformer.clone()) {
-            Some(t) => Some(t),
+        let (transformer, resource) = match written.as_deref() {
+            Some(Written {
+                transformer: Some(t),
+                resource_label,
+                ..
+            }) => (Some(t.clone()), Some(resource_label.as_str())),
             // A key this role does not write (another role's resource): any rule may read it.
-            None if data.starts_with(ENCRYPTED_PREFIX) => self.encryption.get().map(|e| e.any()),
-            None => None,
+            _ if data.starts_with(ENCRYPTED_PREFIX) => {
+                (self.encryption.get().map(|e| e.any()), None)
+            }
+            _ => (None, None),
         };
         let plain = match &transformer {
             Some(t) => t
-                .transform_from_storage(data, &self.authenticated(key))
+                .read(data, &self.authenticated(key), resource)
                 .map_err(|e| invalid(key, e))?,
             None => std::borrow::Cow::Borrowed(data),
         };

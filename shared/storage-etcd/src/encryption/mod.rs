@@ -14,7 +14,9 @@
 //! refuses it without its feature gate.
 
 mod kms;
+pub(crate) mod metrics;
 mod providers;
+mod transformer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -210,107 +212,6 @@ fn rules_providers(rules: &HashMap<(String, String), Arc<Transformer>>) -> Vec<P
         .values()
         .flat_map(|t| t.providers.iter().cloned())
         .collect()
-}
-
-impl Transformer {
-    /// `data` as the first provider writes it; `authenticated` is the etcd key.
-    pub fn transform_to_storage(
-        &self,
-        data: Vec<u8>,
-        authenticated: &[u8],
-    ) -> Result<Vec<u8>, String> {
-        let (prefix, sealed) = match self.providers.first() {
-            None | Some(Provider::Identity) => return Ok(data),
-            Some(Provider::Keys { prefix, keys, .. }) => {
-                let Some((name, cipher)) = keys.first() else {
-                    return Ok(data);
-                };
-                let sealed = cipher.seal(&data, authenticated)?;
-                ([prefix.as_bytes(), name.as_bytes(), b":"].concat(), sealed)
-            }
-            Some(Provider::Kms(kms)) => (
-                kms.prefix.as_bytes().to_vec(),
-                kms.seal(&data, authenticated)?,
-            ),
-        };
-        let mut out = prefix;
-        out.extend_from_slice(&sealed);
-        Ok(out)
-    }
-
-    /// Whether `data` was not written by the first provider with its first key (or, for
-    /// KMS, under the plugin's current key ID): a rewrite would change it.
-    pub fn is_stale(&self, data: &[u8]) -> bool {
-        match self.providers.first() {
-            None => false,
-            Some(Provider::Identity) => data.starts_with(ENCRYPTED_PREFIX),
-            Some(Provider::Keys { prefix, keys, .. }) => {
-                let current = keys.first().and_then(|(name, _)| {
-                    data.strip_prefix(prefix.as_bytes())?
-                        .strip_prefix(name.as_bytes())?
-                        .strip_prefix(b":")
-                });
-                current.is_none()
-            }
-            Some(Provider::Kms(kms)) => match data.strip_prefix(kms.prefix.as_bytes()) {
-                Some(rest) => kms.is_stale(rest),
-                None => true,
-            },
-        }
-    }
-
-    /// `data` as stored, through the first provider whose prefix and key it carries
-    /// (upstream's `prefixTransformers`: a provider that fails lets the next one try).
-    pub fn transform_from_storage<'a>(
-        &self,
-        data: &'a [u8],
-        authenticated: &[u8],
-    ) -> Result<std::borrow::Cow<'a, [u8]>, String> {
-        let mut errors = Vec::new();
-        for provider in &self.providers {
-            match provider {
-                // identity: a value another provider encrypted is not its to read.
-                Provider::Identity if !data.starts_with(ENCRYPTED_PREFIX) => {
-                    return Ok(std::borrow::Cow::Borrowed(data));
-                }
-                Provider::Identity => {}
-                Provider::Keys {
-                    prefix,
-                    keys,
-                    no_key,
-                } => {
-                    let Some(rest) = data.strip_prefix(prefix.as_bytes()) else {
-                        continue;
-                    };
-                    let named = keys.iter().find_map(|(name, cipher)| {
-                        let sealed = rest.strip_prefix(name.as_bytes())?.strip_prefix(b":")?;
-                        Some((cipher, sealed))
-                    });
-                    match named {
-                        Some((cipher, sealed)) => match cipher.open(sealed, authenticated) {
-                            Ok(plain) => return Ok(std::borrow::Cow::Owned(plain)),
-                            Err(e) => errors.push(e),
-                        },
-                        None => errors.push((*no_key).to_owned()),
-                    }
-                }
-                Provider::Kms(kms) => {
-                    let Some(rest) = data.strip_prefix(kms.prefix.as_bytes()) else {
-                        continue;
-                    };
-                    match kms.open(rest, authenticated) {
-                        Ok(plain) => return Ok(std::borrow::Cow::Owned(plain)),
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
-        }
-        match errors.len() {
-            0 => Err("no matching prefix found".into()),
-            1 => Err(errors.remove(0)),
-            _ => Err(format!("[{}]", errors.join(", "))),
-        }
-    }
 }
 
 /// One entry of a rule's `providers`; `path` is its field path.

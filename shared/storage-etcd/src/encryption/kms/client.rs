@@ -17,7 +17,11 @@ use kas_proto::kms::v2::{
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tonic::transport::{Channel, Endpoint};
 
+use crate::encryption::metrics::record_kms_operation;
+
 pub(super) struct Client {
+    /// The provider's name, the metrics' label.
+    name: String,
     runtime: Handle,
     grpc: KeyManagementServiceClient<Channel>,
     /// Each call's deadline: the configuration's `timeout`.
@@ -55,6 +59,7 @@ impl Client {
                 }))
         };
         Ok(Client {
+            name: name.to_owned(),
             runtime: handle,
             grpc: KeyManagementServiceClient::new(channel),
             timeout,
@@ -69,7 +74,7 @@ impl Client {
 
     pub(super) async fn status(&self) -> Result<StatusResponse, String> {
         let mut grpc = self.grpc.clone();
-        self.call(async move { grpc.status(StatusRequest {}).await })
+        self.call("Status", async move { grpc.status(StatusRequest {}).await })
             .await
     }
 
@@ -79,14 +84,16 @@ impl Client {
         plaintext: Vec<u8>,
     ) -> Result<EncryptResponse, String> {
         let mut grpc = self.grpc.clone();
-        self.call(async move { grpc.encrypt(EncryptRequest { plaintext, uid }).await })
-            .await
+        self.call("Encrypt", async move {
+            grpc.encrypt(EncryptRequest { plaintext, uid }).await
+        })
+        .await
     }
 
     /// `Decrypt`, waited for on the caller's thread.
     pub(super) fn decrypt_blocking(&self, request: DecryptRequest) -> Result<Vec<u8>, String> {
         let mut grpc = self.grpc.clone();
-        let call = self.call(async move { grpc.decrypt(request).await });
+        let call = self.call("Decrypt", async move { grpc.decrypt(request).await });
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.runtime.spawn(async move {
             let _ = tx.send(call.await);
@@ -102,17 +109,32 @@ impl Client {
             .map(|r| r.plaintext)
     }
 
-    /// One call on the client's runtime, within the timeout, its error as upstream's gRPC
-    /// client prints it.
-    fn call<T, F>(&self, call: F) -> impl Future<Output = Result<T, String>> + Send + 'static
+    /// One call of `method` on the client's runtime, within the timeout, its error as
+    /// upstream's gRPC client prints it; its latency and status go to
+    /// `apiserver_envelope_encryption_kms_operations_latency_seconds`.
+    fn call<T, F>(
+        &self,
+        method: &'static str,
+        call: F,
+    ) -> impl Future<Output = Result<T, String>> + Send + 'static
     where
         T: Send + 'static,
         F: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Send + 'static,
     {
         let timeout = self.timeout;
-        let task = self
-            .runtime
-            .spawn(async move { tokio::time::timeout(timeout, call).await });
+        let name = self.name.clone();
+        let task = self.runtime.spawn(async move {
+            let start = std::time::Instant::now();
+            let answer = tokio::time::timeout(timeout, call).await;
+            let code = match &answer {
+                Ok(Ok(_)) => "OK".to_owned(),
+                Ok(Err(status)) => format!("{:?}", status.code()),
+                Err(_) => "DeadlineExceeded".to_owned(),
+            };
+            let method = format!("/v2.KeyManagementService/{method}");
+            record_kms_operation(&name, &method, start.elapsed(), &code);
+            answer
+        });
         async move {
             match task.await {
                 Ok(Ok(Ok(answer))) => Ok(answer.into_inner()),

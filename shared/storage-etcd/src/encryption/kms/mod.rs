@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use kas_proto::kms::v2::{DecryptRequest, EncryptedDekSourceType, EncryptedObject};
 use prost::Message;
 
+use super::metrics;
 use client::Client;
 use envelope::{DekSource, cache_key, validate};
 
@@ -161,10 +162,18 @@ impl Kms {
             }
         }
         match envelope::validate_key_id(&status.key_id) {
-            Err(e) => errs.push(format!(
-                "got invalid KMSv2 KeyID hash {:?}: {e}",
-                key_id_hash(&status.key_id)
-            )),
+            Err(e) => {
+                let code = if status.key_id.is_empty() {
+                    "empty"
+                } else {
+                    "too_long"
+                };
+                metrics::record_invalid_key_id(&self.name, code);
+                errs.push(format!(
+                    "got invalid KMSv2 KeyID hash {:?}: {e}",
+                    key_id_hash(&status.key_id)
+                ));
+            }
             Ok(()) => {
                 if let Err(e) = self.rotate_on_key_id_change(&status.key_id).await {
                     errs.push(e);
@@ -295,6 +304,7 @@ impl Kms {
         let source = match self.cached(&key) {
             Some(source) => source,
             None => {
+                metrics::record_cache_miss();
                 let request = DecryptRequest {
                     ciphertext: object.encrypted_dek_source.clone(),
                     uid: uuid::Uuid::new_v4().to_string(),
@@ -340,6 +350,7 @@ impl Kms {
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         cache.retain(|_, (_, used)| used.elapsed() < CACHE_TTL);
         cache.insert(key, (source, Instant::now()));
+        metrics::record_dek_source_cache_size(&self.name, cache.len());
     }
 }
 
