@@ -49,6 +49,8 @@ pub struct ClusterSpec {
     /// production etcd does; the roles get `--etcd-cafile`, `--etcd-certfile` and
     /// `--etcd-keyfile`.
     pub etcd_tls: bool,
+    /// Added to every role's environment (test-only knobs).
+    pub env: Vec<(String, String)>,
 }
 
 impl ClusterSpec {
@@ -65,6 +67,7 @@ impl ClusterSpec {
             ready_timeout: Duration::from_secs(30),
             route_extensions: true,
             etcd_tls: false,
+            env: Vec::new(),
         }
     }
 
@@ -387,7 +390,7 @@ impl Cluster {
             }
             args.extend(spec.extra_args.get(&role).into_iter().flatten().cloned());
             let log = self.log_path(role, index);
-            let child = process::spawn(binary, &args, &log)?;
+            let child = process::spawn_with_env(binary, &args, &spec.env, &log)?;
             self.servers.entry(role).or_default().push(Managed {
                 name: format!("{role}-{index}"),
                 record: ProcessRecord {

@@ -118,6 +118,16 @@ pub(crate) fn runs_binary(pid: u32, binary: &Path) -> bool {
 /// Starts `binary` in its own process group, so that a Ctrl-C meant for the launcher does
 /// not reach it, with stdout and stderr appended to `log`.
 pub(crate) fn spawn(binary: &Path, args: &[String], log: &Path) -> Result<Child> {
+    spawn_with_env(binary, args, &[], log)
+}
+
+/// [`spawn`] with `env` added to the launcher's environment.
+pub(crate) fn spawn_with_env(
+    binary: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    log: &Path,
+) -> Result<Child> {
     let out = File::create(log).map_err(Error::io("creating", log))?;
     let err = out.try_clone().map_err(Error::io("opening", log))?;
     let mut command = Command::new(binary);
@@ -127,6 +137,7 @@ pub(crate) fn spawn(binary: &Path, args: &[String], log: &Path) -> Result<Child>
         .stdout(out)
         .stderr(err)
         .process_group(0);
+    command.envs(env.iter().map(|(k, v)| (k, v)));
     if std::env::consts::ARCH == "aarch64" && binary.ends_with("etcd") {
         // etcd 3.4 refuses to start on arm64 unless told this is acceptable.
         command.env("ETCD_UNSUPPORTED_ARCH", "arm64");

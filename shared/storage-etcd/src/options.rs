@@ -100,7 +100,19 @@ type WatchCacheSize = ((String, String), i64);
 
 /// Shared by an options' clones: set when the store is built.
 #[derive(Clone, Default)]
-pub struct LoadedEncryption(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<crate::Encryption>>>);
+pub struct LoadedEncryption(
+    std::sync::Arc<std::sync::RwLock<Option<std::sync::Arc<crate::Encryption>>>>,
+);
+
+impl LoadedEncryption {
+    fn get(&self) -> Option<std::sync::Arc<crate::Encryption>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set(&self, encryption: std::sync::Arc<crate::Encryption>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(encryption);
+    }
+}
 
 impl PartialEq for LoadedEncryption {
     /// Options compare by their flags.
@@ -113,7 +125,7 @@ impl Eq for LoadedEncryption {}
 
 impl std::fmt::Debug for LoadedEncryption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() {
+        f.write_str(if self.get().is_some() {
             "LoadedEncryption(loaded)"
         } else {
             "LoadedEncryption(not loaded)"
@@ -133,7 +145,7 @@ impl KmsHealthCheck {
 
     /// `Err` says which plugin is not healthy, and why.
     pub fn check(&self) -> futures_util::future::BoxFuture<'static, Result<(), String>> {
-        let loaded = self.0.0.get().cloned();
+        let loaded = self.0.get();
         Box::pin(async move {
             match loaded {
                 Some(encryption) => encryption.check_kms().await,
@@ -168,11 +180,10 @@ impl EtcdOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push("--etcd-certfile and --etcd-keyfile must be given together".to_owned());
         }
-        if self.encryption_provider_config_automatic_reload == Some(true) {
-            errs.push(match self.encryption_provider_config {
-                None => "--encryption-provider-config-automatic-reload must be set with --encryption-provider-config".to_owned(),
-                Some(_) => "--encryption-provider-config-automatic-reload is not offered yet: restart the roles to take a changed configuration".to_owned(),
-            });
+        if self.encryption_provider_config_automatic_reload == Some(true)
+            && self.encryption_provider_config.is_none()
+        {
+            errs.push("--encryption-provider-config-automatic-reload must be set with --encryption-provider-config".to_owned());
         }
         errs
     }
@@ -361,13 +372,23 @@ impl EtcdOptions {
         self.start_db_size_polls();
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
         if let Some(path) = &self.encryption_provider_config {
-            let encryption = std::sync::Arc::new(crate::Encryption::from_file(path)?);
+            let (encryption, hash) = crate::encryption::reload::load(path)?;
+            let encryption = std::sync::Arc::new(encryption);
             encryption.start().await;
-            let _ = self.loaded_encryption.0.set(encryption.clone());
+            self.loaded_encryption.set(encryption.clone());
             store
                 .codec()
                 .set_encryption(encryption)
                 .map_err(|e| e.to_string())?;
+            if self.encryption_provider_config_automatic_reload == Some(true) {
+                let loaded = self.loaded_encryption.clone();
+                crate::encryption::reload::start(
+                    path.clone(),
+                    hash,
+                    store.codec().clone(),
+                    move |e| loaded.set(e),
+                );
+            }
         }
         for r in kinds {
             store
@@ -409,11 +430,14 @@ impl EtcdOptions {
         checks
     }
 
-    /// The `kms-providers` check when `--encryption-provider-config` names a KMS provider
-    /// (a file that cannot be read gets none here: the start refuses it).
+    /// The `kms-providers` check when `--encryption-provider-config` names a KMS provider,
+    /// or always with automatic reload (a later file may name one), as upstream's (a file
+    /// that cannot be read gets none here: the start refuses it).
     fn kms_health_check(&self) -> Option<KmsHealthCheck> {
         let data = std::fs::read(self.encryption_provider_config.as_ref()?).ok()?;
-        crate::Encryption::names_kms(&data).then(|| KmsHealthCheck(self.loaded_encryption.clone()))
+        let reloads = self.encryption_provider_config_automatic_reload == Some(true);
+        (reloads || crate::Encryption::names_kms(&data))
+            .then(|| KmsHealthCheck(self.loaded_encryption.clone()))
     }
 }
 

@@ -24,7 +24,7 @@
 mod crd;
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use kas_apimachinery::protobuf;
 use kas_apimachinery::runtime::serializer::{encode_yaml, yaml_to_json};
@@ -89,8 +89,8 @@ pub struct Codec {
     /// `--etcd-prefix` without its trailing `/`: what makes a key the etcd key that
     /// aesgcm authenticates.
     etcd_prefix: String,
-    /// `--encryption-provider-config`, set before the first registration.
-    encryption: OnceLock<Arc<Encryption>>,
+    /// `--encryption-provider-config` as last loaded (replaced by automatic reload).
+    encryption: RwLock<Option<Arc<Encryption>>>,
 }
 
 impl std::fmt::Debug for Codec {
@@ -102,6 +102,7 @@ impl std::fmt::Debug for Codec {
 }
 
 /// A registered kind, ready to write.
+#[derive(Clone)]
 struct Written {
     kind: StoredKind,
     api_version: String,
@@ -135,12 +136,29 @@ impl Codec {
         }
     }
 
-    /// Values of the resources `encryption` names are encrypted from now on (set once,
-    /// before kinds are registered).
+    /// Values of the resources `encryption` names are encrypted as it says from now on:
+    /// the kinds registered so far take their rules' providers from it (a reloaded
+    /// configuration replaces the previous one).
     pub fn set_encryption(&self, encryption: Arc<Encryption>) -> Result<()> {
+        // The kinds' lock first, as registrations take it, so none is registered with
+        // the configuration being replaced.
+        let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
+        for written in kinds.values_mut() {
+            let mut rebuilt = (**written).clone();
+            rebuilt.transformer =
+                encryption.for_resource(rebuilt.kind.group, rebuilt.kind.resource);
+            *written = Arc::new(rebuilt);
+        }
+        *self.encryption.write().unwrap_or_else(|e| e.into_inner()) = Some(encryption);
+        Ok(())
+    }
+
+    /// The encryption configuration in effect.
+    fn encryption(&self) -> Option<Arc<Encryption>> {
         self.encryption
-            .set(encryption)
-            .map_err(|_| Error::BadRequest("encryption is already configured".into()))
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The etcd key of `key`, which aesgcm authenticates.
@@ -162,8 +180,8 @@ impl Codec {
         kind: StoredKind,
         defaults: Option<Defaulter>,
     ) -> Result<()> {
-        let written = Arc::new(self.written_as(kind, defaults)?);
         let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
+        let written = Arc::new(self.written_as(kind, defaults)?);
         kinds
             .entry(format!("/{storage_resource}"))
             .or_insert(written);
@@ -173,11 +191,9 @@ impl Codec {
     /// Writes under `/<storage_resource>/...` go out as `kind` says from now on, whatever
     /// was registered there before (a CRD's custom resources, in its storage version).
     pub fn replace(&self, storage_resource: &str, kind: StoredKind) -> Result<()> {
+        let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
         let written = Arc::new(self.written_as(kind, None)?);
-        self.kinds
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(format!("/{storage_resource}"), written);
+        kinds.insert(format!("/{storage_resource}"), written);
         Ok(())
     }
 
@@ -196,8 +212,7 @@ impl Codec {
             MediaType::Json | MediaType::Yaml => None,
         };
         let transformer = self
-            .encryption
-            .get()
+            .encryption()
             .and_then(|e| e.for_resource(kind.group, kind.resource));
         Ok(Written {
             api_version: kind.api_version(),
@@ -298,7 +313,12 @@ impl Codec {
     /// Whether `data` at `key` is stored otherwise than the current encryption would write
     /// it (another provider or key read it; upstream's `stale`).
     pub fn is_stale(&self, key: &str, data: &[u8]) -> bool {
-        if self.encryption.get().is_none() {
+        if self
+            .encryption
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+        {
             return false;
         }
         match self.written(key).and_then(|w| w.transformer.clone()) {
@@ -325,9 +345,7 @@ impl Codec {
                 ..
             }) => (Some(t.clone()), Some(resource_label.as_str())),
             // A key this role does not write (another role's resource): any rule may read it.
-            _ if data.starts_with(ENCRYPTED_PREFIX) => {
-                (self.encryption.get().map(|e| e.any()), None)
-            }
+            _ if data.starts_with(ENCRYPTED_PREFIX) => (self.encryption().map(|e| e.any()), None),
             _ => (None, None),
         };
         let plain = match &transformer {

@@ -75,14 +75,16 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
 
 pub(crate) fn collectors() -> Vec<Box<dyn Collector>> {
     let m = &*METRICS;
-    vec![
+    let mut all: Vec<Box<dyn Collector>> = super::reload::collectors();
+    all.extend::<[Box<dyn Collector>; 6]>([
         Box::new(m.transformation_duration.clone()),
         Box::new(m.transformation_operations.clone()),
         Box::new(m.cache_misses.clone()),
         Box::new(m.kms_latency.clone()),
         Box::new(m.invalid_key_id.clone()),
         Box::new(m.dek_source_cache_size.clone()),
-    ]
+    ]);
+    all
 }
 
 /// Upstream's `RecordTransformation`: the operation counted with its status, the latency

@@ -16,6 +16,7 @@
 mod kms;
 pub(crate) mod metrics;
 mod providers;
+pub(crate) mod reload;
 mod transformer;
 
 use std::collections::HashMap;
@@ -64,12 +65,7 @@ enum Provider {
 impl Encryption {
     /// Reads and checks `--encryption-provider-config`.
     pub fn from_file(path: &std::path::Path) -> Result<Encryption, String> {
-        let data = std::fs::read(path).map_err(|e| {
-            format!("error reading encryption provider configuration file {path:?}: {e}")
-        })?;
-        Encryption::parse(&data).map_err(|e| {
-            format!("error while parsing encryption provider configuration file {path:?}: {e}")
-        })
+        reload::load(path).map(|(encryption, _)| encryption)
     }
 
     /// An `EncryptionConfiguration` in YAML or JSON.
