@@ -461,6 +461,23 @@ async fn kms_v2_values_are_read_and_written_as_upstream_encrypts_them() {
         &[("provider_name", "testkms")],
     );
     assert!(cached >= 1.0, "{cached}");
+    // Keys are named by their IDs' hashes, never the IDs.
+    let hash = |id: &str| {
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, id.as_bytes());
+        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    };
+    for (kind, key) in [("to_storage", &new_key), ("from_storage", &first_key)] {
+        let used = value(
+            "apiserver_envelope_encryption_key_id_hash_total",
+            &[
+                ("transformation_type", kind),
+                ("provider_name", "testkms"),
+                ("key_id_hash", &hash(key)),
+            ],
+        );
+        assert!(used >= 1.0, "{kind} {key}:\n{text}");
+    }
 }
 
 async fn stored_value(kv: &mut etcd_client::KvClient, key: &str) -> Vec<u8> {

@@ -15,6 +15,9 @@ struct Metrics {
     kms_latency: HistogramVec,
     invalid_key_id: IntCounterVec,
     dek_source_cache_size: IntGaugeVec,
+    key_id_hash: IntCounterVec,
+    key_id_hash_last: IntGaugeVec,
+    key_id_hash_status_last: IntGaugeVec,
 }
 
 fn exponential(start: f64, factor: f64, count: usize) -> Vec<f64> {
@@ -70,19 +73,46 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         &["provider_name"],
     )
     .expect("a valid metric"),
+    key_id_hash: IntCounterVec::new(
+        Opts::new(
+            "apiserver_envelope_encryption_key_id_hash_total",
+            "[ALPHA] Number of times a keyID is used split by transformation type, provider, and apiserver identity.",
+        ),
+        &["transformation_type", "provider_name", "key_id_hash", "apiserver_id_hash"],
+    )
+    .expect("a valid metric"),
+    key_id_hash_last: IntGaugeVec::new(
+        Opts::new(
+            "apiserver_envelope_encryption_key_id_hash_last_timestamp_seconds",
+            "[ALPHA] The last time in seconds when a keyID was used.",
+        ),
+        &["transformation_type", "provider_name", "key_id_hash", "apiserver_id_hash"],
+    )
+    .expect("a valid metric"),
+    key_id_hash_status_last: IntGaugeVec::new(
+        Opts::new(
+            "apiserver_envelope_encryption_key_id_hash_status_last_timestamp_seconds",
+            "[ALPHA] The last time in seconds when a keyID was returned by the Status RPC call.",
+        ),
+        &["provider_name", "key_id_hash", "apiserver_id_hash"],
+    )
+    .expect("a valid metric"),
 }
 });
 
 pub(crate) fn collectors() -> Vec<Box<dyn Collector>> {
     let m = &*METRICS;
     let mut all: Vec<Box<dyn Collector>> = super::reload::collectors();
-    all.extend::<[Box<dyn Collector>; 6]>([
+    all.extend::<[Box<dyn Collector>; 9]>([
         Box::new(m.transformation_duration.clone()),
         Box::new(m.transformation_operations.clone()),
         Box::new(m.cache_misses.clone()),
         Box::new(m.kms_latency.clone()),
         Box::new(m.invalid_key_id.clone()),
         Box::new(m.dek_source_cache_size.clone()),
+        Box::new(m.key_id_hash.clone()),
+        Box::new(m.key_id_hash_last.clone()),
+        Box::new(m.key_id_hash_status_last.clone()),
     ]);
     all
 }
@@ -143,4 +173,35 @@ pub(crate) fn record_dek_source_cache_size(provider: &str, size: usize) {
         .dek_source_cache_size
         .with_label_values(&[provider])
         .set(size as i64);
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Upstream's `RecordKeyID`: a value written (`to_storage`) or read (`from_storage`)
+/// under the key whose ID hashes to `key_id_hash`.
+pub(crate) fn record_key_id(kind: &str, provider: &str, key_id_hash: &str) {
+    let labels = [
+        kind,
+        provider,
+        key_id_hash,
+        crate::metrics::apiserver_id_hash(),
+    ];
+    METRICS.key_id_hash.with_label_values(&labels).inc();
+    METRICS
+        .key_id_hash_last
+        .with_label_values(&labels)
+        .set(now_seconds());
+}
+
+/// Upstream's `RecordKeyIDFromStatus`: the key ID a healthy `Status` reported.
+pub(crate) fn record_key_id_from_status(provider: &str, key_id_hash: &str) {
+    let labels = [provider, key_id_hash, crate::metrics::apiserver_id_hash()];
+    METRICS
+        .key_id_hash_status_last
+        .with_label_values(&labels)
+        .set(now_seconds());
 }

@@ -54,6 +54,8 @@ type Cached = (Arc<DekSource>, Instant);
 
 struct State {
     source: Arc<DekSource>,
+    /// The key ID's hash, as the metrics name it.
+    key_id_hash: String,
     /// The stored envelope without its data.
     object: EncryptedObject,
     cache_key: Vec<u8>,
@@ -175,6 +177,7 @@ impl Kms {
                 ));
             }
             Ok(()) => {
+                metrics::record_key_id_from_status(&self.name, &key_id_hash(&status.key_id));
                 if let Err(e) = self.rotate_on_key_id_change(&status.key_id).await {
                     errs.push(e);
                 }
@@ -207,6 +210,7 @@ impl Kms {
         {
             self.set_state(Arc::new(State {
                 source: state.source.clone(),
+                key_id_hash: state.key_id_hash.clone(),
                 object: state.object.clone(),
                 cache_key: state.cache_key.clone(),
                 expires,
@@ -221,6 +225,7 @@ impl Kms {
                 let cache_key = cache_key(&object);
                 self.set_state(Arc::new(State {
                     source,
+                    key_id_hash: key_id_hash(&object.key_id),
                     object,
                     cache_key,
                     expires,
@@ -293,6 +298,7 @@ impl Kms {
         let mut object = state.object.clone();
         object.encrypted_data = state.source.seal(data, authenticated)?;
         validate(&object)?;
+        metrics::record_key_id("to_storage", &self.name, &state.key_id_hash);
         Ok(object.encode_to_vec())
     }
 
@@ -320,6 +326,7 @@ impl Kms {
                 source
             }
         };
+        metrics::record_key_id("from_storage", &self.name, &key_id_hash(&object.key_id));
         source.open(&object.encrypted_data, authenticated)
     }
 
