@@ -223,23 +223,9 @@ async fn encrypted_values_are_read_and_written_as_upstream_encrypts_them() {
         env!("CARGO_MANIFEST_DIR"),
         "/fixtures/upstream-etcd/encryption-configuration.yaml"
     );
-    let c = start_cluster(|spec| {
-        for role in [
-            kas_e2e::Role::Aggregator,
-            kas_e2e::Role::Core,
-            kas_e2e::Role::Extensions,
-        ] {
-            spec.extra_args
-                .entry(role)
-                .or_default()
-                .push(format!("--encryption-provider-config={config}"));
-        }
-    });
+    let c = with_encryption(config);
     let items = fixture("v1.33-encrypted.json");
-    let client = etcd_client::Client::connect([c.etcd_url()], None)
-        .await
-        .unwrap();
-    let mut kv = client.kv_client();
+    let mut kv = etcd_kv(&c).await;
     put_all(&mut kv, &items).await;
     assert_served(&c, &items).await;
 
@@ -301,23 +287,9 @@ async fn kms_v2_values_are_read_and_written_as_upstream_encrypts_them() {
     .unwrap();
     let mut plugin = kas_e2e::kms::KmsPlugin::start(&keys);
     let config = plugin.configuration("testkms", &["secrets", "configmaps"]);
-    let c = start_cluster(|spec| {
-        for role in [
-            kas_e2e::Role::Aggregator,
-            kas_e2e::Role::Core,
-            kas_e2e::Role::Extensions,
-        ] {
-            spec.extra_args
-                .entry(role)
-                .or_default()
-                .push(format!("--encryption-provider-config={}", config.display()));
-        }
-    });
+    let c = with_encryption(config.display());
     let items = fixture("v1.33-kms.json");
-    let client = etcd_client::Client::connect([c.etcd_url()], None)
-        .await
-        .unwrap();
-    let mut kv = client.kv_client();
+    let mut kv = etcd_kv(&c).await;
     put_all(&mut kv, &items).await;
     assert_served(&c, &items).await;
     let readyz = c.kubectl_ok(&["get", "--raw", "/readyz?verbose"]);
@@ -478,6 +450,29 @@ async fn kms_v2_values_are_read_and_written_as_upstream_encrypts_them() {
         );
         assert!(used >= 1.0, "{kind} {key}:\n{text}");
     }
+}
+
+/// A cluster whose every role takes `--encryption-provider-config=<config>`.
+fn with_encryption(config: impl std::fmt::Display) -> kas_e2e::TestCluster {
+    start_cluster(|spec| {
+        for role in [
+            kas_e2e::Role::Aggregator,
+            kas_e2e::Role::Core,
+            kas_e2e::Role::Extensions,
+        ] {
+            spec.extra_args
+                .entry(role)
+                .or_default()
+                .push(format!("--encryption-provider-config={config}"));
+        }
+    })
+}
+
+async fn etcd_kv(c: &kas_e2e::TestCluster) -> etcd_client::KvClient {
+    let client = etcd_client::Client::connect([c.etcd_url()], None)
+        .await
+        .unwrap();
+    client.kv_client()
 }
 
 async fn stored_value(kv: &mut etcd_client::KvClient, key: &str) -> Vec<u8> {
