@@ -59,3 +59,60 @@ async fn the_roles_use_etcd_over_mutual_tls() {
         "{stderr}"
     );
 }
+
+/// Rotated client certificate files are taken without a restart: files etcd does not
+/// trust leave each role's client as it was (and it serves on), a new certificate of
+/// etcd's CA replaces it (the roles check the files every 10 s).
+#[tokio::test(flavor = "multi_thread")]
+async fn changed_client_certificate_files_are_taken_without_a_restart() {
+    let c = start_cluster(|spec| spec.etcd_tls = true);
+    let pki = c.pki().clone();
+    let files = &pki.etcd_client;
+    let log = c.log_path(Role::Core, 0);
+    let create = |name: &'static str| {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let c = &c;
+        async move {
+            let path = "/api/v1/namespaces/default/configmaps";
+            let a = c
+                .send(
+                    Method::POST,
+                    path,
+                    &[("content-type", "application/json")],
+                    &cm.to_string(),
+                )
+                .await;
+            assert_eq!(a.status, 201, "{name}: {}", a.text());
+        }
+    };
+    let wait_for_log = |line: &'static str| {
+        let log = log.clone();
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+            loop {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if text.contains(line) {
+                    return;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no {line:?} in:\n{text}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+        }
+    };
+
+    std::fs::copy(&pki.admin.cert, &files.cert).unwrap();
+    std::fs::copy(&pki.admin.key, &files.key).unwrap();
+    wait_for_log("do not connect; keeping the previous ones").await;
+    create("after-untrusted-files").await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) =
+        kas_e2e::pki::sign_client(&pki.etcd_ca, "kube-apiserver-etcd-client", dir.path()).unwrap();
+    std::fs::copy(&cert, &files.cert).unwrap();
+    std::fs::copy(&key, &files.key).unwrap();
+    wait_for_log("reloaded the etcd client certificate files").await;
+    create("after-rotation").await;
+}

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::client::SharedClient;
 use etcd_client::{Client, CompactionOptions, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
 use kas_storage::{Error, Result};
 use tokio::sync::{Mutex, watch};
@@ -26,7 +27,7 @@ pub struct Compactor {
 }
 
 struct Inner {
-    client: Client,
+    client: SharedClient,
     /// (compact time = our view of `compact_rev_key`'s version, revision seen last tick).
     clock: Mutex<(i64, i64)>,
     /// The newest revision known to be compacted, by this process or another.
@@ -44,6 +45,10 @@ impl std::fmt::Debug for Inner {
 impl Compactor {
     /// A compactor that only runs when [`Compactor::compact_now`] is called.
     pub fn new(client: Client) -> Self {
+        Compactor::shared(SharedClient::new(client))
+    }
+
+    fn shared(client: SharedClient) -> Self {
         Compactor {
             inner: Arc::new(Inner {
                 client,
@@ -57,7 +62,12 @@ impl Compactor {
     /// Starts ticking every `interval` (the first tick after one interval, as upstream).
     /// A zero interval never ticks.
     pub fn start(client: Client, interval: Duration) -> Self {
-        let mut compactor = Compactor::new(client);
+        Compactor::start_shared(SharedClient::new(client), interval)
+    }
+
+    /// [`Compactor::start`] on a client shared with a store.
+    pub(crate) fn start_shared(client: SharedClient, interval: Duration) -> Self {
+        let mut compactor = Compactor::shared(client);
         if !interval.is_zero() {
             let inner = Arc::clone(&compactor.inner);
             compactor.task = Some(tokio::spawn(async move {
@@ -125,6 +135,7 @@ impl Inner {
             .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
         let resp = self
             .client
+            .get()
             .kv_client()
             .txn(txn)
             .await
@@ -149,6 +160,7 @@ impl Inner {
             return Ok(None); // nothing seen yet: never compact on bootstrap
         }
         self.client
+            .get()
             .kv_client()
             .compact(rev, Some(CompactionOptions::new()))
             .await

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use etcd_client::Client;
 use kas_storage::Result;
 use tokio::sync::Mutex;
 
+use crate::client::SharedClient;
 use crate::errors::from_etcd;
 
 /// Upstream's defaults: a lease is reused for at most 60 s, or 5 % of its TTL when that is
@@ -17,7 +17,7 @@ const REUSE_DURATION_PERCENT: f64 = 0.05;
 const MAX_OBJECTS_PER_LEASE: u64 = 1000;
 
 pub(crate) struct LeaseManager {
-    client: Client,
+    client: SharedClient,
     previous: Mutex<Option<Lease>>,
 }
 
@@ -29,7 +29,7 @@ struct Lease {
 }
 
 impl LeaseManager {
-    pub(crate) fn new(client: Client) -> Self {
+    pub(crate) fn new(client: SharedClient) -> Self {
         LeaseManager {
             client,
             previous: Mutex::new(None),
@@ -50,6 +50,7 @@ impl LeaseManager {
         let granted = ttl.saturating_add(reuse);
         let resp = self
             .client
+            .get()
             .lease_client()
             .grant(granted, None)
             .await

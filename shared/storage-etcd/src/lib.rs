@@ -11,6 +11,7 @@
 //! It must not depend on hyper, kas-server, the registry or any HTTP type; errors leave as
 //! [`kas_storage::Error`].
 
+mod client;
 mod codec;
 mod compact;
 mod encryption;

@@ -155,6 +155,9 @@ impl KmsHealthCheck {
     }
 }
 
+/// How often the etcd TLS files are checked for a change.
+const TLS_RELOAD_POLL: Duration = Duration::from_secs(10);
+
 /// How long the start waits for etcd to answer (upstream's etcd3 `dialTimeout`).
 const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -311,6 +314,52 @@ impl EtcdOptions {
         }
     }
 
+    /// Replaces the store's client when the TLS files change (checked every
+    /// [`TLS_RELOAD_POLL`]) and the new files connect; files that do not connect leave the
+    /// client as it was, and are tried again at the next poll.
+    fn start_tls_reload(&self, shared: crate::client::SharedClient) {
+        if self.etcd_cafile.is_none() && self.etcd_certfile.is_none() {
+            return;
+        }
+        let options = self.clone();
+        tokio::spawn(async move {
+            let mut last = options.tls_files();
+            loop {
+                tokio::time::sleep(TLS_RELOAD_POLL).await;
+                let now = options.tls_files();
+                if now == last {
+                    continue;
+                }
+                match options.connect().await {
+                    Ok(client) => {
+                        crate::metrics::set_size_client(client.clone());
+                        shared.replace(client);
+                        last = now;
+                        tracing::info!(
+                            "reloaded the etcd client certificate files: new requests use them"
+                        );
+                    }
+                    Err(e) => tracing::error!(
+                        error = %e,
+                        "the changed etcd client certificate files do not connect; keeping the previous ones"
+                    ),
+                }
+            }
+        });
+    }
+
+    /// The contents of the TLS files (unreadable ones as empty), to notice a change.
+    fn tls_files(&self) -> Vec<Vec<u8>> {
+        [&self.etcd_cafile, &self.etcd_certfile, &self.etcd_keyfile]
+            .into_iter()
+            .map(|f| {
+                f.as_ref()
+                    .and_then(|p| std::fs::read(p).ok())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
     /// `apiserver_storage_db_total_size_in_bytes` of each endpoint, each through a client
     /// of its own (connected in the background: a down endpoint is -1 until it answers).
     fn start_db_size_polls(&self) {
@@ -367,10 +416,14 @@ impl EtcdOptions {
             .connect()
             .await
             .map_err(|e| format!("connecting to etcd: {e}"))?;
-        let compactor = crate::Compactor::start(client.clone(), self.etcd_compaction_interval);
         crate::metrics::set_size_client(client.clone());
         self.start_db_size_polls();
         let store = crate::EtcdStore::new(client, &self.etcd_prefix);
+        let compactor = crate::Compactor::start_shared(
+            store.shared_client().clone(),
+            self.etcd_compaction_interval,
+        );
+        self.start_tls_reload(store.shared_client().clone());
         if let Some(path) = &self.encryption_provider_config {
             let (encryption, hash) = crate::encryption::reload::load(path)?;
             let encryption = std::sync::Arc::new(encryption);

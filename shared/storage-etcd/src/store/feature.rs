@@ -63,7 +63,7 @@ impl WatchProgressCheck {
 }
 
 async fn detect(store: &EtcdStore) -> Result<bool, etcd_client::Error> {
-    let status = store.client.maintenance_client().status().await?;
+    let status = store.client.get().maintenance_client().status().await?;
     let supported = version_supports_progress_requests(status.version());
     if !supported {
         tracing::info!(

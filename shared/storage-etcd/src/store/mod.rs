@@ -20,6 +20,7 @@ use kas_storage::{
 };
 use serde_json::Value;
 
+use crate::client::SharedClient;
 use crate::codec::Codec;
 use crate::errors::{check_send_size, from_etcd, is_compacted, is_future_revision, list_compacted};
 use crate::lease::LeaseManager;
@@ -34,7 +35,7 @@ const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
 /// The etcd v3 store. Cheap to clone; clones share the client.
 #[derive(Clone)]
 pub struct EtcdStore {
-    pub(crate) client: Client,
+    pub(crate) client: SharedClient,
     /// `--etcd-prefix` made absolute, with a trailing `/`.
     pub(crate) path_prefix: Arc<str>,
     /// The leases of writes with a TTL, shared by clones.
@@ -70,6 +71,7 @@ impl EtcdStore {
     /// A store over `client` keeping every key under `prefix` (e.g. `/registry`).
     pub fn new(client: Client, prefix: &str) -> Self {
         let path_prefix = path_prefix(prefix);
+        let client = SharedClient::new(client);
         EtcdStore {
             leases: Arc::new(LeaseManager::new(client.clone())),
             watch_progress: Arc::default(),
@@ -85,8 +87,13 @@ impl EtcdStore {
         &self.codec
     }
 
-    /// The underlying client (for the compactor and tests).
-    pub fn client(&self) -> &Client {
+    /// The client requests go out on now (for tests).
+    pub fn client(&self) -> Client {
+        self.client.get()
+    }
+
+    /// The client the store's parts share, replaced when etcd's TLS files change.
+    pub(crate) fn shared_client(&self) -> &SharedClient {
         &self.client
     }
 
@@ -105,12 +112,14 @@ impl EtcdStore {
     /// a list of many objects is one etcd response.
     pub(crate) fn kv(&self) -> KvClient {
         self.client
+            .get()
             .kv_client()
             .max_decoding_message_size(MAX_MESSAGE_SIZE)
     }
 
     pub(crate) fn watch_client(&self) -> etcd_client::WatchClient {
         self.client
+            .get()
             .watch_client()
             .max_decoding_message_size(MAX_MESSAGE_SIZE)
     }
