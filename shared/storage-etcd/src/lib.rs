@@ -17,6 +17,7 @@ mod compact;
 mod encryption;
 mod errors;
 mod health;
+mod labels;
 mod lease;
 pub mod metrics;
 mod options;

@@ -16,6 +16,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use kas_storage::Storage;
+
+pub use crate::labels::qualified_resource;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGaugeVec, Opts};
@@ -116,28 +118,6 @@ impl CountObserver {
     /// Polls for as long as the process lives.
     fn keep(self) {
         std::mem::forget(self);
-    }
-}
-
-/// This process's API server ID (`apiserver-<uuid>`, new at each start as upstream's) as
-/// the metrics name it: its SHA-256.
-pub fn apiserver_id_hash() -> &'static str {
-    static HASH: LazyLock<String> = LazyLock::new(|| {
-        let id = format!("apiserver-{}", uuid::Uuid::new_v4());
-        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, id.as_bytes());
-        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-        format!("sha256:{hex}")
-    });
-    &HASH
-}
-
-/// Upstream's `DefaultQualifiedResource.String()`, the series' label: `pods`,
-/// `deployments.apps`.
-pub fn qualified_resource(group: &str, resource: &str) -> String {
-    if group.is_empty() {
-        resource.to_owned()
-    } else {
-        format!("{resource}.{group}")
     }
 }
 

@@ -216,7 +216,7 @@ impl Codec {
             .and_then(|e| e.for_resource(kind.group, kind.resource));
         Ok(Written {
             api_version: kind.api_version(),
-            resource_label: crate::metrics::qualified_resource(kind.group, kind.resource),
+            resource_label: crate::labels::qualified_resource(kind.group, kind.resource),
             kind,
             message,
             defaults,

@@ -188,7 +188,7 @@ pub(crate) fn record_key_id(kind: &str, provider: &str, key_id_hash: &str) {
         kind,
         provider,
         key_id_hash,
-        crate::metrics::apiserver_id_hash(),
+        crate::labels::apiserver_id_hash(),
     ];
     METRICS.key_id_hash.with_label_values(&labels).inc();
     METRICS
@@ -199,7 +199,7 @@ pub(crate) fn record_key_id(kind: &str, provider: &str, key_id_hash: &str) {
 
 /// Upstream's `RecordKeyIDFromStatus`: the key ID a healthy `Status` reported.
 pub(crate) fn record_key_id_from_status(provider: &str, key_id_hash: &str) {
-    let labels = [provider, key_id_hash, crate::metrics::apiserver_id_hash()];
+    let labels = [provider, key_id_hash, crate::labels::apiserver_id_hash()];
     METRICS
         .key_id_hash_status_last
         .with_label_values(&labels)

@@ -14,7 +14,6 @@ use prometheus::core::Collector;
 use prometheus::{IntCounterVec, IntGaugeVec, Opts};
 
 use super::Encryption;
-use crate::codec::Codec;
 
 /// Upstream's `EncryptionConfigFileChangePollDuration`.
 const POLL: Duration = Duration::from_secs(60);
@@ -46,13 +45,12 @@ pub(crate) fn load(path: &std::path::Path) -> Result<(Encryption, String), Strin
     Ok((encryption, config_hash(&data)))
 }
 
-/// Polls `path` for as long as the process lives; `loaded` hears of each configuration
-/// that takes effect.
+/// Polls `path` for as long as the process lives; `apply` puts each configuration that
+/// loads into effect (the codec's swap), or says why it could not.
 pub(crate) fn start(
     path: PathBuf,
     mut last_hash: String,
-    codec: Arc<Codec>,
-    loaded: impl Fn(Arc<Encryption>) + Send + 'static,
+    apply: impl Fn(Arc<Encryption>) -> Result<(), String> + Send + Sync + 'static,
 ) {
     let poll = std::env::var(POLL_ENV)
         .ok()
@@ -62,11 +60,10 @@ pub(crate) fn start(
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(poll).await;
-            match reload(&path, &last_hash, &codec).await {
+            match reload(&path, &last_hash, &apply).await {
                 Ok(None) => {}
-                Ok(Some((encryption, hash))) => {
+                Ok(Some(hash)) => {
                     last_hash = hash;
-                    loaded(encryption);
                     record("success");
                     tracing::info!(path = %path.display(), "Loaded new kms encryption config content");
                 }
@@ -85,8 +82,8 @@ pub(crate) fn start(
 async fn reload(
     path: &std::path::Path,
     last_hash: &str,
-    codec: &Codec,
-) -> Result<Option<(Arc<Encryption>, String)>, String> {
+    apply: &(impl Fn(Arc<Encryption>) -> Result<(), String> + Sync),
+) -> Result<Option<String>, String> {
     let data = std::fs::read(path).map_err(|e| {
         format!("error reading encryption provider configuration file {path:?}: {e}")
     })?;
@@ -108,10 +105,8 @@ async fn reload(
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }
-    codec
-        .set_encryption(encryption.clone())
-        .map_err(|e| e.to_string())?;
-    Ok(Some((encryption, hash)))
+    apply(encryption)?;
+    Ok(Some(hash))
 }
 
 struct Metrics {
@@ -141,7 +136,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
 });
 
 fn record(status: &str) {
-    let id = crate::metrics::apiserver_id_hash();
+    let id = crate::labels::apiserver_id_hash();
     METRICS.reloads.with_label_values(&[status, id]).inc();
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
