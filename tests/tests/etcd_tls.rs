@@ -11,18 +11,8 @@ use serde_json::json;
 async fn the_roles_use_etcd_over_mutual_tls() {
     let c = start_cluster(|spec| spec.etcd_tls = true);
     assert!(c.etcd_url().starts_with("https://"), "{}", c.etcd_url());
-    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "over-tls"},
-        "data": {"k": "v"}});
+    create_configmap(&c, "over-tls").await;
     let path = "/api/v1/namespaces/default/configmaps";
-    let a = c
-        .send(
-            Method::POST,
-            path,
-            &[("content-type", "application/json")],
-            &cm.to_string(),
-        )
-        .await;
-    assert_eq!(a.status, 201, "{}", a.text());
     let a = c
         .send(Method::GET, &format!("{path}/over-tls"), &[], "")
         .await;
@@ -69,22 +59,6 @@ async fn changed_client_certificate_files_are_taken_without_a_restart() {
     let pki = c.pki().clone();
     let files = &pki.etcd_client;
     let log = c.log_path(Role::Core, 0);
-    let create = |name: &'static str| {
-        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
-        let c = &c;
-        async move {
-            let path = "/api/v1/namespaces/default/configmaps";
-            let a = c
-                .send(
-                    Method::POST,
-                    path,
-                    &[("content-type", "application/json")],
-                    &cm.to_string(),
-                )
-                .await;
-            assert_eq!(a.status, 201, "{name}: {}", a.text());
-        }
-    };
     let wait_for_log = |line: &'static str| {
         let log = log.clone();
         async move {
@@ -106,7 +80,7 @@ async fn changed_client_certificate_files_are_taken_without_a_restart() {
     std::fs::copy(&pki.admin.cert, &files.cert).unwrap();
     std::fs::copy(&pki.admin.key, &files.key).unwrap();
     wait_for_log("do not connect; keeping the previous ones").await;
-    create("after-untrusted-files").await;
+    create_configmap(&c, "after-untrusted-files").await;
 
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) =
@@ -114,5 +88,20 @@ async fn changed_client_certificate_files_are_taken_without_a_restart() {
     std::fs::copy(&cert, &files.cert).unwrap();
     std::fs::copy(&key, &files.key).unwrap();
     wait_for_log("reloaded the etcd client certificate files").await;
-    create("after-rotation").await;
+    create_configmap(&c, "after-rotation").await;
+}
+
+/// Creates ConfigMap `name` (`data: {k: v}`) in `default` through the aggregator.
+async fn create_configmap(c: &kas_e2e::TestCluster, name: &str) {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+        "data": {"k": "v"}});
+    let a = c
+        .send(
+            Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &[("content-type", "application/json")],
+            &cm.to_string(),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{name}: {}", a.text());
 }

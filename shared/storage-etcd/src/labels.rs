@@ -17,9 +17,13 @@ pub fn qualified_resource(group: &str, resource: &str) -> String {
 pub fn apiserver_id_hash() -> &'static str {
     static HASH: LazyLock<String> = LazyLock::new(|| {
         let id = format!("apiserver-{}", uuid::Uuid::new_v4());
-        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, id.as_bytes());
-        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-        format!("sha256:{hex}")
+        format!("sha256:{}", sha256_hex(id.as_bytes()))
     });
     &HASH
+}
+
+/// The SHA-256 of `data` in lower-case hex, as Go's `%x` prints it.
+pub(crate) fn sha256_hex(data: &[u8]) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -194,10 +194,9 @@ impl Encryption {
                 errs.push(format!("kms-provider-{i}: {e}"));
             }
         }
-        match errs.len() {
-            0 => Ok(()),
-            1 => Err(errs.remove(0)),
-            _ => Err(format!("[{}]", errs.join(", "))),
+        match kas_apimachinery::validation::field::aggregate_strings(errs) {
+            None => Ok(()),
+            Some(e) => Err(e),
         }
     }
 }
@@ -336,11 +335,8 @@ fn kms_provider(config: &Value, path: &str) -> Result<Arc<kms::Kms>, String> {
             "{path}.apiVersion: Invalid value: {api_version:?}: unsupported apiVersion apiVersion for KMS provider, only v1 and v2 are supported"
         ));
     }
-    if !errs.is_empty() {
-        return Err(match errs.len() {
-            1 => errs.remove(0),
-            _ => format!("[{}]", errs.join(", ")),
-        });
+    if let Some(e) = kas_apimachinery::validation::field::aggregate_strings(errs) {
+        return Err(e);
     }
     if api_version == "v1" {
         return Err("KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.  Set --feature-gates=KMSv1=true to use the deprecated KMSv1 feature.".into());

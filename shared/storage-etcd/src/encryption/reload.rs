@@ -24,9 +24,7 @@ const POLL_ENV: &str = "KAS_ENCRYPTION_CONFIG_POLL_INTERVAL";
 
 /// The hash of a configuration file's content (upstream's `computeEncryptionConfigHash`).
 pub(crate) fn config_hash(data: &[u8]) -> String {
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("k8s:enc:unstable:1:{hex}")
+    format!("k8s:enc:unstable:1:{}", crate::labels::sha256_hex(data))
 }
 
 /// Reads and parses the file, with upstream's errors, and its hash.

@@ -161,15 +161,12 @@ impl Transformer {
                 }
             }
         }
-        if errors.is_empty() {
-            let e = "no matching prefix found".to_owned();
-            record("unknown", Some(&e));
-            return Err(e);
-        }
-        match errors.len() {
-            0 => Err("no matching prefix found".into()),
-            1 => Err(errors.remove(0)),
-            _ => Err(format!("[{}]", errors.join(", "))),
-        }
+        Err(
+            kas_apimachinery::validation::field::aggregate_strings(errors).unwrap_or_else(|| {
+                let e = "no matching prefix found".to_owned();
+                record("unknown", Some(&e));
+                e
+            }),
+        )
     }
 }

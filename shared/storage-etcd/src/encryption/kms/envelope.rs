@@ -117,13 +117,9 @@ pub(super) fn validate(o: &EncryptedObject) -> Result<(), String> {
             "total size of annotations is {total}, which exceeds the max size of {ANNOTATIONS_MAX}"
         ));
     }
-    match errs.len() {
-        0 => Ok(()),
-        1 => Err(format!("failed to validate annotations: {}", errs[0])),
-        _ => Err(format!(
-            "failed to validate annotations: [{}]",
-            errs.join(", ")
-        )),
+    match kas_apimachinery::validation::field::aggregate_strings(errs) {
+        None => Ok(()),
+        Some(e) => Err(format!("failed to validate annotations: {e}")),
     }
 }
 

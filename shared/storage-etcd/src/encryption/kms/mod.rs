@@ -183,16 +183,11 @@ impl Kms {
                 }
             }
         }
-        match errs.len() {
-            0 => Ok(()),
-            1 => Err(format!(
-                "kmsv2 Provider {} is not healthy, error: {}",
-                self.name, errs[0]
-            )),
-            _ => Err(format!(
-                "kmsv2 Provider {} is not healthy, error: [{}]",
-                self.name,
-                errs.join(", ")
+        match kas_apimachinery::validation::field::aggregate_strings(errs) {
+            None => Ok(()),
+            Some(e) => Err(format!(
+                "kmsv2 Provider {} is not healthy, error: {e}",
+                self.name
             )),
         }
     }
@@ -366,9 +361,7 @@ fn key_id_hash(key_id: &str) -> String {
     if key_id.is_empty() {
         return String::new();
     }
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, key_id.as_bytes());
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", crate::labels::sha256_hex(key_id.as_bytes()))
 }
 
 fn rfc3339(t: SystemTime) -> String {
