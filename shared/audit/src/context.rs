@@ -1,0 +1,353 @@
+//! Upstream's `AuditContext` (`k8s.io/apiserver/pkg/audit/context.go` and `request.go`):
+//! one per request, made by the audit filter with the level the policy chose, shared by
+//! the filters, handlers and admission plugins that add to its event, and written to the
+//! sink once per stage.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use kas_apimachinery::golang::time::{Time, format_rfc3339_micro};
+
+use crate::backend::Sink;
+use crate::event::{Event, Level, ObjectReference, ResponseStatus, Stage, UserInfo};
+
+/// What the policy decided for a request (upstream's `RequestAuditConfig`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestAuditConfig {
+    pub level: Level,
+    pub omit_stages: Vec<Stage>,
+    pub omit_managed_fields: bool,
+}
+
+/// Upstream's user-agent bound in an event.
+const MAX_USER_AGENT_LENGTH: usize = 1024;
+const USER_AGENT_TRUNCATE_SUFFIX: &str = "...TRUNCATED";
+
+/// A request's audit state, shared through the request's extensions (`Arc`).
+pub struct AuditContext {
+    config: RequestAuditConfig,
+    sink: Option<Arc<dyn Sink>>,
+    event: Mutex<Event>,
+}
+
+impl std::fmt::Debug for AuditContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditContext")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `metav1.NewMicroTime(t)` as an event writes it.
+pub fn micro_time(t: SystemTime) -> String {
+    format_rfc3339_micro(Time::from_system_time(t))
+}
+
+impl AuditContext {
+    /// A context whose event starts as `event` (the request's metadata, see
+    /// [`AuditContext::request_event`]), at the policy's level.
+    pub fn new(config: RequestAuditConfig, sink: Option<Arc<dyn Sink>>, mut event: Event) -> Self {
+        event.level = config.level;
+        AuditContext {
+            config,
+            sink,
+            event: Mutex::new(event),
+        }
+    }
+
+    /// Upstream's `LogRequestMetadata`: the event of a request as the audit filter starts
+    /// it. `user_agent` is cut at 1024 bytes (on a character boundary).
+    pub fn request_event(
+        audit_id: String,
+        request_uri: String,
+        verb: String,
+        user: Option<&kas_auth::UserInfo>,
+        source_ips: Vec<String>,
+        user_agent: &str,
+        received: SystemTime,
+        object_ref: Option<ObjectReference>,
+    ) -> Event {
+        let mut ev = Event::new();
+        ev.audit_id = audit_id;
+        ev.request_uri = request_uri;
+        ev.verb = verb;
+        if let Some(u) = user {
+            ev.user = UserInfo::from(u);
+        }
+        ev.source_ips = source_ips;
+        ev.user_agent = truncate_user_agent(user_agent);
+        ev.request_received_timestamp = micro_time(received);
+        ev.object_ref = object_ref;
+        ev
+    }
+
+    fn event(&self) -> MutexGuard<'_, Event> {
+        self.event.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn config(&self) -> &RequestAuditConfig {
+        &self.config
+    }
+
+    pub fn level(&self) -> Level {
+        self.config.level
+    }
+
+    /// Whether events are written for this request (a level above None).
+    pub fn enabled(&self) -> bool {
+        self.config.level != Level::None && self.sink.is_some()
+    }
+
+    pub fn audit_id(&self) -> String {
+        self.event().audit_id.clone()
+    }
+
+    /// Upstream's `AddAuditAnnotation`: the first value of a key stands.
+    pub fn add_annotation(&self, key: &str, value: &str) {
+        let mut ev = self.event();
+        match ev.annotations.get(key) {
+            Some(v) if v != value => {
+                tracing::warn!(
+                    audit_id = ev.audit_id,
+                    key,
+                    value,
+                    existing = v.as_str(),
+                    "failed to set an audit annotation already set"
+                );
+            }
+            _ => {
+                ev.annotations.insert(key.to_owned(), value.to_owned());
+            }
+        }
+    }
+
+    /// Several annotations at once, in order.
+    pub fn add_annotations<'a>(&self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        for (k, v) in pairs {
+            self.add_annotation(k, v);
+        }
+    }
+
+    /// The annotations so far (for the hand-off to a delegate).
+    pub fn annotations(&self) -> std::collections::BTreeMap<String, String> {
+        self.event().annotations.clone()
+    }
+
+    /// Upstream's `LogImpersonatedUser`.
+    pub fn log_impersonated_user(&self, user: &kas_auth::UserInfo) {
+        if self.config.level < Level::Metadata {
+            return;
+        }
+        self.event().impersonated_user = Some(UserInfo::from(user));
+    }
+
+    /// Upstream's `LogRequestObject`: completes the object reference from the request
+    /// object's metadata and, at Request and above, keeps the object (`json`: the object
+    /// as the request's version encodes it; its `metadata.managedFields` are dropped when
+    /// the policy omits them).
+    pub fn log_request_object(
+        &self,
+        obj: &serde_json::Value,
+        group: &str,
+        version: &str,
+        resource: &str,
+        subresource: &str,
+    ) {
+        if self.config.level < Level::Metadata {
+            return;
+        }
+        let raw = (self.config.level >= Level::Request)
+            .then(|| self.encode(obj))
+            .flatten();
+        let mut ev = self.event();
+        let r = ev.object_ref.get_or_insert_with(ObjectReference::default);
+        if let Some(meta) = obj.get("metadata") {
+            let field = |name: &str| {
+                meta.get(name)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            if r.namespace.is_empty() {
+                r.namespace = field("namespace");
+            }
+            if r.name.is_empty() {
+                r.name = field("name");
+            }
+            if r.uid.is_empty() {
+                r.uid = field("uid");
+            }
+            if r.resource_version.is_empty() {
+                r.resource_version = field("resourceVersion");
+            }
+        }
+        if r.api_version.is_empty() {
+            r.api_group = group.to_owned();
+            r.api_version = version.to_owned();
+        }
+        if r.resource.is_empty() {
+            r.resource = resource.to_owned();
+        }
+        if r.subresource.is_empty() {
+            r.subresource = subresource.to_owned();
+        }
+        if raw.is_some() {
+            ev.request_object = raw;
+        }
+    }
+
+    /// Upstream's `LogRequestPatch`: a patch body as the request object, at Request and
+    /// above.
+    pub fn log_request_patch(&self, patch: &[u8]) {
+        if self.config.level < Level::Request {
+            return;
+        }
+        let Ok(raw) =
+            serde_json::value::RawValue::from_string(String::from_utf8_lossy(patch).into_owned())
+        else {
+            return;
+        };
+        self.event().request_object = Some(raw);
+    }
+
+    /// Upstream's `LogResponseObject`: a `Status` answer's bounded fields at Metadata and
+    /// above, the object itself at RequestResponse.
+    pub fn log_response_object(&self, obj: &serde_json::Value) {
+        if self.config.level < Level::Metadata {
+            return;
+        }
+        let status = (obj.get("kind").and_then(serde_json::Value::as_str) == Some("Status"))
+            .then(|| response_status(obj));
+        let raw = (self.config.level >= Level::RequestResponse)
+            .then(|| self.encode(obj))
+            .flatten();
+        let mut ev = self.event();
+        if let Some(status) = status {
+            ev.response_status = Some(status);
+        }
+        if raw.is_some() {
+            ev.response_object = raw;
+        }
+    }
+
+    /// A JSON answer's bytes as the response object, at RequestResponse: the handlers
+    /// write JSON once and hand the same bytes here.
+    pub fn log_response_json(&self, json: &[u8]) {
+        if self.config.level < Level::Metadata {
+            return;
+        }
+        let needs_value = self.config.level >= Level::RequestResponse
+            || json.windows(15).any(|w| w == b"\"kind\":\"Status\"");
+        if !needs_value {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(json) {
+            self.log_response_object(&v);
+        }
+    }
+
+    /// Upstream's `SetEventResponseStatusCode`: the code, in a status of its own if no
+    /// answer set one.
+    pub fn set_response_status_code(&self, code: u16) {
+        let mut ev = self.event();
+        let status = ev
+            .response_status
+            .get_or_insert_with(ResponseStatus::default);
+        status.code = i32::from(code);
+    }
+
+    /// The response's status code so far (0 before one).
+    pub fn response_status_code(&self) -> i32 {
+        self.event().response_status.as_ref().map_or(0, |s| s.code)
+    }
+
+    /// Upstream's `ProcessEventStage`: the event at `stage`, to the sink, unless the
+    /// policy omits the stage; false when the sink dropped it.
+    pub fn process_stage(&self, stage: Stage) -> bool {
+        let Some(sink) = &self.sink else {
+            return true;
+        };
+        if self.config.level == Level::None || self.config.omit_stages.contains(&stage) {
+            return true;
+        }
+        let mut ev = self.event();
+        ev.stage = stage;
+        ev.stage_timestamp = if stage == Stage::RequestReceived {
+            ev.request_received_timestamp.clone()
+        } else {
+            micro_time(SystemTime::now())
+        };
+        sink.process_events(std::slice::from_ref(&*ev))
+    }
+
+    fn encode(&self, obj: &serde_json::Value) -> Option<Box<serde_json::value::RawValue>> {
+        let text = if self.config.omit_managed_fields {
+            let mut copy = obj.clone();
+            remove_managed_fields(&mut copy);
+            serde_json::to_string(&copy)
+        } else {
+            serde_json::to_string(obj)
+        };
+        text.ok()
+            .and_then(|t| serde_json::value::RawValue::from_string(t).ok())
+    }
+}
+
+fn truncate_user_agent(ua: &str) -> String {
+    if ua.len() <= MAX_USER_AGENT_LENGTH {
+        return ua.to_owned();
+    }
+    let mut end = MAX_USER_AGENT_LENGTH;
+    while !ua.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{USER_AGENT_TRUNCATE_SUFFIX}", &ua[..end])
+}
+
+/// The bounded fields `LogResponseObject` copies from a `Status`.
+fn response_status(obj: &serde_json::Value) -> ResponseStatus {
+    let s = |k: &str| {
+        obj.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    ResponseStatus {
+        metadata: serde_json::Map::new(),
+        status: s("status"),
+        message: s("message"),
+        reason: s("reason"),
+        details: obj.get("details").cloned(),
+        code: obj
+            .get("code")
+            .and_then(serde_json::Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(0),
+    }
+}
+
+/// `copyWithoutManagedFields`: an object's, a list's items' and a Table's rows' objects'.
+fn remove_managed_fields(obj: &mut serde_json::Value) {
+    if let Some(meta) = obj
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        meta.remove("managedFields");
+    }
+    if let Some(items) = obj
+        .get_mut("items")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        items.iter_mut().for_each(remove_managed_fields);
+    }
+    if let Some(rows) = obj
+        .get_mut("rows")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for row in rows {
+            if let Some(o) = row.get_mut("object") {
+                remove_managed_fields(o);
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! `audit.k8s.io/v1` `Event` and `EventList` (`k8s.io/apiserver/pkg/apis/audit/v1`), in
+//! upstream's JSON field order and omissions. No generated source carries the audit API
+//! (k8s-openapi and k8s-pb hold `k8s.io/api` only), so its few types are written here, as
+//! kas-auth writes the configuration files' types.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+pub const API_VERSION: &str = "audit.k8s.io/v1";
+
+/// `audit.Level`, ordered as upstream's `Less` orders them.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum Level {
+    #[default]
+    None,
+    Metadata,
+    Request,
+    RequestResponse,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::None => "None",
+            Level::Metadata => "Metadata",
+            Level::Request => "Request",
+            Level::RequestResponse => "RequestResponse",
+        }
+    }
+
+    /// The level a policy names; `None` for an unknown word.
+    pub fn parse(s: &str) -> Option<Level> {
+        Some(match s {
+            "None" => Level::None,
+            "Metadata" => Level::Metadata,
+            "Request" => Level::Request,
+            "RequestResponse" => Level::RequestResponse,
+            _ => return None,
+        })
+    }
+}
+
+/// `audit.Stage`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Stage {
+    #[default]
+    RequestReceived,
+    ResponseStarted,
+    ResponseComplete,
+    Panic,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 4] = [
+        Stage::RequestReceived,
+        Stage::ResponseStarted,
+        Stage::ResponseComplete,
+        Stage::Panic,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::RequestReceived => "RequestReceived",
+            Stage::ResponseStarted => "ResponseStarted",
+            Stage::ResponseComplete => "ResponseComplete",
+            Stage::Panic => "Panic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// `authentication/v1` `UserInfo` as the event writes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserInfo {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub username: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl From<&kas_auth::UserInfo> for UserInfo {
+    fn from(u: &kas_auth::UserInfo) -> UserInfo {
+        UserInfo {
+            username: u.name.clone(),
+            uid: u.uid.clone(),
+            groups: u.groups.clone(),
+            extra: u.extra.clone(),
+        }
+    }
+}
+
+/// `audit.ObjectReference`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectReference {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_group: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subresource: String,
+}
+
+/// The bounded fields of a `metav1.Status` the event keeps (`LogResponseObject`), with
+/// `metadata` written empty as Go writes a struct under `omitempty`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResponseStatus {
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub code: i32,
+}
+
+fn is_zero(v: &i32) -> bool {
+    *v == 0
+}
+
+/// `audit.k8s.io/v1` `Event`. Timestamps are `metav1.MicroTime` strings
+/// (`kas_apimachinery::golang::time::format_rfc3339_micro`); request and response objects
+/// are the JSON upstream's `runtime.Unknown` holds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub kind: String,
+    pub api_version: String,
+    pub level: Level,
+    #[serde(rename = "auditID")]
+    pub audit_id: String,
+    pub stage: Stage,
+    #[serde(rename = "requestURI")]
+    pub request_uri: String,
+    pub verb: String,
+    pub user: UserInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impersonated_user: Option<UserInfo>,
+    #[serde(default, rename = "sourceIPs", skip_serializing_if = "Vec::is_empty")]
+    pub source_ips: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub user_agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_ref: Option<ObjectReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_status: Option<ResponseStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_object: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_object: Option<Box<RawValue>>,
+    pub request_received_timestamp: String,
+    pub stage_timestamp: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Event {
+    /// An event with the type meta the backends write.
+    pub fn new() -> Event {
+        Event {
+            kind: "Event".to_owned(),
+            api_version: API_VERSION.to_owned(),
+            ..Event::default()
+        }
+    }
+}
+
+/// `audit.k8s.io/v1` `EventList`, as the webhook backend posts it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventList<'a> {
+    pub kind: &'static str,
+    pub api_version: &'static str,
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    pub items: &'a [Event],
+}
+
+impl<'a> EventList<'a> {
+    pub fn new(items: &'a [Event]) -> EventList<'a> {
+        EventList {
+            kind: "EventList",
+            api_version: API_VERSION,
+            metadata: serde_json::Map::new(),
+            items,
+        }
+    }
+}
