@@ -3,6 +3,7 @@
 //! the filters, handlers and admission plugins that add to its event, and written to the
 //! sink once per stage.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
@@ -10,6 +11,7 @@ use kas_apimachinery::golang::time::{Time, format_rfc3339_micro};
 
 use crate::backend::Sink;
 use crate::event::{Event, Level, ObjectReference, ResponseStatus, Stage, UserInfo};
+use crate::handoff::HandOff;
 
 /// What the policy decided for a request (upstream's `RequestAuditConfig`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,6 +30,13 @@ pub struct AuditContext {
     config: RequestAuditConfig,
     sink: Option<Arc<dyn Sink>>,
     event: Mutex<Event>,
+    /// The event as it was when the request arrived, which the RequestReceived stage
+    /// writes even when it is written later (see [`AuditContext::freeze_received`]).
+    received: Mutex<Option<Event>>,
+    /// Set when the request went to a kas peer with a hand-off (see `handoff`).
+    handed_off: AtomicBool,
+    /// Whether the event came from an entry role's hand-off.
+    handed_in: bool,
 }
 
 impl std::fmt::Debug for AuditContext {
@@ -52,11 +61,93 @@ impl AuditContext {
             config,
             sink,
             event: Mutex::new(event),
+            received: Mutex::new(None),
+            handed_off: AtomicBool::new(false),
+            handed_in: false,
         }
+    }
+
+    /// The context a peer goes on with from an entry role's hand-off: `event` is the
+    /// request as the peer sees it (URI, verb, object reference, user agent), the rest is
+    /// the entry's. Its RequestReceived event is frozen with the entry's annotations of
+    /// that stage; the later ones follow.
+    pub fn from_handoff(handoff: HandOff, sink: Option<Arc<dyn Sink>>, mut event: Event) -> Self {
+        event.user = handoff.user;
+        event.impersonated_user = handoff.impersonated_user;
+        event.source_ips = handoff.source_ips;
+        event.request_received_timestamp = handoff.received;
+        event.annotations = handoff.received_annotations;
+        let later = handoff.annotations;
+        let config = RequestAuditConfig {
+            level: handoff.level,
+            omit_stages: handoff.omit_stages,
+            omit_managed_fields: handoff.omit_managed_fields,
+        };
+        let ctx = AuditContext {
+            handed_in: true,
+            ..AuditContext::new(config, sink, event)
+        };
+        ctx.freeze_received();
+        for (k, v) in &later {
+            ctx.add_annotation(k, v);
+        }
+        ctx
+    }
+
+    /// Keeps the event as it is now for the RequestReceived stage, which a role that
+    /// waits for its peer's answer writes later (upstream writes it before the request
+    /// goes on: without the objects, status and later annotations).
+    /// The first freeze stands.
+    pub fn freeze_received(&self) {
+        let mut received = self.received.lock().unwrap_or_else(|e| e.into_inner());
+        if received.is_none() {
+            *received = Some(self.event().clone());
+        }
+    }
+
+    /// Whether the event came from an entry role, which already wrote authentication's and
+    /// authorization's annotations.
+    pub fn handed_in(&self) -> bool {
+        self.handed_in
+    }
+
+    /// The hand-off header for a kas peer, and the mark that the peer writes the events.
+    pub fn hand_off(&self) -> Option<http::HeaderValue> {
+        let value = {
+            let ev = self.event();
+            HandOff {
+                level: self.config.level,
+                omit_stages: self.config.omit_stages.clone(),
+                omit_managed_fields: self.config.omit_managed_fields,
+                user: ev.user.clone(),
+                impersonated_user: ev.impersonated_user.clone(),
+                source_ips: ev.source_ips.clone(),
+                received: ev.request_received_timestamp.clone(),
+                received_annotations: self
+                    .received
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_ref()
+                    .map(|e| e.annotations.clone())
+                    .unwrap_or_default(),
+                annotations: ev.annotations.clone(),
+            }
+            .encode()
+        };
+        self.handed_off.store(value.is_some(), Ordering::Release);
+        value
+    }
+
+    /// Whether [`AuditContext::hand_off`] handed the request to a peer.
+    pub fn handed_off(&self) -> bool {
+        self.handed_off.load(Ordering::Acquire)
     }
 
     /// Upstream's `LogRequestMetadata`: the event of a request as the audit filter starts
     /// it. `user_agent` is cut at 1024 bytes (on a character boundary).
+    // Upstream's function reads these eight from the request; the one caller, the audit
+    // filter, has them as separate values.
+    #[allow(clippy::too_many_arguments)]
     pub fn request_event(
         audit_id: String,
         request_uri: String,
@@ -269,6 +360,20 @@ impl AuditContext {
         };
         if self.config.level == Level::None || self.config.omit_stages.contains(&stage) {
             return true;
+        }
+        let frozen = match stage {
+            Stage::RequestReceived => self
+                .received
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+            _ => None,
+        };
+        crate::metrics::observe_event();
+        if let Some(mut ev) = frozen {
+            ev.stage = stage;
+            ev.stage_timestamp = ev.request_received_timestamp.clone();
+            return sink.process_events(std::slice::from_ref(&ev));
         }
         let mut ev = self.event();
         ev.stage = stage;

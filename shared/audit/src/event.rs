@@ -191,6 +191,18 @@ impl Event {
     }
 }
 
+impl Event {
+    /// The bytes upstream's `audit.Codecs.LegacyCodec(audit.k8s.io/v1)` writes for the
+    /// event, which the log backend writes and the truncate backend measures: Go's
+    /// `json.Encoder` (HTML-escaped strings, request and response objects compacted) and
+    /// its newline.
+    pub fn encode_json_line(&self) -> serde_json::Result<Vec<u8>> {
+        let mut out = kas_apimachinery::golang::json::to_vec(self)?;
+        out.push(b'\n');
+        Ok(out)
+    }
+}
+
 /// `audit.k8s.io/v1` `EventList`, as the webhook backend posts it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -209,5 +221,69 @@ impl<'a> EventList<'a> {
             metadata: serde_json::Map::new(),
             items,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_line_is_what_the_v1_codec_writes() {
+        let mut ev = Event::new();
+        ev.level = Level::RequestResponse;
+        ev.audit_id = "id1".to_owned();
+        ev.stage = Stage::ResponseComplete;
+        ev.request_uri = "/api/v1/namespaces/default/configmaps".to_owned();
+        ev.verb = "create".to_owned();
+        ev.user = UserInfo {
+            username: "admin".to_owned(),
+            groups: vec!["system:masters".to_owned()],
+            ..UserInfo::default()
+        };
+        ev.source_ips = vec!["10.0.0.1".to_owned()];
+        ev.user_agent = "kubectl".to_owned();
+        ev.object_ref = Some(ObjectReference {
+            resource: "configmaps".to_owned(),
+            namespace: "default".to_owned(),
+            name: "cm".to_owned(),
+            api_version: "v1".to_owned(),
+            ..ObjectReference::default()
+        });
+        ev.response_status = Some(ResponseStatus {
+            code: 201,
+            ..ResponseStatus::default()
+        });
+        // A request body as it came (a patch): Go compacts and HTML-escapes it.
+        ev.request_object = Some(
+            RawValue::from_string(
+                "{ \"kind\": \"ConfigMap\",\n \"data\": {\"a\": \"<b>\"} }".into(),
+            )
+            .unwrap(),
+        );
+        ev.request_received_timestamp = "2024-01-02T03:04:05.120000Z".to_owned();
+        ev.stage_timestamp = "2024-01-02T03:04:05.130000Z".to_owned();
+        ev.annotations.insert(
+            "authorization.k8s.io/decision".to_owned(),
+            "allow".to_owned(),
+        );
+        let line = String::from_utf8(ev.encode_json_line().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            concat!(
+                r#"{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","#,
+                r#""auditID":"id1","stage":"ResponseComplete","#,
+                r#""requestURI":"/api/v1/namespaces/default/configmaps","verb":"create","#,
+                r#""user":{"username":"admin","groups":["system:masters"]},"#,
+                r#""sourceIPs":["10.0.0.1"],"userAgent":"kubectl","#,
+                r#""objectRef":{"resource":"configmaps","namespace":"default","name":"cm","apiVersion":"v1"},"#,
+                r#""responseStatus":{"metadata":{},"code":201},"#,
+                r#""requestObject":{"kind":"ConfigMap","data":{"a":"\u003cb\u003e"}},"#,
+                r#""requestReceivedTimestamp":"2024-01-02T03:04:05.120000Z","#,
+                r#""stageTimestamp":"2024-01-02T03:04:05.130000Z","#,
+                r#""annotations":{"authorization.k8s.io/decision":"allow"}}"#,
+                "\n"
+            )
+        );
     }
 }

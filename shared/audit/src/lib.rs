@@ -8,8 +8,17 @@
 
 pub mod backend;
 pub mod context;
+pub mod error;
+pub mod evaluator;
 pub mod event;
+pub mod format;
+pub mod handoff;
+pub mod metrics;
+pub mod policy;
 
 pub use backend::{Backend, Sink};
 pub use context::{AuditContext, RequestAuditConfig};
+pub use error::{Error, Result};
+pub use evaluator::PolicyRuleEvaluator;
 pub use event::{Event, Level, ObjectReference, Stage};
+pub use handoff::{AuditId, HandOff};

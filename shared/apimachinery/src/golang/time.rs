@@ -4,7 +4,8 @@
 //!   `time.Parse(time.RFC3339, s)` (Go's fast path: fixed-width fields, a `.` and any
 //!   number of fraction digits, then `Z` or `±hh:mm`), written in UTC as `metav1.Time`
 //!   (`2006-01-02T15:04:05Z`) and `metav1.MicroTime` (`2006-01-02T15:04:05.000000Z`) write
-//!   it, and as `Time.String()` prints it ([`Time`]'s `Display`);
+//!   it, as `time.RFC3339Nano` writes it, and as `Time.String()` prints it ([`Time`]'s
+//!   `Display`);
 //! - `time.ParseDuration` ("30s", "1m0s", "1h2m3.5s", "-5s") with its error texts, which
 //!   upstream puts into messages (`invalid timeout specified in the request URL - time:
 //!   invalid duration "x"`).
@@ -124,6 +125,18 @@ pub fn format_rfc3339(t: Time) -> String {
 /// `t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")`, as metav1.MicroTime writes it.
 pub fn format_rfc3339_micro(t: Time) -> String {
     format_date_time(t.seconds, Some(t.nanos / 1000))
+}
+
+/// `t.UTC().Format(time.RFC3339Nano)`: the fraction without trailing zeros and left out
+/// when zero (`2024-01-02T03:04:05.12Z`), as upstream's legacy audit line writes it.
+pub fn format_rfc3339_nano(t: Time) -> String {
+    let mut out = format_date_time(t.seconds, None);
+    if t.nanos != 0 {
+        out.pop();
+        out.push_str(format!(".{:09}", t.nanos).trim_end_matches('0'));
+        out.push('Z');
+    }
+    out
 }
 
 fn format_date_time(seconds: i64, micros: Option<i32>) -> String {
@@ -463,6 +476,22 @@ mod tests {
         // Any int64 from the wire formats without overflow.
         format_rfc3339(Time::from_unix(i64::MAX, 0));
         format_rfc3339(Time::from_unix(i64::MIN, 0));
+    }
+
+    #[test]
+    fn formats_rfc3339_nano_like_go() {
+        assert_eq!(
+            format_rfc3339_nano(Time::from_unix(1_704_164_645, 120_000_000)),
+            "2024-01-02T03:04:05.12Z"
+        );
+        assert_eq!(
+            format_rfc3339_nano(Time::from_unix(1_704_164_645, 123_456_789)),
+            "2024-01-02T03:04:05.123456789Z"
+        );
+        assert_eq!(
+            format_rfc3339_nano(Time::from_unix(1_704_164_645, 0)),
+            "2024-01-02T03:04:05Z"
+        );
     }
 
     #[test]

@@ -118,6 +118,50 @@ pub fn write_string_fragment<W: ?Sized + io::Write>(
     writer.write_all(&fragment.as_bytes()[start..])
 }
 
+/// Go's `compact(dst, src, escapeHTML=true)`, which `json.Marshal` applies to what a
+/// `json.Marshaler` (`json.RawMessage`, `runtime.Unknown`) returns: the whitespace between
+/// tokens dropped, and `<`, `>`, `&`, U+2028 and U+2029 inside strings escaped. `src` must
+/// be valid JSON (a `RawValue` is).
+pub fn compact<W: ?Sized + io::Write>(writer: &mut W, src: &[u8]) -> io::Result<()> {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut start = 0;
+    for (i, &c) in src.iter().enumerate() {
+        // What replaces the bytes from `i` on, and how many it replaces.
+        let replacement: Option<(&[u8], usize)> = if !in_string {
+            in_string = c == b'"';
+            is_space(c).then_some((b"", 1))
+        } else if escaped {
+            escaped = false;
+            None
+        } else {
+            match c {
+                b'\\' => {
+                    escaped = true;
+                    None
+                }
+                b'"' => {
+                    in_string = false;
+                    None
+                }
+                b'<' => Some((b"\\u003c", 1)),
+                b'>' => Some((b"\\u003e", 1)),
+                b'&' => Some((b"\\u0026", 1)),
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                0xE2 if src[i + 1..].starts_with(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
+                0xE2 if src[i + 1..].starts_with(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
+                _ => None,
+            }
+        };
+        if let Some((text, len)) = replacement {
+            writer.write_all(&src[start..i])?;
+            writer.write_all(text)?;
+            start = i + len;
+        }
+    }
+    writer.write_all(&src[start..])
+}
+
 /// serde_json's compact or pretty (two-space) formatter writing strings and floats as
 /// Go's encoder does.
 pub struct Formatter {
@@ -171,6 +215,15 @@ impl serde_json::ser::Formatter for Formatter {
         fragment: &str,
     ) -> io::Result<()> {
         write_string_fragment(w, fragment)
+    }
+
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // Pretty output leaves a raw part compact (Go's MarshalIndent indents it too).
+        compact(w, fragment.as_bytes())
     }
 }
 

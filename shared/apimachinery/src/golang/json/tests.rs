@@ -178,3 +178,23 @@ fn floats_are_written_as_go_writes_them() {
         "{\n  \"a\": [\n    1\n  ]\n}"
     );
 }
+
+#[test]
+fn raw_values_are_compacted_with_html_escaping_as_go_marshals_them() {
+    let mut out = Vec::new();
+    let src = " { \"a\" : [1, 2],\n\t\"b\": \"<x> & \\\" \\\\ \u{2028}\u{2029} y\" } ";
+    compact(&mut out, src.as_bytes()).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"{"a":[1,2],"b":"\u003cx\u003e \u0026 \" \\ \u2028\u2029 y"}"#
+    );
+    // What serde_json does with a `RawValue`.
+    let mut out = Vec::new();
+    serde_json::ser::Formatter::write_raw_fragment(
+        &mut Formatter::new(false),
+        &mut out,
+        "{\"k\": \"a<b\"}",
+    )
+    .unwrap();
+    assert_eq!(out, br#"{"k":"a\u003cb"}"#.to_vec());
+}

@@ -1,0 +1,236 @@
+//! Upstream's log backend (`plugin/pkg/audit/log/backend.go`): each event as one line,
+//! `json` (the `audit.k8s.io/v1` encoding) or `legacy` ([`event_string`]), to stdout or
+//! the rotating file of `--audit-log-path` ([`open`]).
+
+use std::io::{self, Write as _};
+use std::path::Path;
+
+use crate::backend::rotate::{RotateConfig, RotatingFile, ensure_log_file};
+use crate::backend::{Backend, Sink};
+use crate::event::Event;
+use crate::format::event_string;
+use crate::metrics::handle_plugin_error;
+
+/// The plugin name in errors and metrics.
+pub const PLUGIN_NAME: &str = "log";
+
+/// `--audit-log-format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// One-line text (`EventString`).
+    Legacy,
+    /// The `audit.k8s.io/v1` JSON of the event.
+    #[default]
+    Json,
+}
+
+impl Format {
+    /// Upstream's `AllowedFormats`, in its order.
+    pub const ALLOWED: [&'static str; 2] = ["legacy", "json"];
+
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "legacy" => Some(Format::Legacy),
+            "json" => Some(Format::Json),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Legacy => "legacy",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// Where the log backend writes (upstream's `io.Writer`).
+pub trait Writer: Send + Sync {
+    /// Writes one event's line in one piece, as upstream's one `Fprint` per event. The
+    /// error's text is what upstream's writer would report.
+    fn write_line(&self, line: &[u8]) -> io::Result<()>;
+
+    /// Closes what is open, at shutdown.
+    fn close(&self) {}
+}
+
+/// The process's standard output (`--audit-log-path=-`).
+pub struct Stdout;
+
+impl Writer for Stdout {
+    fn write_line(&self, line: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(line).and_then(|()| out.flush()).map_err(|e| {
+            let text = format!(
+                "write /dev/stdout: {}",
+                kas_apimachinery::golang::net::errno(&e)
+            );
+            io::Error::new(e.kind(), text)
+        })
+    }
+}
+
+/// Why `--audit-log-path` cannot be written (upstream's `getWriter` error).
+#[derive(Debug, thiserror::Error)]
+#[error("ensureLogFile: {0}")]
+pub struct OpenError(#[source] pub io::Error);
+
+/// Upstream's `AuditLogOptions.getWriter`: stdout for `-`, else the file, its directory
+/// made and the file created now, rotated as `config` says.
+pub fn open(path: &str, config: RotateConfig) -> Result<Box<dyn Writer>, OpenError> {
+    if path == "-" {
+        return Ok(Box::new(Stdout));
+    }
+    ensure_log_file(Path::new(path)).map_err(OpenError)?;
+    Ok(Box::new(RotatingFile::new(path, config)))
+}
+
+/// Upstream's log backend.
+pub struct LogBackend {
+    out: Box<dyn Writer>,
+    format: Format,
+}
+
+impl LogBackend {
+    pub fn new(out: Box<dyn Writer>, format: Format) -> LogBackend {
+        LogBackend { out, format }
+    }
+
+    fn log_event(&self, ev: &Event) -> bool {
+        let line = match self.format {
+            Format::Legacy => {
+                let mut line = event_string(ev);
+                line.push('\n');
+                line.into_bytes()
+            }
+            Format::Json => match ev.encode_json_line() {
+                Ok(line) => line,
+                Err(e) => {
+                    handle_plugin_error(PLUGIN_NAME, &e, &[ev]);
+                    return false;
+                }
+            },
+        };
+        if let Err(e) = self.out.write_line(&line) {
+            handle_plugin_error(PLUGIN_NAME, &e, &[ev]);
+            return false;
+        }
+        true
+    }
+}
+
+impl Sink for LogBackend {
+    fn process_events(&self, events: &[Event]) -> bool {
+        let mut ok = true;
+        for ev in events {
+            ok &= self.log_event(ev);
+        }
+        ok
+    }
+}
+
+impl Backend for LogBackend {
+    fn shutdown(&self) {
+        self.out.close();
+    }
+
+    fn name(&self) -> String {
+        PLUGIN_NAME.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::backend::testing::event;
+    use crate::metrics::error_total;
+
+    /// Keeps what is written; fails when asked.
+    #[derive(Clone, Default)]
+    struct Memory {
+        out: Arc<Mutex<Vec<u8>>>,
+        fail: bool,
+    }
+
+    impl Writer for Memory {
+        fn write_line(&self, line: &[u8]) -> io::Result<()> {
+            if self.fail {
+                return Err(io::Error::other(
+                    "write /x/audit.log: no space left on device",
+                ));
+            }
+            self.out.lock().unwrap().extend_from_slice(line);
+            Ok(())
+        }
+    }
+
+    fn written(m: &Memory) -> String {
+        String::from_utf8(m.out.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn json_writes_one_encoded_event_a_line() {
+        let m = Memory::default();
+        let b = LogBackend::new(Box::new(m.clone()), Format::Json);
+        let events = [event("a"), event("b")];
+        assert!(b.process_events(&events));
+        let expected: Vec<u8> = events
+            .iter()
+            .flat_map(|e| e.encode_json_line().unwrap())
+            .collect();
+        assert_eq!(written(&m).as_bytes(), expected.as_slice());
+        assert!(written(&m).starts_with(
+            "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"None\",\"auditID\":\"a\","
+        ));
+        assert_eq!(written(&m).lines().count(), 2);
+    }
+
+    #[test]
+    fn legacy_writes_event_strings() {
+        let m = Memory::default();
+        let b = LogBackend::new(Box::new(m.clone()), Format::Legacy);
+        assert!(b.process_events(&[event("a")]));
+        assert_eq!(written(&m), event_string(&event("a")) + "\n");
+    }
+
+    #[test]
+    fn a_failed_write_is_counted_and_reported() {
+        let before = error_total(PLUGIN_NAME);
+        let m = Memory {
+            fail: true,
+            ..Memory::default()
+        };
+        let b = LogBackend::new(Box::new(m), Format::Json);
+        assert!(!b.process_events(&[event("a"), event("b")]));
+        // No other test fails a log write.
+        assert_eq!(error_total(PLUGIN_NAME), before + 2);
+    }
+
+    #[test]
+    fn open_writes_to_the_rotating_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs/audit.log");
+        let w = open(path.to_str().unwrap(), RotateConfig::default()).unwrap();
+        let b = LogBackend::new(w, Format::Legacy);
+        assert!(b.process_events(&[event("a")]));
+        b.shutdown();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            event_string(&event("a")) + "\n"
+        );
+        let err = open(path.join("x").to_str().unwrap(), RotateConfig::default())
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().starts_with("ensureLogFile: mkdir "),
+            "{err}"
+        );
+        assert!(matches!(Format::parse("json"), Some(Format::Json)));
+        assert_eq!(
+            Format::ALLOWED.map(|f| Format::parse(f).unwrap().as_str()),
+            Format::ALLOWED
+        );
+    }
+}
