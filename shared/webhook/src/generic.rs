@@ -1,7 +1,7 @@
 //! Upstream's `GenericWebhook` (`k8s.io/apiserver/pkg/util/webhook`): a JSON object posted
 //! to the configured URL, the answer read as client-go's REST client reads it (a `Status`
 //! or an unstructured error for anything but 200-206), retried with exponential backoff
-//! while [`default_should_retry`] says so.
+//! while the webhook's `ShouldRetry` ([`default_should_retry`] unless replaced) says so.
 
 use std::future::Future;
 use std::time::Duration;
@@ -123,6 +123,7 @@ pub struct GenericWebhook {
     /// The `Authorization` value of a user's `username`/`password`.
     basic_auth: Option<http::HeaderValue>,
     retry_backoff: Backoff,
+    should_retry: fn(&Error) -> bool,
 }
 
 impl GenericWebhook {
@@ -144,21 +145,31 @@ impl GenericWebhook {
             token: config.token,
             basic_auth,
             retry_backoff,
+            should_retry: default_should_retry,
         })
+    }
+
+    /// Replaces `ShouldRetry` (the audit backend retries every error).
+    pub fn with_should_retry(mut self, should_retry: fn(&Error) -> bool) -> GenericWebhook {
+        self.should_retry = should_retry;
+        self
     }
 
     /// Posts `body` (JSON) and decodes the JSON object answered, retrying as upstream.
     pub async fn post(&self, body: &[u8]) -> Result<Value> {
-        with_exponential_backoff(
-            self.retry_backoff,
-            || self.post_once(body),
-            default_should_retry,
-        )
-        .await
+        let call = || async { read_answer(&self.post_once(body).await?) };
+        with_exponential_backoff(self.retry_backoff, call, self.should_retry).await
     }
 
-    async fn post_once(&self, body: &[u8]) -> Result<Value> {
-        let answer = match &self.basic_auth {
+    /// Posts `body` (JSON), retrying as upstream, and reads only whether it succeeded
+    /// (client-go's `Do(ctx).Error()`): an answer of 200-206 is not decoded.
+    pub async fn post_ignoring_body(&self, body: &[u8]) -> Result<()> {
+        let call = || async { check_status(&self.post_once(body).await?) };
+        with_exponential_backoff(self.retry_backoff, call, self.should_retry).await
+    }
+
+    async fn post_once(&self, body: &[u8]) -> Result<Response> {
+        match &self.basic_auth {
             Some(basic) => {
                 let json = http::HeaderValue::from_static("application/json");
                 let mut headers = http::HeaderMap::new();
@@ -168,22 +179,20 @@ impl GenericWebhook {
                 let body = bytes::Bytes::copy_from_slice(body);
                 self.client
                     .send(http::Method::POST, &self.url, headers, body)
-                    .await?
+                    .await
             }
             None => {
                 let token = self.token.as_ref().map(BearerToken::current);
                 self.client
                     .post_json(&self.url, body.to_vec(), token.as_deref())
-                    .await?
+                    .await
             }
-        };
-        read_answer(&answer)
+        }
     }
 }
 
-/// client-go's `transformResponse` and `Result.Into` for a JSON-only client.
-pub fn read_answer(answer: &Response) -> Result<Value> {
-    let code = answer.status.as_u16();
+/// An answer's `Content-Type` (`application/json` when absent) and its media type.
+fn content_type(answer: &Response) -> (String, String) {
     let content_type = answer
         .headers
         .get(http::header::CONTENT_TYPE)
@@ -196,27 +205,15 @@ pub fn read_answer(answer: &Response) -> Result<Value> {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    let is_json = media_type == "application/json";
-    if !(200..=206).contains(&code) {
-        if is_json && let Some(status) = failure_status(&answer.body) {
-            return Err(Error::Status(Box::new(status)));
-        }
-        let message = match media_type.starts_with("text/") {
-            true => String::from_utf8_lossy(&answer.body).trim().to_owned(),
-            false => "unknown".to_owned(),
-        };
-        let mut status = Status::generic_server_response(code, &message);
-        let retry_after = answer
-            .headers
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<i32>().ok());
-        if let Some(details) = status.details.as_mut() {
-            details.retry_after_seconds = retry_after;
-        }
-        return Err(Error::Status(Box::new(status)));
-    }
-    if !is_json {
+    (content_type, media_type)
+}
+
+/// client-go's `transformResponse` and `Result.Into` for a JSON-only client.
+pub fn read_answer(answer: &Response) -> Result<Value> {
+    check_status(answer)?;
+    let code = answer.status.as_u16();
+    let (content_type, media_type) = content_type(answer);
+    if media_type != "application/json" {
         return Err(Error::Decode(format!(
             "serializer for {content_type} doesn't exist"
         )));
@@ -229,6 +226,35 @@ pub fn read_answer(answer: &Response) -> Result<Value> {
     let decoded = kas_apimachinery::runtime::serializer::decode_json(&answer.body)
         .map_err(|e| Error::Decode(e.to_string()))?;
     Ok(decoded.object)
+}
+
+/// client-go's `transformResponse` and `Result.Error` for a JSON-only client: an answer
+/// outside 200-206 is its `Failure` `Status`, else an unstructured error of its code.
+pub fn check_status(answer: &Response) -> Result<()> {
+    let code = answer.status.as_u16();
+    if (200..=206).contains(&code) {
+        return Ok(());
+    }
+    let (_, media_type) = content_type(answer);
+    if media_type == "application/json"
+        && let Some(status) = failure_status(&answer.body)
+    {
+        return Err(Error::Status(Box::new(status)));
+    }
+    let message = match media_type.starts_with("text/") {
+        true => String::from_utf8_lossy(&answer.body).trim().to_owned(),
+        false => "unknown".to_owned(),
+    };
+    let mut status = Status::generic_server_response(code, &message);
+    let retry_after = answer
+        .headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<i32>().ok());
+    if let Some(details) = status.details.as_mut() {
+        details.retry_after_seconds = retry_after;
+    }
+    Err(Error::Status(Box::new(status)))
 }
 
 /// An error answer whose body is a `Status` with `status: Failure` (`Result.Error`).

@@ -14,12 +14,16 @@
 //!   client does, retry with backoff.
 //! - [`token`]: the webhook token authenticator (TokenReview), behind its cache.
 //! - [`authorizer`]: the webhook authorizer (SubjectAccessReview), with its cache.
+//! - [`audit`]: the audit webhook backend (kas-audit's `Backend`): batches of events
+//!   posted as `EventList`s, every error retried.
 //!
 //! - [`oidc`]: kas-auth's OIDC provider client (discovery and key sets) over the client.
 //!
 //! Webhooks and OIDC providers are reached through the client. Nothing here depends on
-//! the server: the authenticator and authorizer implement kas-auth's traits.
+//! the server: the authenticator and authorizer implement kas-auth's traits, the audit
+//! backend kas-audit's.
 
+pub mod audit;
 pub mod authorizer;
 mod blocking;
 pub mod client;

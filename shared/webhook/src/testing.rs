@@ -1,6 +1,6 @@
 //! A webhook server for the tests: TLS from a throwaway CA, each request handed to a
 //! closure that answers with a status, a content type and a body; calls are counted and
-//! the last request's body and `Authorization` header kept.
+//! the last request's body, `Authorization` header, method, path and content type kept.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,7 +59,11 @@ pub struct Server {
     pub url: String,
     calls: Arc<AtomicUsize>,
     last: Arc<Mutex<(String, Value)>>,
+    head: Arc<Mutex<Head>>,
 }
+
+/// A request's method, path and `Content-Type`.
+pub type Head = (String, String, String);
 
 impl Server {
     pub fn calls(&self) -> usize {
@@ -69,6 +73,11 @@ impl Server {
     /// The last request's `Authorization` header and JSON body.
     pub fn last(&self) -> (String, Value) {
         self.last.lock().unwrap().clone()
+    }
+
+    /// The last request's method, path and `Content-Type`.
+    pub fn head(&self) -> Head {
+        self.head.lock().unwrap().clone()
     }
 }
 
@@ -91,20 +100,33 @@ where
     let addr: SocketAddr = listener.local_addr().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let last = Arc::new(Mutex::new((String::new(), Value::Null)));
+    let head = Arc::new(Mutex::new(Head::default()));
     let handler = Arc::new(handler);
-    let (seen_calls, seen_last) = (calls.clone(), last.clone());
+    let seen = (calls.clone(), last.clone(), head.clone());
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
-            let (calls, last, handler) = (seen_calls.clone(), seen_last.clone(), handler.clone());
+            let seen = (seen.0.clone(), seen.1.clone(), seen.2.clone());
+            let handler = handler.clone();
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
                 let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let (calls, last, handler) = (calls.clone(), last.clone(), handler.clone());
+                    let (calls, last, head) = (seen.0.clone(), seen.1.clone(), seen.2.clone());
+                    let handler = handler.clone();
                     async move {
                         calls.fetch_add(1, Ordering::SeqCst);
+                        let content_type = req
+                            .headers()
+                            .get(http::header::CONTENT_TYPE)
+                            .map(|v| v.to_str().unwrap_or_default().to_owned())
+                            .unwrap_or_default();
+                        *head.lock().unwrap() = (
+                            req.method().to_string(),
+                            req.uri().path().to_owned(),
+                            content_type,
+                        );
                         let auth = req
                             .headers()
                             .get(http::header::AUTHORIZATION)
@@ -132,6 +154,7 @@ where
         url: format!("https://{addr}/webhook"),
         calls,
         last,
+        head,
     }
 }
 

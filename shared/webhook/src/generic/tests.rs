@@ -120,6 +120,32 @@ async fn answers_are_read_as_client_go_reads_them() {
 }
 
 #[tokio::test]
+async fn a_post_ignoring_the_body_reads_only_the_status() {
+    let (hook, server) = webhook(|body| match body["case"].as_str().unwrap_or_default() {
+        "empty" => (200, "application/json", String::new()),
+        "plain" => (204, "text/plain", "ok".to_owned()),
+        _ => (503, "text/plain", "down".to_owned()),
+    })
+    .await;
+    hook.post_ignoring_body(br#"{"case":"empty"}"#)
+        .await
+        .unwrap();
+    hook.post_ignoring_body(br#"{"case":"plain"}"#)
+        .await
+        .unwrap();
+    assert_eq!(server.calls(), 2);
+    let err = hook.post_ignoring_body(b"{}").await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the server is currently unable to handle the request"
+    );
+    assert_eq!(server.calls(), 1, "503 is not retried by default");
+    let hook = hook.with_should_retry(|_| true);
+    hook.post_ignoring_body(b"{}").await.unwrap_err();
+    assert_eq!(server.calls(), 5, "a replaced ShouldRetry is used");
+}
+
+#[tokio::test]
 async fn a_username_and_password_are_sent_as_basic_auth() {
     let pki = testing::pki();
     let server = testing::serve(&pki, |_| testing::json(200, json!({"status": {}}))).await;
