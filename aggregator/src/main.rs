@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         component: "aggregator",
         anonymous_by_default: true,
         storage_checks: options.etcd.health_checks(),
+        delegates: true,
     };
     let mut errors = options.delegation.validate(true);
     // APIServices live in etcd, as upstream's aggregator keeps them.

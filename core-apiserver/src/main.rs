@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         component: "core-apiserver",
         anonymous_by_default: false,
         storage_checks: options.etcd.health_checks(),
+        delegates: true,
     };
     let mut errors = options.delegation.validate(true);
     errors.extend(options.etcd.validate(true));

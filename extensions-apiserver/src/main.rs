@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         component: "extensions-apiserver",
         anonymous_by_default: false,
         storage_checks: options.etcd.health_checks(),
+        delegates: false,
     };
     let errors = options.etcd.validate(true);
     let etcd = options.etcd;

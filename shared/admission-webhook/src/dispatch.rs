@@ -156,7 +156,7 @@ impl Webhooks {
                 continue;
             }
             let changed = self
-                .call_mutating(hook, request, object.as_deref_mut())
+                .call_mutating(hook, request, object.as_deref_mut(), (0, i))
                 .await?;
             if changed {
                 reinvoke.append(&mut previously_invoked);
@@ -177,7 +177,7 @@ impl Webhooks {
             {
                 continue;
             }
-            self.call_mutating(hook, request, object.as_deref_mut())
+            self.call_mutating(hook, request, object.as_deref_mut(), (1, i))
                 .await?;
         }
         Ok(())
@@ -191,12 +191,34 @@ impl Webhooks {
         hook: &Hook,
         request: &Request<'_>,
         object: Option<&mut Value>,
+        (round, index): (usize, usize),
+    ) -> Result<bool, Status> {
+        let annotator = crate::audit::Annotator::new(request.audit, hook, round, index);
+        let mut changed = false;
+        let result = self
+            .mutate_once(hook, request, object, &annotator, &mut changed)
+            .await;
+        annotator.mutation(changed);
+        result
+    }
+
+    async fn mutate_once(
+        &self,
+        hook: &Hook,
+        request: &Request<'_>,
+        object: Option<&mut Value>,
+        annotator: &crate::audit::Annotator<'_>,
+        changed: &mut bool,
     ) -> Result<bool, Status> {
         let answer = match call(hook, request, object.as_deref(), true).await {
             Ok(answer) => answer,
-            Err(CallError::Calling { .. }) if hook.ignore_failures => return Ok(false),
+            Err(CallError::Calling { .. }) if hook.ignore_failures => {
+                annotator.failed_open();
+                return Ok(false);
+            }
             Err(e) => return Err(e.into_status()),
         };
+        annotator.webhook_annotations(&answer.audit_annotations);
         if let Some(warnings) = request.warnings {
             for w in &answer.warnings {
                 warnings.add_mutating(w.clone());
@@ -206,8 +228,17 @@ impl Webhooks {
             return Err(to_status_err(&hook.name, answer.result.as_ref()));
         }
         match self.apply_patch(hook, request, &answer, object) {
-            Ok(changed) => Ok(changed),
-            Err(CallError::Calling { .. }) if hook.ignore_failures => Ok(false),
+            Ok(patched) => {
+                *changed = patched;
+                if !answer.patch.is_empty() {
+                    annotator.patch(&answer.patch);
+                }
+                Ok(patched)
+            }
+            Err(CallError::Calling { .. }) if hook.ignore_failures => {
+                annotator.failed_open();
+                Ok(false)
+            }
             Err(e) => Err(e.into_status()),
         }
     }
@@ -290,6 +321,8 @@ impl Webhooks {
         for (hook, answer) in relevant.iter().zip(answers) {
             let error = match answer {
                 Ok(answer) => {
+                    crate::audit::Annotator::new(request.audit, hook, 0, 0)
+                        .webhook_annotations(&answer.audit_annotations);
                     if let Some(warnings) = request.warnings {
                         for w in answer.warnings {
                             warnings.add(w);

@@ -11,6 +11,7 @@
 //! validating webhooks on creates, updates and subresource writes (a `Validate` plugin)
 //! and on deletes. `matchConditions` are CEL (`matchconditions`).
 
+mod audit;
 pub mod dispatch;
 pub mod errors;
 pub mod matchconditions;
@@ -51,6 +52,8 @@ pub struct Request<'a> {
     pub dry_run: bool,
     pub user: Option<&'a kas_auth::UserInfo>,
     pub warnings: Option<&'a Warnings>,
+    /// The request's audit event, for the webhooks' annotations.
+    pub audit: Option<&'a kas_registry::rest::options::AuditAnnotations>,
 }
 
 fn operation_name(operation: Operation) -> &'static str {
@@ -90,6 +93,7 @@ impl<'a> Request<'a> {
             dry_run: attributes.dry_run,
             user: attributes.user,
             warnings: attributes.warnings,
+            audit: attributes.audit,
         }
     }
 

@@ -156,6 +156,8 @@ pub struct Response {
     /// `response.status`: why the webhook refused.
     pub result: Option<Value>,
     pub warnings: Vec<String>,
+    /// `auditAnnotations`, in key order.
+    pub audit_annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// Upstream `VerifyAdmissionResponse` over the decoded answer to a review of `version`
@@ -191,6 +193,13 @@ pub fn verify(
             .flatten()
             .filter_map(Value::as_str)
             .map(str::to_owned)
+            .collect(),
+        audit_annotations: response
+            .get("auditAnnotations")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
             .collect(),
         ..Response::default()
     };

@@ -17,6 +17,8 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::{Method, Request, Response, Uri};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use kas_apimachinery::Status;
+use kas_audit::handoff::{AUDIT_ID_HEADER, HANDOFF_HEADER};
+use kas_audit::{AuditContext, AuditId};
 use kas_auth::UserInfo;
 use kas_endpoints::{Body, BoxError, body, write_status};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -95,8 +97,7 @@ impl Delegate {
             return self.forward_upgrade(req).await;
         }
         let (mut parts, body) = req.into_parts();
-        let user = parts.extensions.remove::<UserInfo>();
-        rewrite_headers(&mut parts.headers, user.as_ref());
+        rewrite_headers(&mut parts);
         crate::trace::inject(&mut parts.headers);
         let replayable = is_replayable(&parts.method, &body);
         let mut req = Some(Request::from_parts(parts, body));
@@ -185,8 +186,25 @@ fn with_authority(mut req: Request<Body>, authority: &http::uri::Authority) -> R
 }
 
 /// Drops what must not cross the hop (hop-by-hop headers, the caller's credentials, any
-/// identity headers the caller made up) and writes the authenticated user.
-pub(crate) fn rewrite_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
+/// identity headers the caller made up) and writes the authenticated user, the request's
+/// audit ID and, when this role audits, the audit hand-off (`kas_audit::handoff`: the peer
+/// writes the request's events).
+pub(crate) fn rewrite_headers(parts: &mut http::request::Parts) {
+    let user = parts.extensions.remove::<UserInfo>();
+    rewrite_hop_headers(&mut parts.headers, user.as_ref());
+    if let Some(AuditId(id)) = parts.extensions.get::<AuditId>() {
+        parts.headers.insert(AUDIT_ID_HEADER, id.clone());
+    }
+    if let Some(handoff) = parts
+        .extensions
+        .get::<Arc<AuditContext>>()
+        .and_then(|ctx| ctx.hand_off())
+    {
+        parts.headers.insert(HANDOFF_HEADER, handoff);
+    }
+}
+
+fn rewrite_hop_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
     if let Some(connection) = headers
         .get(header::CONNECTION)
         .and_then(|v| v.to_str().ok())
@@ -211,6 +229,7 @@ pub(crate) fn rewrite_headers(headers: &mut http::HeaderMap, user: Option<&UserI
 /// headers (extra keys percent-escaped, as upstream's).
 pub fn set_auth_proxy_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
     headers.remove(header::AUTHORIZATION);
+    headers.remove(HANDOFF_HEADER);
     let forged: Vec<HeaderName> = headers
         .keys()
         .filter(|k| k.as_str().starts_with("x-remote-"))
@@ -303,7 +322,7 @@ mod tests {
             groups: vec!["system:masters".into(), "system:authenticated".into()],
             extra: BTreeMap::from([("example.org/Scopes x".into(), vec!["a".into(), "b".into()])]),
         };
-        rewrite_headers(&mut h, Some(&user));
+        rewrite_hop_headers(&mut h, Some(&user));
         assert!(h.get("authorization").is_none());
         assert!(h.get("connection").is_none());
         assert!(h.get("x-custom").is_none());
@@ -324,7 +343,7 @@ mod tests {
     fn without_a_user_nothing_is_claimed() {
         let mut h = http::HeaderMap::new();
         h.insert("x-remote-user", HeaderValue::from_static("forged"));
-        rewrite_headers(&mut h, None);
+        rewrite_hop_headers(&mut h, None);
         assert!(h.is_empty());
     }
 }

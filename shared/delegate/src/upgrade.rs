@@ -9,7 +9,6 @@
 use http::header::{self, HeaderValue};
 use http::{Request, Response};
 use kas_apimachinery::Status;
-use kas_auth::UserInfo;
 use kas_endpoints::{Body, write_status};
 use kas_proxy::Location;
 
@@ -20,8 +19,7 @@ impl Delegate {
     pub(crate) async fn forward_upgrade(&self, req: Request<Body>) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
         let upgrade = parts.headers.get(header::UPGRADE).cloned();
-        let user = parts.extensions.remove::<UserInfo>();
-        rewrite_headers(&mut parts.headers, user.as_ref());
+        rewrite_headers(&mut parts);
         parts
             .headers
             .insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));

@@ -24,5 +24,5 @@ pub use body::{Body, BoxError};
 pub use error::{Error, Result};
 pub use negotiation::{MediaType, MediaTypeOptions, PatchType};
 pub use request_body::read_body;
-pub use request_info::{RequestInfo, RequestInfoFactory};
+pub use request_info::{RemoteAddr, RequestInfo, RequestInfoFactory};
 pub use responsewriters::write_status;

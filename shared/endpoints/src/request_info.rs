@@ -258,3 +258,8 @@ impl RequestInfo {
 
 #[cfg(test)]
 mod tests;
+
+/// The address of the connection a request came on (Go's `Request.RemoteAddr`), a request
+/// extension the server sets; audit's source IPs end with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteAddr(pub std::net::SocketAddr);

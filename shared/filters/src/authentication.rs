@@ -9,10 +9,14 @@
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, Request, Response};
 use kas_apimachinery::Status;
+use kas_audit::handoff::HANDOFF_HEADER;
 use kas_auth::authentication::{
     AuthRequest, DynAuthenticator, PeerCertificates, Response as AuthResponse,
 };
 use kas_endpoints::{Body, write_status};
+use std::sync::Arc;
+
+use crate::audit::Auditor;
 
 use crate::filter::{Inner, Next};
 
@@ -21,7 +25,7 @@ const FRONT_PROXY_HEADERS: [&str; 3] = ["x-remote-user", "x-remote-uid", "x-remo
 const FRONT_PROXY_EXTRA_PREFIX: &str = "x-remote-extra-";
 
 pub async fn with_authentication<S: Inner>(
-    authenticator: DynAuthenticator,
+    (authenticator, auditor): (DynAuthenticator, Option<Arc<Auditor>>),
     req: Request<Body>,
     next: Next<S>,
 ) -> Response<Body> {
@@ -32,7 +36,13 @@ pub async fn with_authentication<S: Inner>(
         audiences: None,
     };
     let Some(resp) = authenticate(&authenticator, auth_req).await else {
-        return write_status(&Status::unauthorized("Unauthorized"));
+        let status = Status::unauthorized("Unauthorized");
+        if let Some(auditor) = &auditor
+            && let Ok(json) = serde_json::from_slice(&status.to_json())
+        {
+            crate::audit::failed_authentication(auditor, &req, &json);
+        }
+        return write_status(&status);
     };
     next.run(authenticated(req, resp)).await
 }
@@ -57,6 +67,10 @@ fn authenticated(mut req: Request<Body>, resp: AuthResponse) -> Request<Body> {
     strip_credentials(headers);
     for name in &resp.consumed_headers {
         headers.remove(name);
+    }
+    // Only a front proxy hands on an audit event (see kas_audit::handoff).
+    if !resp.proxied {
+        headers.remove(HANDOFF_HEADER);
     }
     req.extensions_mut().insert(resp.user);
     req
@@ -117,6 +131,7 @@ mod tests {
                             ..Default::default()
                         },
                         consumed_headers: vec![http::HeaderName::from_static("x-custom-user")],
+                        proxied: false,
                         audiences: vec![],
                     })),
                     Some("Bearer broken") => {
@@ -128,6 +143,7 @@ mod tests {
                             ..Default::default()
                         },
                         consumed_headers: vec![],
+                        proxied: false,
                         audiences: vec![],
                     })),
                     _ => Ok(None),
@@ -142,7 +158,10 @@ mod tests {
         let auth = Arc::new(TokenAuth {
             seen_path: Mutex::new(None),
         });
-        let filter = from_fn_with_state(auth.clone() as DynAuthenticator, with_authentication);
+        let filter = from_fn_with_state(
+            (auth.clone() as DynAuthenticator, None),
+            with_authentication,
+        );
         (filter.layer(echo()), auth)
     }
 

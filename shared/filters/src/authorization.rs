@@ -19,6 +19,13 @@ use crate::support::{
     NOSNIFF, X_CONTENT_TYPE_OPTIONS, go_quote, internal_error, request_uri, sanitize,
 };
 
+/// Upstream's audit annotations of the decision.
+pub const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";
+pub const REASON_ANNOTATION: &str = "authorization.k8s.io/reason";
+const DECISION_ALLOW: &str = "allow";
+const DECISION_FORBID: &str = "forbid";
+const REASON_ERROR: &str = "internal error";
+
 pub fn with_authorization<S: Inner>(
     authorizer: DynAuthorizer,
     mut req: Request<Body>,
@@ -32,21 +39,36 @@ pub fn with_authorization<S: Inner>(
             tracing::error!(uri, "{err}");
             return internal_error(&uri, err);
         };
+        // The entry role's decision stands in a handed-in event.
+        let audit = crate::audit::context(&req)
+            .filter(|c| !c.handed_in())
+            .cloned();
+        let annotate = |decision: Option<&str>, reason: &str| {
+            if let Some(ctx) = &audit {
+                if let Some(decision) = decision {
+                    ctx.add_annotation(DECISION_ANNOTATION, decision);
+                }
+                ctx.add_annotation(REASON_ANNOTATION, reason);
+            }
+        };
         match authorizer.authorize(&attrs).await {
             // Upstream checks the decision before the error; our authorizers return one or
             // the other.
-            Ok((Decision::Allow, _)) => {
+            Ok((Decision::Allow, reason)) => {
+                annotate(Some(DECISION_ALLOW), &reason);
                 give_back(&mut req, attrs);
                 next.run(req).await
             }
             Ok((_, reason)) => {
                 let uri = request_uri(&req);
                 tracing::debug!(uri, reason, "Forbidden");
+                annotate(Some(DECISION_FORBID), &reason);
                 forbidden(&attrs, &reason)
             }
             Err(err) => {
                 let uri = request_uri(&req);
                 tracing::error!(uri, error = %err, "authorization failed");
+                annotate(None, REASON_ERROR);
                 internal_error(&uri, &err.to_string())
             }
         }

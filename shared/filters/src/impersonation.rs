@@ -294,6 +294,9 @@ fn impersonated(mut req: Request<Body>, old: &UserInfo, user: UserInfo) -> Reque
     for name in extras {
         headers.remove(name);
     }
+    if let Some(ctx) = crate::audit::context(&req) {
+        ctx.log_impersonated_user(&user);
+    }
     req.extensions_mut().insert(user);
     req
 }

@@ -10,6 +10,7 @@
 //!
 //! Must not depend on hyper or on any role's crates.
 
+pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod filter;
@@ -23,6 +24,7 @@ pub mod trace;
 
 mod support;
 
+pub use audit::{Auditor, with_audit, with_audit_init};
 pub use authentication::with_authentication;
 pub use authorization::with_authorization;
 pub use filter::{

@@ -9,9 +9,10 @@
 use std::sync::Arc;
 
 use kas_filters::{
-    EraseLayer, MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_authentication,
-    with_authorization, with_impersonation, with_max_in_flight_limit, with_panic_recovery,
-    with_request_deadline, with_request_info, with_request_metrics, with_tracing,
+    EraseLayer, MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_audit,
+    with_audit_init, with_authentication, with_authorization, with_impersonation,
+    with_max_in_flight_limit, with_panic_recovery, with_request_deadline, with_request_info,
+    with_request_metrics, with_tracing,
 };
 use tower::ServiceBuilder;
 
@@ -34,6 +35,8 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
     let chain = ServiceBuilder::new()
         // Outermost, so that a panic anywhere below becomes a 500 and not a dropped stream.
         // Inline: `Handler` boxes the chain's future.
+        // Outermost, as upstream's WithAuditInit: every answer has its Audit-Id.
+        .layer(from_fn(with_audit_init).inline())
         .layer(from_fn(with_panic_recovery).inline())
         .layer(from_fn_with_state(config.component, with_tracing).inline())
         // Before every filter that reads the RequestInfo: all the ones below.
@@ -44,12 +47,15 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
             with_request_deadline,
         ))
         .layer(from_fn_with_state(
-            config.authenticator.clone(),
+            (config.authenticator.clone(), config.auditor.clone()),
             with_authentication,
         ))
         // The chain's type stops growing here (kas_filters::Erased): without it every
         // binary's debug info carries 20 MB type names.
         .layer(EraseLayer)
+        // After authentication, whose user the policy matches; before impersonation, which
+        // the event records, as upstream's WithAudit.
+        .layer(from_fn_with_state(config.auditor.clone(), with_audit))
         // After authentication, whose user it may replace; before max in-flight and
         // authorization, which see the impersonated user, as upstream.
         .layer(from_fn_with_state(

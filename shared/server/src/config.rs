@@ -30,6 +30,8 @@ pub struct Config {
     pub health: Health,
     pub registry: prometheus::Registry,
     pub request_info_factory: RequestInfoFactory,
+    /// The audit policy and backend (`--audit-*`); `None` audits nothing.
+    pub auditor: Option<Arc<kas_filters::Auditor>>,
 }
 
 impl Config {
@@ -48,6 +50,7 @@ impl Config {
             health: Health::new(),
             registry: prometheus::Registry::new(),
             request_info_factory: RequestInfoFactory::default(),
+            auditor: None,
         }
     }
 
@@ -69,6 +72,7 @@ impl Config {
             health: self.health,
             registry: self.registry,
             request_info_factory: self.request_info_factory,
+            auditor: self.auditor,
         })
     }
 }
@@ -88,6 +92,7 @@ pub struct CompletedConfig {
     pub health: Health,
     pub registry: prometheus::Registry,
     pub request_info_factory: RequestInfoFactory,
+    pub auditor: Option<Arc<kas_filters::Auditor>>,
 }
 
 impl CompletedConfig {

@@ -36,6 +36,8 @@ pub enum Error {
     Telemetry(String),
     #[error("building the delegate: {0}")]
     Delegate(String),
+    #[error("{0}")]
+    Audit(String),
     #[error("serving")]
     Io(#[from] std::io::Error),
 }

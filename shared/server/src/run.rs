@@ -18,6 +18,9 @@ pub struct Role {
     /// The storage's checks (etcd's, the KMS plugins'), after the default ones and before
     /// `shutdown`, each on the endpoints its scope says.
     pub storage_checks: Vec<kas_storage::health::HealthCheck>,
+    /// Whether the role passes requests to kas peers (the aggregator and core): its audit
+    /// filter then waits for the peer's answer before writing RequestReceived.
+    pub delegates: bool,
 }
 
 /// What a role's `delegate` builds: the handler of the requests its own routes do not
@@ -111,6 +114,23 @@ where
     let _telemetry = crate::telemetry::init(&options.logging, tracing_config, role.component)?;
     let mut config = Config::new(role.component);
     options.apply_to(&mut config)?;
+    for warning in options.audit.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let audit = options
+        .audit
+        .build(&tokio::runtime::Handle::current())
+        .map_err(crate::Error::Audit)?;
+    if let Some(audit) = &audit {
+        config.auditor = Some(std::sync::Arc::new(kas_filters::Auditor {
+            policy: audit.policy.clone(),
+            sink: audit.backend.clone(),
+            delegates: role.delegates,
+        }));
+    }
+    for collector in kas_audit::metrics::collectors() {
+        config.registry.register(collector)?;
+    }
     for check in role.storage_checks {
         config.health.add_storage(check);
     }
@@ -132,7 +152,13 @@ where
         .authorization
         .apply_to(&mut config, &serving.authorizers)?;
     let server = config.complete()?.new(serving.handler)?;
-    server.prepare_run()?.run(crate::shutdown_signal()).await
+    let ran = server.prepare_run()?.run(crate::shutdown_signal()).await;
+    if let Some(audit) = audit {
+        // Flushes buffered events (a batch backend's thread), off the runtime's workers.
+        let backend = audit.backend;
+        let _ = tokio::task::spawn_blocking(move || backend.shutdown()).await;
+    }
+    ran
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

@@ -12,7 +12,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use kas_auth::authentication::PeerCertificates;
-use kas_endpoints::body;
+use kas_endpoints::{RemoteAddr, body};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 use tokio_rustls::TlsAcceptor;
@@ -155,6 +155,7 @@ async fn serve_connection(
         if let Some(certs) = &certs {
             req.extensions_mut().insert(certs.clone());
         }
+        req.extensions_mut().insert(RemoteAddr(remote));
         let req = req.map(body::boxed);
         let handler = conn_shared.handler.clone();
         let peer = conn_shared.peer.clone();

@@ -7,8 +7,9 @@
 //! on an update that changes them; an update that tightens the enforce level warns about
 //! the namespace's existing pods that would violate it. Pods (and their non-status
 //! subresources): the enforce level refuses (403) and the warn level adds a Warning.
-//! Workloads with pod templates get the warn level's warnings only. Audit annotations are
-//! not kept: the audit level's evaluation has no visible effect here.
+//! Workloads with pod templates get the warn and audit levels only. The request's audit
+//! event gets upstream's annotations: `pod-security.kubernetes.io/enforce-policy`,
+//! `audit-violations` and `error`.
 
 pub mod api;
 pub mod baseline;
@@ -201,7 +202,7 @@ impl PodSecurity {
         }
         let metadata = pod.get("metadata").unwrap_or(&Value::Null);
         let spec = pod.get("spec").unwrap_or(&Value::Null);
-        self.evaluate(attributes, policy, metadata, spec, true)
+        self.evaluate(attributes, (policy, &errors), metadata, spec, true)
     }
 
     /// Upstream `ValidatePodController`: warnings only; a namespace that cannot be read
@@ -233,7 +234,7 @@ impl PodSecurity {
         };
         let metadata = template.get("metadata").unwrap_or(&Value::Null);
         let spec = template.get("spec").unwrap_or(&Value::Null);
-        self.evaluate(attributes, policy, metadata, spec, false)
+        self.evaluate(attributes, (policy, &errors), metadata, spec, false)
     }
 
     /// Upstream `EvaluatePod`: the enforce level refuses (when `enforce`), the warn level
@@ -241,15 +242,31 @@ impl PodSecurity {
     fn evaluate(
         &self,
         attributes: &Attributes<'_>,
-        policy: Policy,
+        (policy, errors): (Policy, &[field::Error]),
         metadata: &Value,
         spec: &Value,
         enforce: bool,
     ) -> kas_registry::Result<()> {
+        // Upstream's audit annotations, under `pod-security.kubernetes.io/`, added
+        // whatever the decision.
+        let annotate = |key: &str, value: &str| {
+            if let Some(audit) = attributes.audit {
+                audit.add(&format!("{AUDIT_ANNOTATION_PREFIX}{key}"), value);
+            }
+        };
+        if let Some(err) = field::aggregate_strings(errors.iter().map(ToString::to_string)) {
+            annotate("error", &format!("Failed to parse policy: {err}"));
+        }
         let mut enforced = None;
+        let mut audited = None;
         if enforce {
+            annotate("enforce-policy", &policy.enforce.to_string());
             let result = Aggregate::of(evaluate_pod(policy.enforce, metadata, spec));
+            if policy.audit == policy.enforce {
+                audited = Some(result.clone());
+            }
             if !result.allowed() {
+                annotate_audit(&annotate, &policy, audited.take(), metadata, spec);
                 let message = format!(
                     "violates PodSecurity {}: {}",
                     quote(&policy.enforce.to_string()),
@@ -260,6 +277,7 @@ impl PodSecurity {
             }
             enforced = Some((policy.enforce, result));
         }
+        annotate_audit(&annotate, &policy, audited, metadata, spec);
         let warn = match enforced {
             Some((lv, result)) if lv == policy.warn => result,
             _ => Aggregate::of(evaluate_pod(policy.warn, metadata, spec)),
@@ -274,6 +292,32 @@ impl PodSecurity {
             ));
         }
         Ok(())
+    }
+}
+
+/// Upstream's audit annotations of PodSecurity (`podsecurityadmissionapi.AuditAnnotationPrefix`).
+const AUDIT_ANNOTATION_PREFIX: &str = "pod-security.kubernetes.io/";
+
+/// The `audit-violations` annotation when the audit level is violated (`result`: the
+/// enforce level's evaluation when it is the same level).
+fn annotate_audit(
+    annotate: &dyn Fn(&str, &str),
+    policy: &Policy,
+    result: Option<Aggregate>,
+    metadata: &Value,
+    spec: &Value,
+) {
+    let result =
+        result.unwrap_or_else(|| Aggregate::of(evaluate_pod(policy.audit, metadata, spec)));
+    if !result.allowed() {
+        annotate(
+            "audit-violations",
+            &format!(
+                "would violate PodSecurity {}: {}",
+                quote(&policy.audit.to_string()),
+                result.detail()
+            ),
+        );
     }
 }
 

@@ -155,6 +155,7 @@ mod tests {
                             ..UserInfo::default()
                         },
                         consumed_headers: vec![],
+                        proxied: false,
                         audiences: vec![],
                     })),
                     Some("Bearer bad") => Err(kas_auth::Error::InvalidCredentials(

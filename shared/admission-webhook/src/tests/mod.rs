@@ -123,6 +123,7 @@ fn request<'a>(
         dry_run: false,
         user: Some(user),
         warnings: None,
+        audit: None,
     }
 }
 

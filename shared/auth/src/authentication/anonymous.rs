@@ -40,6 +40,7 @@ impl Authenticator for Anonymous {
                 ..UserInfo::default()
             },
             consumed_headers: Vec::new(),
+            proxied: false,
             audiences: Vec::new(),
         });
         Box::pin(std::future::ready(Ok(resp)))

@@ -59,6 +59,7 @@ mod tests {
             let resp = Response {
                 user: self.0.clone(),
                 consumed_headers: Vec::new(),
+                proxied: false,
                 audiences: Vec::new(),
             };
             Box::pin(std::future::ready(Ok(Some(resp))))

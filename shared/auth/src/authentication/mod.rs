@@ -50,6 +50,10 @@ pub struct Response {
     /// Headers the authentication filter must strip before passing the request on
     /// (the `Authorization` header for tokens, the request headers for the front proxy).
     pub consumed_headers: Vec<http::HeaderName>,
+    /// Whether an authenticating front proxy vouched for the request (the request-header
+    /// authenticator): what else such a proxy hands on with the request (kas's audit
+    /// hand-off) is trusted only then.
+    pub proxied: bool,
     /// The audiences the credential was accepted for (upstream's `Response.Audiences`),
     /// which a TokenReview reports.
     pub audiences: Vec<String>,
@@ -61,6 +65,7 @@ impl Response {
         Response {
             user,
             consumed_headers: vec![http::header::AUTHORIZATION],
+            proxied: false,
             audiences: Vec::new(),
         }
     }

@@ -181,6 +181,7 @@ impl RequestHeaderAuthenticator {
         Some(Response {
             user,
             consumed_headers: consumed,
+            proxied: true,
             audiences: Vec::new(),
         })
     }

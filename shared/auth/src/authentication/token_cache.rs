@@ -154,6 +154,7 @@ mod tests {
                         ..UserInfo::default()
                     },
                     consumed_headers: vec![AUTHORIZATION],
+                    proxied: false,
                     audiences: Vec::new(),
                 }))
             })

@@ -94,6 +94,7 @@ mod tests {
                         ..UserInfo::default()
                     },
                     consumed_headers: Vec::new(),
+                    proxied: false,
                     audiences: Vec::new(),
                 })),
                 Answer::NoOpinion => Ok(None),

@@ -251,6 +251,7 @@ fn common_name_user(leaf: &CertificateDer<'_>, info: CertInfo) -> Option<Respons
             extra: [(CREDENTIAL_ID_KEY.to_owned(), vec![credential_id])].into(),
         },
         consumed_headers: Vec::new(),
+        proxied: false,
         audiences: Vec::new(),
     })
 }

@@ -60,6 +60,7 @@ pub async fn delete(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, mut opts) = delete_options(query, headers, body).await?;
     opts.user = scope.user.cloned();
+    opts.audit = kas_registry::rest::options::AuditAnnotations(scope.audit.cloned());
     let deleted = store
         .delete(&info.namespace, &info.name, &pre, &opts)
         .await?;
@@ -121,6 +122,7 @@ pub async fn delete_collection(scope: &RequestScope<'_>, body: Body) -> Result<R
     let (out, _) = negotiated::negotiate(headers, query)?;
     let (pre, mut opts) = delete_options(query, headers, body).await?;
     opts.user = scope.user.cloned();
+    opts.audit = kas_registry::rest::options::AuditAnnotations(scope.audit.cloned());
     let predicate = selection::predicate(store, &list_opts)?;
     let listed = store
         .delete_collection(&info.namespace, &list_opts, predicate, &pre, &opts)

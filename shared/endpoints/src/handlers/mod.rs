@@ -41,11 +41,50 @@ pub struct RequestScope<'a> {
     pub features: &'a FeatureGates,
     /// The authenticated user, when the chain authenticated one.
     pub user: Option<&'a kas_auth::UserInfo>,
+    /// The request's audit event, when the role audits.
+    pub audit: Option<&'a std::sync::Arc<kas_audit::AuditContext>>,
 }
 
 impl RequestScope<'_> {
     pub fn store(&self) -> &Store {
         &self.resource.store
+    }
+
+    /// Upstream's `audit.LogRequestObject` of a decoded body (`d`: the endpoint's kind):
+    /// the event's object reference completed from the object's metadata and, at Request
+    /// and above, the object as upstream's decoder makes it (defaulted, in its Go type's
+    /// encoding, with its type meta).
+    pub fn audit_request_object(
+        &self,
+        d: &kas_registry::ResourceDescriptor,
+        value: &serde_json::Value,
+    ) {
+        let Some(ctx) = self.audit else { return };
+        let resource = self.store().descriptor.plural;
+        let subresource = self.subresource.map_or("", |s| s.name);
+        if ctx.level() < kas_audit::Level::Request {
+            ctx.log_request_object(value, d.group, d.version, resource, subresource);
+            return;
+        }
+        let mut obj = value.clone();
+        if self.subresource.is_none() {
+            self.store().strategy.default(&mut obj);
+        }
+        if let Some(schema) = d.schema {
+            kas_apimachinery::schema::go_encoded(
+                &mut obj,
+                &kas_apimachinery::schema::Kind::Message(schema),
+            );
+        }
+        let typed = with_type_meta(d, obj);
+        ctx.log_request_object(&typed, d.group, d.version, resource, subresource);
+    }
+
+    /// Upstream's `audit.LogRequestPatch`.
+    pub fn audit_request_patch(&self, patch: &[u8]) {
+        if let Some(ctx) = self.audit {
+            ctx.log_request_patch(patch);
+        }
     }
 
     /// Whether the endpoint has upstream's `TableConvertor`, without which an answer asked
@@ -65,6 +104,29 @@ impl RequestScope<'_> {
             },
         }
     }
+}
+
+/// `obj` with `kind` and `apiVersion` first, as an encoder writes it.
+fn with_type_meta(
+    d: &kas_registry::ResourceDescriptor,
+    obj: serde_json::Value,
+) -> serde_json::Value {
+    let api_version = if d.group.is_empty() {
+        d.version.to_owned()
+    } else {
+        format!("{}/{}", d.group, d.version)
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("kind".to_owned(), d.kind.into());
+    out.insert("apiVersion".to_owned(), api_version.into());
+    if let serde_json::Value::Object(fields) = obj {
+        for (k, v) in fields {
+            if k != "kind" && k != "apiVersion" {
+                out.insert(k, v);
+            }
+        }
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Serves a request the router matched to one of a resource's routes.
@@ -117,6 +179,9 @@ async fn dispatch(
         headers: &parts.headers,
         features,
         user: parts.extensions.get::<kas_auth::UserInfo>(),
+        audit: parts
+            .extensions
+            .get::<std::sync::Arc<kas_audit::AuditContext>>(),
     };
     match (matched.subresource.map(|s| s.handler), matched.action) {
         (Some(SubresourceHandler::Scale(spec)), action) => {

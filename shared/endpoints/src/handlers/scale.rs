@@ -62,8 +62,8 @@ pub(crate) async fn serve(
     let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     match action {
         Action::Get => get(store, spec, info, query, headers).await,
-        Action::Put => update(store, spec, info, query, headers, body).await,
-        Action::Patch => patch(store, spec, info, query, headers, body).await,
+        Action::Put => update(scope, spec, body).await,
+        Action::Patch => patch(scope, spec, body).await,
         _ => Err(write::not_supported(scope)),
     }
 }
@@ -91,18 +91,13 @@ async fn get(
     render(&out, &scale)
 }
 
-async fn update(
-    store: &Store,
-    spec: &ScaleSpec,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+async fn update(scope: &RequestScope<'_>, spec: &ScaleSpec, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     let (out, _) = negotiated::negotiate(headers, query)?;
     let input = decode::read_input(headers, body).await?;
     let opts = write::with_manager(crate::handlers::options::update_options(query)?, headers);
     let decoded = decode::decode(&SCALE_KIND, &input, &opts)?;
+    scope.audit_request_object(&SCALE_KIND, &decoded.value);
     let mut sent = decoded.value;
     object_meta::check_type(&mut sent, &SCALE_KIND)?;
     decodes(&sent).map_err(|e| {
@@ -121,20 +116,15 @@ async fn update(
     Ok(resp)
 }
 
-async fn patch(
-    store: &Store,
-    spec: &ScaleSpec,
-    info: &RequestInfo,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response<Body>> {
+async fn patch(scope: &RequestScope<'_>, spec: &ScaleSpec, body: Body) -> Result<Response<Body>> {
+    let (store, info, query, headers) = (scope.store(), scope.info, scope.query, scope.headers);
     // Strategic merge is served where the parent serves it (built-ins, not custom
     // resources), with the Scale's own patch metadata.
     let schema = store.patch_schema().map(|_| &SCALE);
     let patch_type = decode::patch_type(headers, schema.is_none())?;
     let (out, _) = negotiated::negotiate(headers, query)?;
     let patch = decode::read(body).await?;
+    scope.audit_request_patch(&patch);
     let applying = matches!(
         patch_type,
         crate::negotiation::PatchType::ApplyYaml | crate::negotiation::PatchType::ApplyCbor

@@ -92,6 +92,7 @@ pub(crate) async fn prepare(
     let input = decode::read_input(scope.headers, body).await?;
     let mut opts = with_manager(parse(scope.query)?, scope.headers);
     opts.user = scope.user.cloned();
+    opts.audit = kas_registry::rest::options::AuditAnnotations(scope.audit.cloned());
     Ok((out, input, opts))
 }
 
@@ -99,6 +100,7 @@ pub async fn create(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::create_options).await?;
     let decoded = decode::decode_for(store, &input, &opts)?;
+    scope.audit_request_object(store.descriptor, &decoded.value);
     let w = store.create(&info.namespace, decoded.value, &opts).await?;
     let mut resp = if store.strategy.create_answers_status() {
         created_status(&out)
@@ -128,6 +130,7 @@ pub async fn create_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
     };
     let (out, input, opts) = prepare(scope, body, options::create_options).await?;
     let decoded = decode::decode(&d, &input, &opts)?;
+    scope.audit_request_object(&d, &decoded.value);
     let mut sent = decoded.value;
     kas_registry::rest::object_meta::check_type(&mut sent, &d)?;
     kas_registry::rest::object_meta::ensure_namespace(
@@ -160,6 +163,7 @@ pub async fn update(scope: &RequestScope<'_>, body: Body) -> Result<Response<Bod
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::update_options).await?;
     let decoded = decode::decode_for(store, &input, &opts)?;
+    scope.audit_request_object(store.descriptor, &decoded.value);
     let (w, created) = store
         .update(&info.namespace, &info.name, decoded.value, &opts)
         .await?;
@@ -182,8 +186,10 @@ pub async fn patch(scope: &RequestScope<'_>, body: Body) -> Result<Response<Body
     let applying = matches!(patch_type, PatchType::ApplyYaml | PatchType::ApplyCbor);
     let out = negotiated::negotiate_media(headers, query, scope.table_convertor())?;
     let patch = decode::read(body).await?;
+    scope.audit_request_patch(&patch);
     let mut opts = with_manager(options::patch_options(query, applying)?, headers);
     opts.user = scope.user.cloned();
+    opts.audit = kas_registry::rest::options::AuditAnnotations(scope.audit.cloned());
     if applying {
         opts.applying = true;
         let config = crate::handlers::apply::decode(&patch)?;
@@ -249,6 +255,7 @@ pub async fn update_subresource(scope: &RequestScope<'_>, body: Body) -> Result<
     let (store, info) = (scope.store(), scope.info);
     let (out, input, opts) = prepare(scope, body, options::update_options).await?;
     let decoded = decode::decode_for(store, &input, &opts)?;
+    scope.audit_request_object(store.descriptor, &decoded.value);
     let w = store
         .update_subresource(
             &info.namespace,

@@ -52,6 +52,8 @@ pub struct Attributes<'a> {
     pub warnings: Option<&'a crate::rest::options::Warnings>,
     /// The requesting user, when the write has one (upstream's `GetUserInfo`).
     pub user: Option<&'a kas_auth::UserInfo>,
+    /// The request's audit event, for plugins' annotations.
+    pub audit: Option<&'a crate::rest::options::AuditAnnotations>,
 }
 
 impl<'a> Attributes<'a> {
@@ -74,6 +76,7 @@ impl<'a> Attributes<'a> {
             dry_run: false,
             warnings: None,
             user: None,
+            audit: None,
         }
     }
 }
@@ -316,6 +319,7 @@ fn write_attributes<'a>(
         dry_run: opts.dry_run,
         warnings: Some(&opts.warnings),
         user: opts.user.as_ref(),
+        audit: Some(&opts.audit),
         ..Attributes::new(operation, descriptor, namespace, "", None)
     }
 }

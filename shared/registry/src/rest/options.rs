@@ -56,7 +56,49 @@ pub struct WriteOptions {
     pub warnings: Warnings,
     /// The authenticated user who writes (upstream's user on the request context).
     pub user: Option<kas_auth::UserInfo>,
+    /// The request's audit event, which admission annotates.
+    pub audit: AuditAnnotations,
 }
+
+/// The request's audit event (upstream's audit context on the request context), to which
+/// admission plugins add annotations (`audit.AddAuditAnnotation`); nothing without one.
+#[derive(Clone, Debug, Default)]
+pub struct AuditAnnotations(pub Option<std::sync::Arc<kas_audit::AuditContext>>);
+
+impl AuditAnnotations {
+    /// Upstream's `AddAuditAnnotation`.
+    pub fn add(&self, key: &str, value: &str) {
+        if let Some(ctx) = &self.0 {
+            ctx.add_annotation(key, value);
+        }
+    }
+
+    /// Upstream's `AddAnnotationWithLevel`: kept only when the request is audited at
+    /// `level` or above.
+    pub fn add_with_level(&self, key: &str, value: &str, level: kas_audit::Level) {
+        if let Some(ctx) = &self.0
+            && ctx.level() >= level
+        {
+            ctx.add_annotation(key, value);
+        }
+    }
+
+    /// The request's level (None without an event).
+    pub fn level(&self) -> kas_audit::Level {
+        self.0
+            .as_ref()
+            .map_or(kas_audit::Level::None, |c| c.level())
+    }
+}
+
+/// Options compare by what the client sent; the event is the request's own.
+impl PartialEq for AuditAnnotations {
+    fn eq(&self, _: &AuditAnnotations) -> bool {
+        true
+    }
+}
+
+impl Eq for AuditAnnotations {}
 
 /// Upstream's `metav1.DeletionPropagation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

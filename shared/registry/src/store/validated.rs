@@ -73,6 +73,7 @@ impl Store {
             dry_run: opts.dry_run,
             warnings: Some(&opts.warnings),
             user: opts.user.as_ref(),
+            audit: Some(&opts.audit),
         }
     }
 

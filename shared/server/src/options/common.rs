@@ -3,8 +3,8 @@
 use clap::Args;
 
 use super::{
-    AuthenticationOptions, AuthorizationOptions, LoggingOptions, SecureServingOptions,
-    ServerRunOptions, TracingOptions,
+    AuditOptions, AuthenticationOptions, AuthorizationOptions, LoggingOptions,
+    SecureServingOptions, ServerRunOptions, TracingOptions,
 };
 use crate::config::Config;
 use crate::{Error, Result};
@@ -23,6 +23,8 @@ pub struct CommonOptions {
     pub logging: LoggingOptions,
     #[command(flatten)]
     pub tracing: TracingOptions,
+    #[command(flatten)]
+    pub audit: AuditOptions,
 }
 
 impl CommonOptions {
@@ -32,6 +34,7 @@ impl CommonOptions {
         errs.extend(self.authentication.validate());
         errs.extend(self.authorization.validate());
         errs.extend(self.server_run.validate());
+        errs.extend(self.audit.validate());
         errs.extend(extra);
         if errs.is_empty() {
             Ok(())

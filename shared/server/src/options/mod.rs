@@ -2,6 +2,7 @@
 //! (all problems at once) and `apply_to(&mut Config)`. The etcd flags are not here: they
 //! come with kas-storage-etcd, and a role hands their health check to its `Config`.
 
+mod audit;
 mod authentication;
 mod authorization;
 mod common;
@@ -14,6 +15,7 @@ mod service_account;
 mod serving;
 mod webhook;
 
+pub use audit::{Audit, AuditOptions};
 pub use authentication::AuthenticationOptions;
 pub use authorization::AuthorizationOptions;
 pub use common::CommonOptions;
