@@ -16,7 +16,6 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use crate::context::RequestAuditConfig;
 use crate::event::{Level, Stage, UserInfo};
 
 /// The request header of the hand-off (base64url of its JSON).
@@ -54,14 +53,6 @@ pub struct HandOff {
 }
 
 impl HandOff {
-    pub fn config(&self) -> RequestAuditConfig {
-        RequestAuditConfig {
-            level: self.level,
-            omit_stages: self.omit_stages.clone(),
-            omit_managed_fields: self.omit_managed_fields,
-        }
-    }
-
     /// The header value: base64url (no padding) of the JSON, so any user name fits.
     pub fn encode(&self) -> Option<http::HeaderValue> {
         let json = serde_json::to_vec(self).ok()?;

@@ -44,15 +44,7 @@ impl Format {
     }
 }
 
-/// Where the log backend writes (upstream's `io.Writer`).
-pub trait Writer: Send + Sync {
-    /// Writes one event's line in one piece, as upstream's one `Fprint` per event. The
-    /// error's text is what upstream's writer would report.
-    fn write_line(&self, line: &[u8]) -> io::Result<()>;
-
-    /// Closes what is open, at shutdown.
-    fn close(&self) {}
-}
+pub use crate::backend::Writer;
 
 /// The process's standard output (`--audit-log-path=-`).
 pub struct Stdout;

@@ -11,7 +11,20 @@ pub mod log;
 pub mod rotate;
 pub mod truncate;
 
+use std::io;
+
 use crate::event::Event;
+
+/// Where the log backend writes (upstream's `io.Writer`), a file
+/// that rotates (`rotate`) or standard output.
+pub trait Writer: Send + Sync {
+    /// Writes one event's line in one piece, as upstream's one `Fprint` per event. The
+    /// error's text is what upstream's writer would report.
+    fn write_line(&self, line: &[u8]) -> io::Result<()>;
+
+    /// Closes what is open, at shutdown.
+    fn close(&self) {}
+}
 
 /// Where a request's stage events go (upstream's `Sink`).
 pub trait Sink: Send + Sync {

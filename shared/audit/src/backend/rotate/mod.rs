@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use kas_apimachinery::golang::net::errno;
 use kas_apimachinery::golang::time::{Time, format_rfc3339_micro};
 
-use crate::backend::log::Writer;
+use crate::backend::Writer;
 
 /// lumberjack's `defaultMaxSize`, in megabytes, used when the size is 0.
 const DEFAULT_MAX_SIZE_MB: u64 = 100;
