@@ -95,10 +95,21 @@ impl Logs {
 }
 
 fn audited_cluster(dir: &Path, extra: &[String]) -> (TestCluster, Logs) {
+    audited_cluster_with(dir, extra, true)
+}
+
+/// `route_extensions`: whether the aggregator sends custom resources to extensions
+/// straight, or through core.
+fn audited_cluster_with(
+    dir: &Path,
+    extra: &[String],
+    route_extensions: bool,
+) -> (TestCluster, Logs) {
     let policy = dir.join("policy.yaml");
     std::fs::write(&policy, POLICY).unwrap();
     let logs = Logs::new(dir);
     let c = start_cluster(|spec| {
+        spec.route_extensions = route_extensions;
         for role in ROLES {
             let args = spec.extra_args.entry(role).or_default();
             args.push(format!("--audit-policy-file={}", policy.display()));
@@ -358,6 +369,61 @@ async fn each_request_is_one_record_with_upstreams_fields() {
     let metrics = c.metrics(Role::Core).await;
     let total = kas_e2e::metric_value(&metrics, "apiserver_audit_event_total", &[]).unwrap_or(0.0);
     assert!(total >= 6.0, "{total}");
+}
+
+const WIDGETS: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+/// A custom resource's request crosses two hops (aggregator, core, extensions) and is
+/// still written once, by extensions, with the aggregator's authorization annotations.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_through_two_hops_is_written_once_by_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, logs) = audited_cluster_with(dir.path(), &[], false);
+    c.apply_and_wait_served(WIDGETS, "/apis/example.com/v1/namespaces/default/widgets")
+        .await;
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                        "metadata": {"name": "w"}, "spec": {"size": 1}});
+    let created = c
+        .send(
+            Method::POST,
+            "/apis/example.com/v1/namespaces/default/widgets",
+            &[
+                ("content-type", "application/json"),
+                ("audit-id", "e2e-widget"),
+            ],
+            &widget.to_string(),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert!(
+        created.headers.get("kas-audited").is_none(),
+        "the mark stays between roles"
+    );
+    let (role, events) = logs.one_writer("e2e-widget", 2);
+    assert_eq!(role, Role::Extensions);
+    let e = &events[1];
+    assert_eq!(e["level"], "Metadata");
+    assert_eq!(e["objectRef"]["apiGroup"], "example.com");
+    assert_eq!(e["objectRef"]["name"], "w");
+    assert_eq!(e["user"]["username"], "admin");
+    assert_eq!(e["annotations"]["authorization.k8s.io/decision"], "allow");
 }
 
 /// A pod the webhook annotates, in a namespace whose PodSecurity levels enforce baseline

@@ -126,15 +126,16 @@ pub fn with_audit<S: Inner>(
             }
         };
         let peer_wrote = resp.headers_mut().remove(AUDITED_HEADER).is_some();
+        // Whoever handed the request here learns that its events are written.
+        if ctx.handed_in() {
+            resp.headers_mut()
+                .insert(AUDITED_HEADER, HeaderValue::from_static("true"));
+        }
         if ctx.handed_off() && peer_wrote {
             pending.armed = false;
             return resp;
         }
         pending.started(resp.status().as_u16(), long_running);
-        if ctx.handed_in() {
-            resp.headers_mut()
-                .insert(AUDITED_HEADER, HeaderValue::from_static("true"));
-        }
         let capture = Capture::for_response(ctx.level(), long_running, resp.headers());
         resp.map(|inner| {
             body::boxed(AuditedBody {
