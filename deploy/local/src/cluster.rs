@@ -51,6 +51,9 @@ pub struct ClusterSpec {
     pub etcd_tls: bool,
     /// Added to every role's environment (test-only knobs).
     pub env: Vec<(String, String)>,
+    /// Audit with this policy: every replica gets `--audit-policy-file` and its own
+    /// `--audit-log-path`, `audit/<role>-<index>.log` under the state directory.
+    pub audit_policy: Option<PathBuf>,
 }
 
 impl ClusterSpec {
@@ -68,6 +71,7 @@ impl ClusterSpec {
             route_extensions: true,
             etcd_tls: false,
             env: Vec::new(),
+            audit_policy: None,
         }
     }
 
@@ -285,6 +289,13 @@ impl Cluster {
         log_path(&self.state_dir, &format!("{role}-{index}"))
     }
 
+    /// Where a replica writes its audit events, with `ClusterSpec::audit_policy`.
+    pub fn audit_log_path(&self, role: Role, index: usize) -> PathBuf {
+        self.state_dir
+            .join("audit")
+            .join(format!("{role}-{index}.log"))
+    }
+
     /// What cluster.json holds.
     pub fn state(&self) -> ClusterState {
         let etcd = self.etcd.as_ref().map(|m| m.record.clone());
@@ -386,6 +397,13 @@ impl Cluster {
                 args.push(format!(
                     "--disable-admission-plugins={}",
                     spec.disabled_admission_plugins.join(",")
+                ));
+            }
+            if let Some(policy) = &spec.audit_policy {
+                args.push(format!("--audit-policy-file={}", policy.display()));
+                args.push(format!(
+                    "--audit-log-path={}",
+                    self.audit_log_path(role, index).display()
                 ));
             }
             args.extend(spec.extra_args.get(&role).into_iter().flatten().cloned());

@@ -56,6 +56,14 @@ enum Command {
         /// `--encryption-provider-config`).
         #[arg(long)]
         encryption_provider_config: Option<PathBuf>,
+        /// Audit as this `audit.k8s.io/v1` Policy says: each replica writes its events to
+        /// `audit/<role>-<index>.log` in the state directory.
+        #[arg(long)]
+        audit_policy_file: Option<PathBuf>,
+        /// How the audit log is written (`--audit-log-mode`: blocking, blocking-strict or
+        /// batch).
+        #[arg(long, default_value = "blocking")]
+        audit_log_mode: String,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -107,6 +115,8 @@ fn main() -> ExitCode {
                 etcd_tls,
                 service_account_admission,
                 encryption_provider_config,
+                audit_policy_file,
+                audit_log_mode,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
@@ -129,6 +139,17 @@ fn main() -> ExitCode {
                             .entry(role)
                             .or_default()
                             .push(format!("--encryption-provider-config={}", config.display()));
+                    }
+                }
+                if let Some(policy) = audit_policy_file {
+                    let policy = std::path::absolute(&policy)
+                        .with_context(|| format!("resolving {}", policy.display()))?;
+                    spec.audit_policy = Some(policy);
+                    for role in [Role::Aggregator, Role::Core, Role::Extensions] {
+                        spec.extra_args
+                            .entry(role)
+                            .or_default()
+                            .push(format!("--audit-log-mode={audit_log_mode}"));
                     }
                 }
                 up(&spec)
