@@ -568,6 +568,7 @@ async fn the_log_rotates_and_the_webhook_gets_batches_without_holding_requests()
         &[
             "--audit-log-maxsize=1".to_owned(),
             "--audit-log-maxbackup=2".to_owned(),
+            "--audit-log-mode=batch".to_owned(),
             format!("--audit-webhook-config-file={}", kubeconfig.display()),
             "--audit-webhook-batch-max-wait=1s".to_owned(),
         ],

@@ -21,6 +21,15 @@ pub struct RequestAuditConfig {
     pub omit_managed_fields: bool,
 }
 
+/// The parts of an event that change after RequestReceived: the object reference (which
+/// the request object completes) and the annotations (authorization's, admission's); the
+/// impersonated user, the objects and the status come later too, and are left out.
+#[derive(Debug)]
+struct Received {
+    object_ref: Option<ObjectReference>,
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
 /// Upstream's user-agent bound in an event.
 const MAX_USER_AGENT_LENGTH: usize = 1024;
 const USER_AGENT_TRUNCATE_SUFFIX: &str = "...TRUNCATED";
@@ -30,9 +39,9 @@ pub struct AuditContext {
     config: RequestAuditConfig,
     sink: Option<Arc<dyn Sink>>,
     event: Mutex<Event>,
-    /// The event as it was when the request arrived, which the RequestReceived stage
-    /// writes even when it is written later (see [`AuditContext::freeze_received`]).
-    received: Mutex<Option<Event>>,
+    /// What of the event the RequestReceived stage writes as it was when the request
+    /// arrived, even when it is written later (see [`AuditContext::freeze_received`]).
+    received: Mutex<Option<Received>>,
     /// Set when the request went to a kas peer with a hand-off (see `handoff`).
     handed_off: AtomicBool,
     /// Whether the event came from an entry role's hand-off.
@@ -101,7 +110,11 @@ impl AuditContext {
     pub fn freeze_received(&self) {
         let mut received = self.received.lock().unwrap_or_else(|e| e.into_inner());
         if received.is_none() {
-            *received = Some(self.event().clone());
+            let ev = self.event();
+            *received = Some(Received {
+                object_ref: ev.object_ref.clone(),
+                annotations: ev.annotations.clone(),
+            });
         }
     }
 
@@ -370,10 +383,11 @@ impl AuditContext {
             _ => None,
         };
         crate::metrics::observe_event();
-        if let Some(mut ev) = frozen {
-            ev.stage = stage;
-            ev.stage_timestamp = ev.request_received_timestamp.clone();
-            return sink.process_events(std::slice::from_ref(&ev));
+        if let Some(received) = frozen {
+            let ev = self
+                .event()
+                .received_copy(received.object_ref, received.annotations);
+            return sink.process_owned(vec![ev]);
         }
         let mut ev = self.event();
         ev.stage = stage;
@@ -382,7 +396,13 @@ impl AuditContext {
         } else {
             micro_time(SystemTime::now())
         };
-        sink.process_events(std::slice::from_ref(&*ev))
+        match stage {
+            // The request's last event: handed on, not copied.
+            Stage::ResponseComplete | Stage::Panic => {
+                sink.process_owned(vec![std::mem::take(&mut *ev)])
+            }
+            _ => sink.process_events(std::slice::from_ref(&*ev)),
+        }
     }
 
     fn encode(&self, obj: &serde_json::Value) -> Option<Box<serde_json::value::RawValue>> {

@@ -203,6 +203,38 @@ impl Event {
     }
 }
 
+impl Event {
+    /// The RequestReceived event of this one: what it was when the request arrived
+    /// (`object_ref`, `annotations`), without what came after (the impersonated user, the
+    /// objects, the response status).
+    pub fn received_copy(
+        &self,
+        object_ref: Option<ObjectReference>,
+        annotations: BTreeMap<String, String>,
+    ) -> Event {
+        Event {
+            kind: self.kind.clone(),
+            api_version: self.api_version.clone(),
+            level: self.level,
+            audit_id: self.audit_id.clone(),
+            stage: Stage::RequestReceived,
+            request_uri: self.request_uri.clone(),
+            verb: self.verb.clone(),
+            user: self.user.clone(),
+            impersonated_user: None,
+            source_ips: self.source_ips.clone(),
+            user_agent: self.user_agent.clone(),
+            object_ref,
+            response_status: None,
+            request_object: None,
+            response_object: None,
+            request_received_timestamp: self.request_received_timestamp.clone(),
+            stage_timestamp: self.request_received_timestamp.clone(),
+            annotations,
+        }
+    }
+}
+
 /// `audit.k8s.io/v1` `EventList`, as the webhook backend posts it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

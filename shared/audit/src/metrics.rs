@@ -57,6 +57,16 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     .expect("a valid metric"),
 });
 
+/// `count` events of `plugin` lost to `err`, whose events are no longer at hand (a
+/// combined write of the log backend).
+pub fn plugin_errors(plugin: &str, err: &dyn std::fmt::Display, count: usize) {
+    METRICS
+        .errors
+        .with_label_values(&[plugin])
+        .inc_by(count as u64);
+    tracing::error!("Error in audit plugin '{plugin}' affecting {count} audit events: {err}");
+}
+
 /// The audit metrics, for a role's registry.
 pub fn collectors() -> Vec<Box<dyn Collector>> {
     vec![

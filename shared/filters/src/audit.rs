@@ -63,10 +63,13 @@ pub fn with_audit_init<S: Inner>(
     mut req: Request<Body>,
     next: Next<S>,
 ) -> impl Future<Output = Response<Body>> {
-    let id = match req.headers().get(AUDIT_ID_HEADER) {
+    let mut id = match req.headers().get(AUDIT_ID_HEADER) {
         Some(v) if !v.is_empty() => v.clone(),
         _ => new_audit_id(),
     };
+    // A value that changes with every request: HPACK writes it literally instead of
+    // filling the connection's table with it (and pushing the stable headers out).
+    id.set_sensitive(true);
     req.extensions_mut().insert(AuditId(id.clone()));
     let answer = next.run(req);
     async move {
@@ -159,19 +162,26 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
     {
         return AuditContext::from_handoff(handoff, sink, request_event(req, None));
     }
-    let attrs = attributes(req);
-    let config = auditor.policy.evaluate_policy_rule(&attrs);
+    // The request's own strings, lent to the policy and given back.
+    let config = match crate::authorization::lend_attributes(req) {
+        Some(attrs) => {
+            let config = auditor.policy.evaluate_policy_rule(&attrs);
+            crate::authorization::give_back(req, attrs);
+            config
+        }
+        None => auditor.policy.evaluate_policy_rule(&attributes(req)),
+    };
     kas_audit::metrics::observe_policy_level(config.level);
     if config.level == Level::None {
         return AuditContext::new(config, sink, Event::default());
     }
-    let mut event = request_event(req, Some(&attrs.user));
+    let mut event = request_event(req, req.extensions().get::<UserInfo>());
     event.source_ips = source_ips(req);
     AuditContext::new(config, sink, event)
 }
 
-/// Upstream's `GetAuthorizerAttributes`, copied (the authorization filter lends the
-/// request's own strings later).
+/// Upstream's `GetAuthorizerAttributes`, copied (for a request without a `RequestInfo`, or
+/// one that failed authentication).
 fn attributes(req: &Request<Body>) -> Attributes {
     let info = req.extensions().get::<RequestInfo>();
     let s = |f: fn(&RequestInfo) -> &String| info.map(f).cloned().unwrap_or_default();

@@ -78,7 +78,7 @@ pub fn with_authorization<S: Inner>(
 /// Upstream's `GetAuthorizerAttributes`; `None` without a `RequestInfo`. The strings are
 /// moved out of the request's `RequestInfo` and `UserInfo`, not copied (a dozen allocations
 /// per request): [`give_back`] returns them before the request goes on.
-fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
+pub(crate) fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
     let take = std::mem::take::<String>;
     let info = req.extensions_mut().get_mut::<RequestInfo>()?;
     let mut attrs = Attributes {
@@ -103,7 +103,7 @@ fn lend_attributes(req: &mut Request<Body>) -> Option<Attributes> {
 }
 
 /// Puts back what [`lend_attributes`] took.
-fn give_back(req: &mut Request<Body>, attrs: Attributes) {
+pub(crate) fn give_back(req: &mut Request<Body>, attrs: Attributes) {
     if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
         *user = attrs.user;
     }

@@ -3,7 +3,9 @@
 //! delegate in batches, so a request never waits for the delegate. A full buffer drops
 //! the event (counted as `apiserver_audit_error_total{plugin="buffered"}` and logged).
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{
+    Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
+};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -11,6 +13,9 @@ use std::time::{Duration, Instant};
 use crate::backend::{Backend, Sink};
 use crate::event::Event;
 use crate::metrics::handle_plugin_error;
+
+/// How long the buffer's thread lets events gather after one woke it.
+const COALESCE: Duration = Duration::from_millis(1);
 
 /// The plugin name in errors and metrics.
 pub const PLUGIN_NAME: &str = "buffered";
@@ -124,6 +129,37 @@ impl Sink for Buffered {
         }
         true
     }
+
+    fn process_owned(&self, events: Vec<Event>) -> bool {
+        let buffer = self.buffer.read().unwrap_or_else(|e| e.into_inner());
+        let Some(tx) = buffer.as_ref() else {
+            drop_events("audit backend shut down", &events);
+            return false;
+        };
+        for ev in events {
+            if let Err(closed) = self.buffer(tx, ev) {
+                return !closed;
+            }
+        }
+        true
+    }
+}
+
+impl Buffered {
+    /// Buffers one event; false when it was dropped, with whether the buffer is closed.
+    fn buffer(&self, tx: &SyncSender<Event>, ev: Event) -> Result<(), bool> {
+        match tx.try_send(ev) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(ev)) => {
+                drop_events("audit buffer queue blocked", std::slice::from_ref(&ev));
+                Err(false)
+            }
+            Err(TrySendError::Disconnected(ev)) => {
+                drop_events("audit backend shut down", std::slice::from_ref(&ev));
+                Err(true)
+            }
+        }
+    }
 }
 
 fn drop_events(err: &str, events: &[Event]) {
@@ -189,7 +225,7 @@ impl Worker {
         while events.len() < self.max_batch_size {
             let next = match deadline {
                 Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
-                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                None => self.next_event(rx),
             };
             match next {
                 Ok(ev) => events.push(ev),
@@ -198,6 +234,23 @@ impl Worker {
             }
         }
         (events, false)
+    }
+
+    /// The next event of a batch without a wait: one at hand, else, once the delegate
+    /// wrote out what it holds back, the next to come. A thread woken by an event lets a
+    /// burst gather for [`COALESCE`] before it goes on, so that a busy server wakes it a
+    /// thousand times a second rather than once an event (the events are written that
+    /// much later; none is held longer).
+    fn next_event(&self, rx: &Receiver<Event>) -> Result<Event, RecvTimeoutError> {
+        match rx.try_recv() {
+            Ok(ev) => return Ok(ev),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {}
+        }
+        self.delegate.flush();
+        let ev = rx.recv().map_err(|_| RecvTimeoutError::Disconnected)?;
+        std::thread::sleep(COALESCE);
+        Ok(ev)
     }
 
     /// Upstream's `processEvents`: the batch to the delegate, after the throttle, here or

@@ -31,12 +31,22 @@ pub trait Sink: Send + Sync {
     /// Hands the events on; false when one was dropped (the caller counts nothing more:
     /// the backend counted its own error).
     fn process_events(&self, events: &[Event]) -> bool;
+
+    /// [`Sink::process_events`] of events the caller no longer needs, which a buffering
+    /// sink keeps without copying.
+    fn process_owned(&self, events: Vec<Event>) -> bool {
+        self.process_events(&events)
+    }
 }
 
 /// A sink that runs until shut down (upstream's `Backend`).
 pub trait Backend: Sink {
     /// Flushes what is buffered and stops; events processed after it may be dropped.
     fn shutdown(&self);
+
+    /// Writes out what the backend holds back to write at once (the combining log
+    /// backend); called by the buffer's thread whenever it drained the buffer.
+    fn flush(&self) {}
 
     /// The plugin name, as upstream's `String()` (`log`, `webhook`, `buffered<log>`).
     fn name(&self) -> String;
@@ -62,6 +72,12 @@ impl Backend for Union {
         }
     }
 
+    fn flush(&self) {
+        for b in &self.0 {
+            b.flush();
+        }
+    }
+
     fn name(&self) -> String {
         let names: Vec<String> = self.0.iter().map(|b| b.name()).collect();
         format!("union[{}]", names.join(","))
@@ -77,11 +93,20 @@ impl Sink for IgnoreErrors {
         self.0.process_events(events);
         true
     }
+
+    fn process_owned(&self, events: Vec<Event>) -> bool {
+        self.0.process_owned(events);
+        true
+    }
 }
 
 impl Backend for IgnoreErrors {
     fn shutdown(&self) {
         self.0.shutdown();
+    }
+
+    fn flush(&self) {
+        self.0.flush();
     }
 
     fn name(&self) -> String {

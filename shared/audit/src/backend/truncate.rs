@@ -157,6 +157,10 @@ impl Backend for Truncate {
         self.delegate.shutdown();
     }
 
+    fn flush(&self) {
+        self.delegate.flush();
+    }
+
     fn name(&self) -> String {
         format!("{PLUGIN_NAME}<{}>", self.delegate.name())
     }

@@ -391,7 +391,11 @@ impl AuditOptions {
         )
         .map_err(|e| e.to_string())?;
         let format = Format::parse(&self.log_format).unwrap_or(Format::Json);
-        let log: Box<dyn Backend> = Box::new(LogBackend::new(writer, format));
+        // Behind batch mode's buffer, a burst's lines reach the file in one write.
+        let log: Box<dyn Backend> = match Mode::parse(&self.log_batch.mode) {
+            Some(Mode::Batch) => Box::new(LogBackend::combining(writer, format)),
+            _ => Box::new(LogBackend::new(writer, format)),
+        };
         let log = self.log_batch.batch().wrap(log, false);
         Ok(self.log_truncate.wrap(log))
     }
