@@ -364,6 +364,23 @@ async fn each_request_is_one_record_with_upstreams_fields() {
         json!(["system:masters", "system:authenticated"])
     );
 
+    // A deprecated API's request says so.
+    let endpoints = c
+        .send(
+            Method::GET,
+            "/api/v1/namespaces/default/endpoints",
+            &[("audit-id", "e2e-deprecated")],
+            "",
+        )
+        .await;
+    assert_eq!(endpoints.status, 200);
+    let (_, events) = logs.one_writer("e2e-deprecated", 2);
+    assert_eq!(
+        events[1]["annotations"]["k8s.io/deprecated"], "true",
+        "{}",
+        events[1]
+    );
+
     // kubectl's requests too, and the counters.
     c.kubectl_ok(&["get", "configmaps", "audited"]);
     let metrics = c.metrics(Role::Core).await;

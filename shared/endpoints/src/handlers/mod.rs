@@ -129,6 +129,9 @@ fn with_type_meta(
     serde_json::Value::Object(out)
 }
 
+/// Upstream's `deprecatedAnnotationKey`.
+const DEPRECATED_ANNOTATION: &str = "k8s.io/deprecated";
+
 /// Serves a request the router matched to one of a resource's routes.
 pub(crate) async fn serve(
     matched: Matched,
@@ -137,6 +140,14 @@ pub(crate) async fn serve(
     req: Request<Body>,
 ) -> Result<Response<Body>> {
     let deprecation = matched.resource.store.strategy.deprecation();
+    // Upstream's request metrics mark a deprecated API's request in its audit event.
+    if deprecation.is_some()
+        && let Some(ctx) = req
+            .extensions()
+            .get::<std::sync::Arc<kas_audit::AuditContext>>()
+    {
+        ctx.add_annotation(DEPRECATED_ANNOTATION, "true");
+    }
     let answer = if offload::is_heavy(req.headers()) {
         offload::Offloaded::new(dispatch(matched, info, features, req)).await
     } else {
