@@ -163,10 +163,10 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
         return AuditContext::from_handoff(handoff, sink, request_event(req, None));
     }
     // The request's own strings, lent to the policy and given back.
-    let config = match crate::authorization::lend_attributes(req) {
+    let config = match crate::attributes::lend_attributes(req) {
         Some(attrs) => {
             let config = auditor.policy.evaluate_policy_rule(&attrs);
-            crate::authorization::give_back(req, attrs);
+            crate::attributes::give_back(req, attrs);
             config
         }
         None => auditor.policy.evaluate_policy_rule(&attributes(req)),

@@ -10,6 +10,7 @@
 //!
 //! Must not depend on hyper or on any role's crates.
 
+mod attributes;
 pub mod audit;
 pub mod authentication;
 pub mod authorization;
