@@ -334,15 +334,10 @@ impl AuditContext {
         }
     }
 
-    /// A JSON answer's bytes as the response object, at RequestResponse: the handlers
-    /// write JSON once and hand the same bytes here.
+    /// [`AuditContext::log_response_object`] of an answer's JSON bytes (the audit filter
+    /// keeps a `Status` answer's at every level, any answer's at RequestResponse).
     pub fn log_response_json(&self, json: &[u8]) {
         if self.config.level < Level::Metadata {
-            return;
-        }
-        let needs_value = self.config.level >= Level::RequestResponse
-            || json.windows(15).any(|w| w == b"\"kind\":\"Status\"");
-        if !needs_value {
             return;
         }
         if let Ok(v) = serde_json::from_slice::<serde_json::Value>(json) {

@@ -99,7 +99,6 @@ pub fn with_audit<S: Inner>(
     if !ctx.enabled() {
         return Either::Left(next.run(req));
     }
-    let uri = request_uri(&req);
     let long_running = req
         .extensions()
         .get::<RequestInfo>()
@@ -110,7 +109,7 @@ pub fn with_audit<S: Inner>(
             ctx.freeze_received();
         } else if !ctx.process_stage(Stage::RequestReceived) {
             kas_audit::metrics::observe_request_rejected();
-            return internal_error(&uri, "failed to store audit event");
+            return internal_error(&request_uri(&req), "failed to store audit event");
         }
         let mut pending = Pending {
             ctx: ctx.clone(),
@@ -162,16 +161,7 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
     {
         return AuditContext::from_handoff(handoff, sink, request_event(req, None));
     }
-    // The request's own strings, lent to the policy and given back.
-    let config = match crate::attributes::lend_attributes(req) {
-        Some(attrs) => {
-            let config = auditor.policy.evaluate_policy_rule(&attrs);
-            crate::attributes::give_back(req, attrs);
-            config
-        }
-        None => auditor.policy.evaluate_policy_rule(&attributes(req)),
-    };
-    kas_audit::metrics::observe_policy_level(config.level);
+    let config = evaluate(auditor, req);
     if config.level == Level::None {
         return AuditContext::new(config, sink, Event::default());
     }
@@ -180,29 +170,20 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
     AuditContext::new(config, sink, event)
 }
 
-/// Upstream's `GetAuthorizerAttributes`, copied (for a request without a `RequestInfo`, or
-/// one that failed authentication).
-fn attributes(req: &Request<Body>) -> Attributes {
-    let info = req.extensions().get::<RequestInfo>();
-    let s = |f: fn(&RequestInfo) -> &String| info.map(f).cloned().unwrap_or_default();
-    Attributes {
-        user: req
-            .extensions()
-            .get::<UserInfo>()
-            .cloned()
-            .unwrap_or_default(),
-        verb: s(|i| &i.verb),
-        is_resource_request: info.is_some_and(|i| i.is_resource_request),
-        path: s(|i| &i.path),
-        namespace: s(|i| &i.namespace),
-        api_group: s(|i| &i.api_group),
-        api_version: s(|i| &i.api_version),
-        resource: s(|i| &i.resource),
-        subresource: s(|i| &i.subresource),
-        name: s(|i| &i.name),
-        field_selector: String::new(),
-        label_selector: String::new(),
-    }
+/// The policy's decision for the request, over its own strings (lent and given back, as
+/// the authorization filter reads them); a request without a `RequestInfo`, which the
+/// chain always sets, is matched as one without attributes.
+fn evaluate(auditor: &Auditor, req: &mut Request<Body>) -> kas_audit::RequestAuditConfig {
+    let config = match crate::attributes::lend_attributes(req) {
+        Some(attrs) => {
+            let config = auditor.policy.evaluate_policy_rule(&attrs);
+            crate::attributes::give_back(req, attrs);
+            config
+        }
+        None => auditor.policy.evaluate_policy_rule(&Attributes::default()),
+    };
+    kas_audit::metrics::observe_policy_level(config.level);
+    config
 }
 
 /// Upstream's `LogRequestMetadata` (the user and source IPs are the caller's to set).
@@ -274,10 +255,12 @@ fn first<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// Upstream's `WithFailedAuthenticationAudit`: a 401 is one event, at ResponseStarted,
 /// with the `Unauthorized` status (the only stage upstream's failure handler writes).
-pub fn failed_authentication(auditor: &Auditor, req: &Request<Body>, status: &serde_json::Value) {
-    let attrs = attributes(req);
-    let config = auditor.policy.evaluate_policy_rule(&attrs);
-    kas_audit::metrics::observe_policy_level(config.level);
+pub fn failed_authentication(
+    auditor: &Auditor,
+    req: &mut Request<Body>,
+    status: &serde_json::Value,
+) {
+    let config = evaluate(auditor, req);
     if config.level == Level::None {
         return;
     }

@@ -26,7 +26,7 @@ const FRONT_PROXY_EXTRA_PREFIX: &str = "x-remote-extra-";
 
 pub async fn with_authentication<S: Inner>(
     (authenticator, auditor): (DynAuthenticator, Option<Arc<Auditor>>),
-    req: Request<Body>,
+    mut req: Request<Body>,
     next: Next<S>,
 ) -> Response<Body> {
     let auth_req = AuthRequest {
@@ -40,7 +40,7 @@ pub async fn with_authentication<S: Inner>(
         if let Some(auditor) = &auditor
             && let Ok(json) = serde_json::from_slice(&status.to_json())
         {
-            crate::audit::failed_authentication(auditor, &req, &json);
+            crate::audit::failed_authentication(auditor, &mut req, &json);
         }
         return write_status(&status);
     };
