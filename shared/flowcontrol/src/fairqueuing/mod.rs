@@ -1,0 +1,1 @@
+//! Fair queuing of one priority level's requests (upstream's `fairqueuing`).

@@ -1,0 +1,1 @@
+//! The `apiserver_flowcontrol_*` metrics.
