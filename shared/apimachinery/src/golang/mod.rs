@@ -15,4 +15,5 @@ pub mod fmt;
 pub mod json;
 pub mod net;
 pub mod strconv;
+pub mod tabwriter;
 pub mod time;

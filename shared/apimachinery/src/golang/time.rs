@@ -232,6 +232,43 @@ impl Duration {
     }
 }
 
+/// Go's `time.Duration.String()`: `0s`, `1.5s`, `1m0s`, `-30s`, `500ms`, `1µs`.
+pub fn duration_string(d: Duration) -> String {
+    let negative = d.0 < 0;
+    let mut u = d.0.unsigned_abs();
+    let sign = if negative { "-" } else { "" };
+    if u < 1_000_000_000 {
+        let (unit, scale) = match u {
+            0 => return "0s".to_owned(),
+            1..=999 => ("ns", 1),
+            1_000..=999_999 => ("µs", 1_000),
+            _ => ("ms", 1_000_000),
+        };
+        return format!("{sign}{}{unit}", fraction(u, scale));
+    }
+    let mut out = format!("{}s", fraction(u % 60_000_000_000, 1_000_000_000));
+    u /= 60_000_000_000;
+    if u > 0 {
+        out = format!("{}m{out}", u % 60);
+        u /= 60;
+        if u > 0 {
+            out = format!("{u}h{out}");
+        }
+    }
+    format!("{sign}{out}")
+}
+
+/// `v / scale` with the fraction's trailing zeros dropped, as Go's `fmtFrac`.
+fn fraction(v: u64, scale: u64) -> String {
+    let (whole, frac) = (v / scale, v % scale);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let width = scale.ilog10() as usize;
+    let digits = format!("{frac:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 /// Why a string is not a Go duration; `Display` is Go's error text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DurationError {
@@ -425,6 +462,24 @@ fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_print_as_go_prints_them() {
+        for (nanos, text) in [
+            (0, "0s"),
+            (-30_000_000_000, "-30s"),
+            (60_000_000_000, "1m0s"),
+            (300_000_000_000, "5m0s"),
+            (1_500_000_000, "1.5s"),
+            (3_723_000_000_000, "1h2m3s"),
+            (500_000_000, "500ms"),
+            (1_000, "1µs"),
+            (1_500, "1.5µs"),
+            (7, "7ns"),
+        ] {
+            assert_eq!(duration_string(Duration(nanos)), text);
+        }
+    }
 
     #[test]
     fn parses_utc_offsets_and_fractions() {
