@@ -145,7 +145,7 @@ fn main() -> ExitCode {
         let auth = &common.authentication;
         apiserver::start_authentication_trust(auth, storage.clone(), delegate.clone(), &marked);
         let (listed, discovered) = (informer.clone(), delegated.clone());
-        apiserver::start_registration(&api_services, listed, storage, discovered, &marked);
+        apiserver::start_registration(&api_services, listed, storage.clone(), discovered, &marked);
         // Unboxed: the handler's future holds the delegate's, and the server boxes it once.
         let next = if extensions.delegate_endpoints.is_empty() {
             tower::util::Either::Left(delegate)
@@ -183,6 +183,7 @@ fn main() -> ExitCode {
                 .into_iter()
                 .chain(kas_storage_etcd::metrics::collectors())
                 .collect(),
+            flow_control: kas_server::run::FlowControlSource::reader(storage),
         })
     };
     kas_server::run::main_with_hooks(role, hooks, options.common, errors, run)

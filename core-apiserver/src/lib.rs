@@ -40,7 +40,14 @@ pub async fn api_service<S>(
     common: &kas_server::options::CommonOptions,
     hooks: &[PostStartHook],
     next: S,
-) -> Result<(ApiService<openidmetadata::OpenIdRoutes<S>>, ModeAuthorizers), String> {
+) -> Result<
+    (
+        ApiService<openidmetadata::OpenIdRoutes<S>>,
+        ModeAuthorizers,
+        kas_server::run::FlowControlSource,
+    ),
+    String,
+> {
     // The modes of the flags, or the types the configuration file names.
     let authorization_modes = &common.authorization.modes()?;
     let etcd_options = etcd;
@@ -166,7 +173,11 @@ pub async fn api_service<S>(
         resources::serviceaccounts::token::install(groups, &connect_stores, resource_options);
     // The issuer's discovery documents are non-resource paths: served before the delegate.
     let next = openidmetadata::OpenIdRoutes::new(resource_options.openid_metadata.clone(), next);
-    Ok((ApiService::new(groups, next), provided))
+    let flow_control = kas_server::run::FlowControlSource {
+        storage: etcd,
+        status_writer: resources::flowcontrol::status::writer(&connect_stores),
+    };
+    Ok((ApiService::new(groups, next), provided, flow_control))
 }
 
 /// What TokenReviews authenticate with: what the aggregator authenticates bearer tokens
@@ -273,14 +284,9 @@ async fn bootstrap(
             _ => levels.push(object),
         }
     }
-    let schema_names: Vec<String> = schemas
-        .iter()
-        .map(|o| kas_registry::meta::name(o).to_owned())
-        .collect();
     let group = "flowcontrol.apiserver.k8s.io";
     create_missing(stores, group, "prioritylevelconfigurations", levels).await?;
     create_missing(stores, group, "flowschemas", schemas).await?;
-    resources::flowcontrol::mark_dangling(stores, &schema_names).await?;
     mark_done(hooks, "priority-and-fairness-config-producer");
     default_service_cidr(stores, &options.service_cluster_ip_range).await?;
     mark_done(hooks, "start-kubernetes-service-cidr-controller");

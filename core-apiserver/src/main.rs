@@ -62,7 +62,7 @@ fn main() -> ExitCode {
         move |common| async move {
             let next = delegation.build().map_err(|e| e.to_string())?;
             let delegated = kas_delegate::discovery::follow(next.clone(), true);
-            let (api, authorizers) =
+            let (api, authorizers, flow_control) =
                 core_apiserver::api_service(&etcd, &resources, &common, &marked, next).await?;
             kas_server::peer::advertise_merged_discovery(api.discovery_digest(), delegated.clone());
             let api = api.with_delegated_discovery(delegated);
@@ -72,6 +72,7 @@ fn main() -> ExitCode {
                 // Only the aggregator's front-proxy requests reach core: no bearer tokens.
                 token_authenticators: Vec::new(),
                 collectors: kas_storage_etcd::metrics::collectors(),
+                flow_control: Some(flow_control),
             })
         },
     )

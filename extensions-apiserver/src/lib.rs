@@ -18,7 +18,12 @@ use kas_storage_etcd::EtcdOptions;
 /// The role's API on etcd, in front of `next` (the 404 at the end of the chain). Starts
 /// the compactor, the CRD informer, the serving table and the controllers, which live as
 /// long as the process.
-pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>, String> {
+/// The role's API, and its etcd storage (API Priority and Fairness follows its
+/// configuration there).
+pub async fn api_service<S>(
+    etcd: &EtcdOptions,
+    next: S,
+) -> Result<(ApiService<S>, Arc<dyn kas_storage::Storage>), String> {
     let count_period = etcd.etcd_count_metric_poll_period;
     let (etcd, compactor, codec) = etcd.storage_and_codec(&[crd::stored_kind()]).await?;
     kas_storage_etcd::metrics::observe_count_forever(
@@ -66,7 +71,7 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
     let (groups, served) = serving::start(
         crd_store.clone(),
         serving::Etcd {
-            storage: etcd,
+            storage: etcd.clone(),
             codec,
             count_period,
         },
@@ -75,7 +80,7 @@ pub async fn api_service<S>(etcd: &EtcdOptions, next: S) -> Result<ApiService<S>
         admission,
     );
     controllers::start(crd_store, crds, served);
-    Ok(ApiService::live(groups, next))
+    Ok((ApiService::live(groups, next), etcd))
 }
 
 /// Tells every live watch cache what etcd compacted.

@@ -38,9 +38,11 @@ fn main() -> ExitCode {
     let errors = options.etcd.validate(true);
     let etcd = options.etcd;
     kas_server::run::main(role, options.common, errors, move |_| async move {
-        let api = extensions_apiserver::api_service(&etcd, kas_server::routes::not_found()).await?;
+        let (api, storage) =
+            extensions_apiserver::api_service(&etcd, kas_server::routes::not_found()).await?;
         let mut serving = kas_server::run::Serving::from(kas_server::Handler::new(api));
         serving.collectors = kas_storage_etcd::metrics::collectors();
+        serving.flow_control = kas_server::run::FlowControlSource::reader(storage);
         Ok(serving)
     })
 }

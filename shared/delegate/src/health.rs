@@ -32,6 +32,10 @@ pub(crate) async fn watch(endpoint: Arc<Endpoint>) {
                         Ok(Ok(Some(r))) => {
                             heard = true;
                             endpoint.set_discovery(&r.discovery);
+                            let counts = kas_storage::counts::tracker();
+                            for (resource, count) in &r.object_counts {
+                                counts.set(resource, *count);
+                            }
                             endpoint.set_state(if r.ready && !r.shutting_down {
                                 EndpointState::Ready
                             } else {

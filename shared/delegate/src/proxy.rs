@@ -21,6 +21,7 @@ use kas_audit::handoff::{AUDIT_ID_HEADER, HANDOFF_HEADER};
 use kas_audit::{AuditContext, AuditId};
 use kas_auth::UserInfo;
 use kas_endpoints::{Body, BoxError, body, write_status};
+use kas_flowcontrol::handoff::FlowControlled;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tracing::Instrument;
 
@@ -188,7 +189,8 @@ fn with_authority(mut req: Request<Body>, authority: &http::uri::Authority) -> R
 /// Drops what must not cross the hop (hop-by-hop headers, the caller's credentials, any
 /// identity headers the caller made up) and writes the authenticated user, the request's
 /// audit ID and, when this role audits, the audit hand-off (`kas_audit::handoff`: the peer
-/// writes the request's events).
+/// writes the request's events), and the APF hand-off of an admitted request
+/// (`kas_flowcontrol::handoff`: the peer does not queue it again).
 pub(crate) fn rewrite_headers(parts: &mut http::request::Parts) {
     let user = parts.extensions.remove::<UserInfo>();
     rewrite_hop_headers(&mut parts.headers, user.as_ref());
@@ -201,6 +203,12 @@ pub(crate) fn rewrite_headers(parts: &mut http::request::Parts) {
         .and_then(|ctx| ctx.hand_off())
     {
         parts.headers.insert(HANDOFF_HEADER, handoff);
+    }
+    if parts.extensions.get::<FlowControlled>().is_some() {
+        parts.headers.insert(
+            kas_flowcontrol::handoff::HANDOFF_HEADER,
+            http::HeaderValue::from_static("true"),
+        );
     }
 }
 
@@ -230,6 +238,7 @@ fn rewrite_hop_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
 pub fn set_auth_proxy_headers(headers: &mut http::HeaderMap, user: Option<&UserInfo>) {
     headers.remove(header::AUTHORIZATION);
     headers.remove(HANDOFF_HEADER);
+    headers.remove(kas_flowcontrol::handoff::HANDOFF_HEADER);
     let forged: Vec<HeaderName> = headers
         .keys()
         .filter(|k| k.as_str().starts_with("x-remote-"))

@@ -68,9 +68,11 @@ fn authenticated(mut req: Request<Body>, resp: AuthResponse) -> Request<Body> {
     for name in &resp.consumed_headers {
         headers.remove(name);
     }
-    // Only a front proxy hands on an audit event (see kas_audit::handoff).
+    // Only a front proxy hands on an audit event or an APF admission (see
+    // kas_audit::handoff, kas_flowcontrol::handoff).
     if !resp.proxied {
         headers.remove(HANDOFF_HEADER);
+        headers.remove(kas_flowcontrol::handoff::HANDOFF_HEADER);
     }
     req.extensions_mut().insert(resp.user);
     req

@@ -19,6 +19,7 @@ pub mod impersonation;
 pub mod max_inflight;
 pub mod metrics;
 pub mod panic_recovery;
+pub mod priority_and_fairness;
 pub mod request_info;
 pub mod timeout;
 pub mod trace;
@@ -38,6 +39,9 @@ pub use impersonation::with_impersonation;
 pub use max_inflight::{InFlightCounts, MaxInFlight, with_max_in_flight_limit};
 pub use metrics::{RequestLabels, RequestMetrics, with_request_metrics};
 pub use panic_recovery::with_panic_recovery;
+pub use priority_and_fairness::{
+    ConcurrencyLimit, FlowControl, with_concurrency_limit, with_priority_and_fairness,
+};
 pub use request_info::with_request_info;
 pub use timeout::{RequestDeadline, with_request_deadline};
 pub use trace::with_tracing;

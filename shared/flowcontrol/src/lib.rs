@@ -5,5 +5,21 @@
 //!
 //! No HTTP here: the filter that queues a request is kas-filters'.
 
+pub mod apf;
+pub mod bootstrap;
+pub mod conc_alloc;
+pub mod config;
+pub mod controller;
+pub mod dropped_requests;
 pub mod fairqueuing;
+pub mod handoff;
+pub mod informer;
 pub mod metrics;
+pub mod request;
+pub mod rule;
+pub mod watch_tracker;
+
+pub use apf::{Admitted, ApfRequest, PriorityAndFairness, Rejected};
+pub use controller::Controller;
+pub mod dangling;
+pub mod debug;

@@ -1,6 +1,7 @@
 //! The filter chain, built in one place, in request order (upstream's
 //! `DefaultBuildHandlerChain`, read from the outside in): panic recovery → tracing →
-//! request info → timeout → authentication → impersonation → max in-flight → authorization
+//! request info → timeout → authentication → impersonation → priority and fairness (or max
+//! in-flight) → authorization
 //! → metrics → the role's routes. Each filter is one rule from kas-filters; they talk through request
 //! extensions, so a filter that reads one sits after the filter that sets it. Filters marked
 //! `inline` keep their future in the next outer one's instead of a box of their own; the
@@ -9,10 +10,10 @@
 use std::sync::Arc;
 
 use kas_filters::{
-    EraseLayer, MaxInFlight, RequestMetrics, from_fn, from_fn_with_state, with_audit,
-    with_audit_init, with_authentication, with_authorization, with_impersonation,
-    with_max_in_flight_limit, with_panic_recovery, with_request_deadline, with_request_info,
-    with_request_metrics, with_tracing,
+    ConcurrencyLimit, EraseLayer, FlowControl, MaxInFlight, RequestMetrics, from_fn,
+    from_fn_with_state, with_audit, with_audit_init, with_authentication, with_authorization,
+    with_concurrency_limit, with_impersonation, with_panic_recovery, with_request_deadline,
+    with_request_info, with_request_metrics, with_tracing,
 };
 use tower::ServiceBuilder;
 
@@ -25,12 +26,20 @@ const METRICS_COMPONENT: &str = "apiserver";
 pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result<Handler> {
     let metrics = RequestMetrics::new(&config.registry)?;
     // Rejections (429) are counted in apiserver_request_total as upstream counts them.
-    let max_in_flight = MaxInFlight::new(
-        config.max_requests_inflight,
-        config.max_mutating_requests_inflight,
-    )
-    .register_metrics(&config.registry)?
-    .with_request_metrics(metrics.clone(), METRICS_COMPONENT);
+    let limit = match &config.flow_control {
+        Some(apf) => ConcurrencyLimit::PriorityAndFairness(Arc::new(FlowControl {
+            apf: apf.clone(),
+            request_metrics: Some((metrics.clone(), METRICS_COMPONENT)),
+        })),
+        None => ConcurrencyLimit::MaxInFlight(Arc::new(
+            MaxInFlight::new(
+                config.max_requests_inflight,
+                config.max_mutating_requests_inflight,
+            )
+            .register_metrics(&config.registry)?
+            .with_request_metrics(metrics.clone(), METRICS_COMPONENT),
+        )),
+    };
     let request_info = Arc::new(config.request_info_factory.clone());
     let chain = ServiceBuilder::new()
         // Outermost, so that a panic anywhere below becomes a 500 and not a dropped stream.
@@ -62,11 +71,9 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
             config.authorizer.clone(),
             with_impersonation,
         ))
-        // After authentication: system:masters is exempt from the limits, as upstream.
-        .layer(from_fn_with_state(
-            Arc::new(max_in_flight),
-            with_max_in_flight_limit,
-        ))
+        // After impersonation, whose user the flow schemas match (max in-flight exempts
+        // system:masters), as upstream.
+        .layer(from_fn_with_state(limit, with_concurrency_limit))
         // After authentication, whose UserInfo it authorizes.
         .layer(from_fn_with_state(
             config.authorizer.clone(),

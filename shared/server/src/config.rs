@@ -32,6 +32,10 @@ pub struct Config {
     pub request_info_factory: RequestInfoFactory,
     /// The audit policy and backend (`--audit-*`); `None` audits nothing.
     pub auditor: Option<Arc<kas_filters::Auditor>>,
+    /// `--enable-priority-and-fairness`.
+    pub enable_priority_and_fairness: bool,
+    /// API Priority and Fairness, which replaces the max-in-flight limiter when set.
+    pub flow_control: Option<Arc<kas_flowcontrol::PriorityAndFairness>>,
 }
 
 impl Config {
@@ -51,6 +55,8 @@ impl Config {
             registry: prometheus::Registry::new(),
             request_info_factory: RequestInfoFactory::default(),
             auditor: None,
+            enable_priority_and_fairness: true,
+            flow_control: None,
         }
     }
 
@@ -73,6 +79,7 @@ impl Config {
             registry: self.registry,
             request_info_factory: self.request_info_factory,
             auditor: self.auditor,
+            flow_control: self.flow_control,
         })
     }
 }
@@ -93,6 +100,7 @@ pub struct CompletedConfig {
     pub registry: prometheus::Registry,
     pub request_info_factory: RequestInfoFactory,
     pub auditor: Option<Arc<kas_filters::Auditor>>,
+    pub flow_control: Option<Arc<kas_flowcontrol::PriorityAndFairness>>,
 }
 
 impl CompletedConfig {

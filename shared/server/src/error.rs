@@ -34,6 +34,8 @@ pub enum Error {
     Metrics(#[from] prometheus::Error),
     #[error("telemetry: {0}")]
     Telemetry(String),
+    #[error("API Priority and Fairness: {0}")]
+    FlowControl(String),
     #[error("building the delegate: {0}")]
     Delegate(String),
     #[error("{0}")]

@@ -10,6 +10,7 @@ pub mod allocator;
 pub mod chain;
 pub mod config;
 pub mod error;
+mod flowcontrol;
 mod header_limits;
 pub mod healthz;
 pub mod options;

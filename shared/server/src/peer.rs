@@ -92,6 +92,10 @@ pub fn spawn_publisher(
                     })
                     .collect(),
                 discovery: discovery.borrow_and_update().clone(),
+                object_counts: kas_storage::counts::tracker()
+                    .snapshot()
+                    .into_iter()
+                    .collect(),
             };
             tx.send_if_modified(|old| {
                 let modified = *old != readiness;

@@ -1,4 +1,5 @@
-//! The role's own non-resource routes (health, version, metrics); everything else goes to
+//! The role's own non-resource routes (health, version, metrics, API Priority and Fairness'
+//! debug dumps); everything else goes to
 //! the delegate, as upstream's NonGoRestfulMux falls through to its NotFoundHandler.
 
 use std::convert::Infallible;
@@ -26,15 +27,22 @@ struct Routes {
     health: Health,
     registry: prometheus::Registry,
     version: Bytes,
+    flow_control: Option<Arc<kas_flowcontrol::PriorityAndFairness>>,
 }
 
 impl Router {
-    pub fn new(health: Health, registry: prometheus::Registry, delegate: Handler) -> Self {
+    pub fn new(
+        health: Health,
+        registry: prometheus::Registry,
+        flow_control: Option<Arc<kas_flowcontrol::PriorityAndFairness>>,
+        delegate: Handler,
+    ) -> Self {
         Router {
             inner: Arc::new(Routes {
                 health,
                 registry,
                 version: Bytes::from(crate::version::Info::get().to_json()),
+                flow_control,
             }),
             delegate,
         }
@@ -72,8 +80,13 @@ impl Service<Request<Body>> for Router {
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let routes = self.inner.clone();
         let path = req.uri().path();
+        let apf_dump =
+            routes.flow_control.is_some() && path.starts_with(kas_flowcontrol::debug::PREFIX);
         let local = matches!(*req.method(), Method::GET | Method::HEAD)
-            && (health_route(path).is_some() || path == "/version" || path == "/metrics");
+            && (health_route(path).is_some()
+                || path == "/version"
+                || path == "/metrics"
+                || apf_dump);
         if !local {
             return Box::pin(self.delegate.clone().oneshot(req));
         }
@@ -87,6 +100,25 @@ impl Service<Request<Body>> for Router {
             }
             if path == "/version" {
                 return Ok(json(routes.version.clone()));
+            }
+            if let Some(apf) = &routes.flow_control
+                && path.starts_with(kas_flowcontrol::debug::PREFIX)
+            {
+                let query = req.uri().query().unwrap_or("");
+                return Ok(
+                    match kas_flowcontrol::debug::render(apf.controller(), path, query) {
+                        // Go sniffs the content type of the plain text.
+                        Some(text) => kas_endpoints::responsewriters::write_raw(
+                            http::StatusCode::OK,
+                            "text/plain; charset=utf-8",
+                            text,
+                        ),
+                        None => kas_endpoints::responsewriters::http_error(
+                            http::StatusCode::NOT_FOUND,
+                            "404 page not found",
+                        ),
+                    },
+                );
             }
             Ok(metrics(&routes.registry))
         })

@@ -33,7 +33,12 @@ pub struct Serving {
     pub token_authenticators: Vec<DynAuthenticator>,
     /// The role's own metrics, registered beside the server's and served on /metrics.
     pub collectors: Vec<Box<dyn prometheus::core::Collector>>,
+    /// Where API Priority and Fairness reads its configuration; without it the role uses
+    /// the max-in-flight limiter.
+    pub flow_control: Option<FlowControlSource>,
 }
+
+pub use crate::flowcontrol::FlowControlSource;
 
 impl From<Handler> for Serving {
     fn from(handler: Handler) -> Self {
@@ -42,6 +47,7 @@ impl From<Handler> for Serving {
             authorizers: ModeAuthorizers::default(),
             token_authenticators: Vec::new(),
             collectors: Vec::new(),
+            flow_control: None,
         }
     }
 }
@@ -142,6 +148,11 @@ where
         .map_err(crate::Error::Delegate)?;
     for collector in serving.collectors {
         config.registry.register(collector)?;
+    }
+    if config.enable_priority_and_fairness
+        && let Some(source) = serving.flow_control
+    {
+        config.flow_control = Some(crate::flowcontrol::start(&config, source).await?);
     }
     options.authentication.apply_to(
         &mut config,

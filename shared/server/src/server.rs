@@ -28,7 +28,12 @@ impl GenericApiServer {
         config
             .health
             .add_readyz(Arc::new(ShutdownCheck(shutting_down.clone())));
-        let router = Router::new(config.health.clone(), config.registry.clone(), delegate);
+        let router = Router::new(
+            config.health.clone(),
+            config.registry.clone(),
+            config.flow_control.clone(),
+            delegate,
+        );
         let handler = build_handler_chain(&config, Handler::new(router))?;
         Ok(GenericApiServer {
             config,

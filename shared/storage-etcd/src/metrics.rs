@@ -1,6 +1,7 @@
 //! What upstream's etcd3 storage tells about itself on /metrics:
 //! - `apiserver_storage_objects{resource}`: each store's object count, polled every
-//!   `--etcd-count-metric-poll-period` ([`observe_count`]; -1 when the count failed);
+//!   `--etcd-count-metric-poll-period` ([`observe_count`]; -1 when the count failed), also
+//!   set in the process's `kas_storage::counts` tracker;
 //! - `apiserver_storage_size_bytes{storage_cluster_id}`: the etcd database's size, asked
 //!   of etcd when /metrics is scraped;
 //! - `apiserver_storage_db_total_size_in_bytes{endpoint}` (deprecated upstream, still
@@ -87,6 +88,8 @@ pub fn observe_count(
         loop {
             let count = storage.count(&prefix).await.unwrap_or(-1);
             METRICS.objects.with_label_values(&[&resource]).set(count);
+            // The work estimate of API Priority and Fairness reads the same count.
+            kas_storage::counts::tracker().set(&resource, count);
             tokio::time::sleep(jittered(period)).await;
         }
     });

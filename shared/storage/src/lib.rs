@@ -10,6 +10,7 @@
 
 pub mod attrs;
 mod continue_token;
+pub mod counts;
 mod error;
 #[cfg(feature = "testing")]
 pub mod fake;

@@ -4,7 +4,7 @@
 //! `printPriorityLevelConfiguration`, and the configuration producer that creates the
 //! mandatory and suggested objects of `apiserver/pkg/apis/flowcontrol/bootstrap`.
 
-pub mod bootstrap;
+pub use kas_flowcontrol::bootstrap;
 pub mod flowschemas;
 pub mod prioritylevelconfigurations;
 pub mod status;
@@ -14,7 +14,6 @@ use kas_apimachinery::golang::strconv::quote;
 use serde_json::Value;
 
 pub use bootstrap::bootstrap_objects;
-pub use status::mark_dangling;
 
 /// The string at a JSON pointer, or "".
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {

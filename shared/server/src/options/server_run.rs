@@ -1,5 +1,6 @@
 //! `--max-requests-inflight`, `--max-mutating-requests-inflight`, `--request-timeout`,
-//! `--shutdown-delay-duration`.
+//! `--shutdown-delay-duration`, and `--enable-priority-and-fairness` (upstream's
+//! `FeatureOptions` holds that one; it chooses between the two limiters these flags size).
 
 use std::time::Duration;
 
@@ -28,6 +29,10 @@ pub struct ServerRunOptions {
     /// immediately returns failure.
     #[arg(long, default_value = "0s")]
     pub shutdown_delay_duration: GoDuration,
+    /// If true, replace the max-in-flight handler with an enhanced one that queues and
+    /// dispatches with priority and fairness
+    #[arg(long, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_parser = kas_apimachinery::golang::strconv::parse_bool)]
+    pub enable_priority_and_fairness: bool,
 }
 
 impl ServerRunOptions {
@@ -44,5 +49,6 @@ impl ServerRunOptions {
         config.max_mutating_requests_inflight = self.max_mutating_requests_inflight;
         config.request_timeout = self.request_timeout.0;
         config.shutdown_delay = self.shutdown_delay_duration.0;
+        config.enable_priority_and_fairness = self.enable_priority_and_fairness;
     }
 }

@@ -1,0 +1,253 @@
+//! The one entry to API Priority and Fairness (upstream's `apf_filter.go` `Handle` and the
+//! classification half of `WithPriorityAndFairness`): classify a request, estimate its
+//! work, and start it in its priority level — at once, after waiting in a queue, or not at
+//! all. The HTTP filter around it is kas-filters'.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::controller::{Classification, Controller, PriorityLevel};
+use crate::dropped_requests::DroppedRequestsTracker;
+use crate::fairqueuing::RejectReason;
+use crate::fairqueuing::queueset::{Executing, RequestDescr, Start};
+use crate::informer::Informer;
+use crate::request::{WorkEstimator, WorkRequest};
+use crate::rule::RequestDigest;
+use crate::watch_tracker::{ForgetWatch, WatchRequest, WatchTracker};
+use kas_storage::counts::ObjectCountTracker;
+
+/// Upstream's bound on how long a request may wait in a queue.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// API Priority and Fairness for one server: the controller with its configuration, and
+/// what the work estimates read.
+pub struct PriorityAndFairness {
+    controller: Arc<Controller>,
+    /// The informer that keeps the controller's configuration, kept alive here.
+    informer: Option<Arc<Informer>>,
+    pub estimator: WorkEstimator,
+    pub object_counts: Arc<ObjectCountTracker>,
+    pub watches: WatchTracker,
+    dropped: DroppedRequestsTracker,
+    /// `--request-timeout` / 4: the wait limit of a request without a deadline.
+    default_wait_limit: Duration,
+}
+
+/// One request as APF reads it.
+pub struct ApfRequest<'a> {
+    pub digest: RequestDigest<'a>,
+    /// The raw query, for the list options the estimate reads.
+    pub query: &'a str,
+    /// The field selector's raw value (watches of pods by node).
+    pub field_selector: Option<&'a str>,
+    /// When the request must be answered by, if it has a deadline.
+    pub deadline: Option<Instant>,
+}
+
+/// A request that may execute: its classification and the seats it holds until dropped.
+pub struct Admitted {
+    pub classification: Classification,
+    _seats: Seats,
+}
+
+/// What an admitted request holds; dropping it frees the seats.
+#[expect(dead_code, reason = "held only for what its drop frees")]
+enum Seats {
+    Exempt(ExemptGuard),
+    Limited(Executing),
+}
+
+/// A request that may not: its classification and upstream's `Retry-After`.
+pub struct Rejected {
+    pub classification: Classification,
+    pub reason: RejectReason,
+    pub retry_after: i64,
+}
+
+impl PriorityAndFairness {
+    pub fn new(
+        controller: Arc<Controller>,
+        estimator: WorkEstimator,
+        object_counts: Arc<ObjectCountTracker>,
+        request_timeout: Duration,
+    ) -> PriorityAndFairness {
+        PriorityAndFairness {
+            controller,
+            informer: None,
+            estimator,
+            object_counts,
+            watches: WatchTracker::default(),
+            dropped: DroppedRequestsTracker::default(),
+            default_wait_limit: request_timeout / 4,
+        }
+    }
+
+    /// Keeps `informer` (which feeds the controller) for as long as this lives.
+    pub fn following(mut self, informer: Arc<Informer>) -> PriorityAndFairness {
+        self.informer = Some(informer);
+        self
+    }
+
+    pub fn controller(&self) -> &Arc<Controller> {
+        &self.controller
+    }
+
+    fn watch_request<'a>(req: &ApfRequest<'a>) -> WatchRequest<'a> {
+        WatchRequest {
+            api_group: req.digest.api_group,
+            resource: req.digest.resource,
+            namespace: req.digest.namespace,
+            name: req.digest.name,
+            verb: req.digest.verb,
+            field_selector: req.field_selector,
+        }
+    }
+
+    /// Registers an admitted watch for the mutating work estimate; forgotten when the
+    /// guard drops (the watch ends).
+    pub fn register_watch(&self, req: &ApfRequest<'_>) -> Option<ForgetWatch> {
+        self.watches.register_watch(Self::watch_request(req))
+    }
+
+    /// Classifies `req` and starts it: `Ok` once it may execute (it holds its seats until
+    /// the [`Admitted`] drops), `Err` when its level rejects it. `None` only when the
+    /// configuration has no level for the matching schema (never after the first digest).
+    pub async fn admit(&self, req: &ApfRequest<'_>) -> Option<Result<Admitted, Rejected>> {
+        let classification = self.controller().classify(&req.digest)?;
+        let level = classification.level.clone();
+        let group_resource = group_resource(req.digest.api_group, req.digest.resource);
+        let work_request = WorkRequest {
+            verb: req.digest.verb,
+            resource: req.digest.resource,
+            subresource: req.digest.subresource,
+            name: req.digest.name,
+            group_resource: &group_resource,
+            query: req.query,
+        };
+        let work = self.estimator.estimate(
+            &work_request,
+            level.max_seats(),
+            |gr| self.object_counts.get(gr),
+            || {
+                self.watches
+                    .interested_watch_count(Self::watch_request(req))
+            },
+        );
+        let schema = &classification.flow_schema.metadata.name;
+        if let Some(metrics) = &level.metrics {
+            metrics.observe_work_estimated_seats(schema, work.max_seats());
+        }
+        let Some(queues) = level.queues.clone() else {
+            let guard = ExemptGuard::new(level, work.initial_seats);
+            return Some(Ok(Admitted {
+                classification,
+                _seats: Seats::Exempt(guard),
+            }));
+        };
+        let descr = RequestDescr {
+            work,
+            hash: classification.hash,
+            flow_schema: schema.clone(),
+            flow_distinguisher: classification.flow_distinguisher.clone(),
+            user: req.digest.user.name.clone(),
+            descr: describe(req),
+            arrived: std::time::Instant::now(),
+        };
+        let started = match queues.start_request(descr) {
+            Start::Execute(executing) => Ok(executing),
+            Start::Queued(queued) => queued.wait(self.wait_deadline(req.deadline)).await,
+            Start::Rejected(reason) => Err(reason),
+        };
+        Some(match started {
+            Ok(executing) => Ok(Admitted {
+                classification,
+                _seats: Seats::Limited(executing),
+            }),
+            Err(reason) => {
+                self.dropped.record_dropped_request(level.name());
+                let retry_after = self.dropped.retry_after(level.name());
+                Err(Rejected {
+                    classification,
+                    reason,
+                    retry_after,
+                })
+            }
+        })
+    }
+
+    /// Upstream's `getRequestWaitContext`: a quarter of the time to the deadline (of the
+    /// request timeout without one), at most a minute.
+    fn wait_deadline(&self, deadline: Option<Instant>) -> Instant {
+        let now = Instant::now();
+        let limit = deadline.map_or(self.default_wait_limit, |d| {
+            d.saturating_duration_since(now) / 4
+        });
+        now + limit.min(MAX_WAIT)
+    }
+}
+
+impl Admitted {
+    /// Ends the request's execution now (a watch, once initialized); also on drop.
+    pub fn finish(self) {
+        drop(self);
+    }
+}
+
+/// Seats of the exempt level, counted while held.
+struct ExemptGuard {
+    level: Arc<PriorityLevel>,
+    seats: u64,
+}
+
+impl ExemptGuard {
+    fn new(level: Arc<PriorityLevel>, seats: u64) -> ExemptGuard {
+        level.exempt.add(i64::try_from(seats).unwrap_or(i64::MAX));
+        ExemptGuard { level, seats }
+    }
+}
+
+impl Drop for ExemptGuard {
+    fn drop(&mut self) {
+        self.level
+            .exempt
+            .add(-i64::try_from(self.seats).unwrap_or(i64::MAX));
+    }
+}
+
+/// `GroupResource.String()`: `<resource>.<group>`, or `<resource>` in the core group.
+fn group_resource(group: &str, resource: &str) -> String {
+    if group.is_empty() {
+        resource.to_owned()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+/// What `dump_requests?includeRequestDetails=1` shows of a request after its user: verb,
+/// path, namespace, name, group version, resource, subresource.
+fn describe(req: &ApfRequest<'_>) -> String {
+    let d = &req.digest;
+    let group_version = if d.api_group.is_empty() {
+        d.api_version.to_owned()
+    } else if d.api_version.is_empty() {
+        d.api_group.to_owned()
+    } else {
+        format!("{}/{}", d.api_group, d.api_version)
+    };
+    [
+        d.verb,
+        d.path,
+        d.namespace,
+        d.name,
+        &group_version,
+        d.resource,
+        d.subresource,
+    ]
+    .join(crate::debug::SEPARATOR)
+}
+
+#[cfg(test)]
+#[path = "apf_tests.rs"]
+mod tests;
