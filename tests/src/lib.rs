@@ -5,6 +5,7 @@
 //! Clusters come from kas-local, the same launcher users run.
 
 pub mod aggregated;
+pub mod apf_load;
 pub mod api_load;
 pub mod client;
 pub mod kms;

@@ -64,6 +64,14 @@ enum Command {
         /// batch).
         #[arg(long, default_value = "blocking")]
         audit_log_mode: String,
+        /// A further flag for all three roles, as kube-apiserver takes it (repeatable), e.g.
+        /// `--apiserver-arg=--enable-priority-and-fairness=false`.
+        #[arg(
+            long = "apiserver-arg",
+            value_name = "FLAG",
+            allow_hyphen_values = true
+        )]
+        apiserver_args: Vec<String>,
     },
     /// Stop what `up` started from this state directory.
     Down,
@@ -117,6 +125,7 @@ fn main() -> ExitCode {
                 encryption_provider_config,
                 audit_policy_file,
                 audit_log_mode,
+                apiserver_args,
             } => {
                 let mut spec = ClusterSpec::new(&state_dir);
                 spec.aggregator_replicas = aggregator_replicas;
@@ -151,6 +160,12 @@ fn main() -> ExitCode {
                             .or_default()
                             .push(format!("--audit-log-mode={audit_log_mode}"));
                     }
+                }
+                for role in [Role::Aggregator, Role::Core, Role::Extensions] {
+                    spec.extra_args
+                        .entry(role)
+                        .or_default()
+                        .extend(apiserver_args.iter().cloned());
                 }
                 up(&spec)
             }

@@ -117,13 +117,12 @@ impl PriorityAndFairness {
     pub async fn admit(&self, req: &ApfRequest<'_>) -> Option<Result<Admitted, Rejected>> {
         let classification = self.controller().classify(&req.digest)?;
         let level = classification.level.clone();
-        let group_resource = group_resource(req.digest.api_group, req.digest.resource);
         let work_request = WorkRequest {
             verb: req.digest.verb,
             resource: req.digest.resource,
             subresource: req.digest.subresource,
             name: req.digest.name,
-            group_resource: &group_resource,
+            api_group: req.digest.api_group,
             query: req.query,
         };
         let work = self.estimator.estimate(
@@ -140,7 +139,7 @@ impl PriorityAndFairness {
             metrics.observe_work_estimated_seats(schema, work.max_seats());
         }
         let Some(queues) = level.queues.clone() else {
-            let guard = ExemptGuard::new(level, work.initial_seats);
+            let guard = ExemptGuard::new(level, schema, work.initial_seats);
             return Some(Ok(Admitted {
                 classification,
                 _seats: Seats::Exempt(guard),
@@ -195,33 +194,42 @@ impl Admitted {
     }
 }
 
-/// Seats of the exempt level, counted while held.
+/// Seats of the exempt level, counted while held, with the metrics upstream's exempt
+/// queue set keeps (dispatched at once, executing requests and seats, execution time).
 struct ExemptGuard {
     level: Arc<PriorityLevel>,
-    seats: u64,
+    flow_schema: String,
+    seats: i64,
+    started: std::time::Instant,
 }
 
 impl ExemptGuard {
-    fn new(level: Arc<PriorityLevel>, seats: u64) -> ExemptGuard {
-        level.exempt.add(i64::try_from(seats).unwrap_or(i64::MAX));
-        ExemptGuard { level, seats }
+    fn new(level: Arc<PriorityLevel>, flow_schema: &str, seats: u64) -> ExemptGuard {
+        let seats = i64::try_from(seats).unwrap_or(i64::MAX);
+        level.exempt.add(seats);
+        if let Some(metrics) = &level.metrics {
+            metrics.add_dispatch(flow_schema);
+            metrics.observe_waiting_duration(flow_schema, true, Duration::ZERO);
+            metrics.add_requests_executing(flow_schema, 1);
+            metrics.add_seat_concurrency_in_use(flow_schema, seats);
+        }
+        ExemptGuard {
+            level,
+            flow_schema: flow_schema.to_owned(),
+            seats,
+            started: std::time::Instant::now(),
+        }
     }
 }
 
 impl Drop for ExemptGuard {
     fn drop(&mut self) {
-        self.level
-            .exempt
-            .add(-i64::try_from(self.seats).unwrap_or(i64::MAX));
-    }
-}
-
-/// `GroupResource.String()`: `<resource>.<group>`, or `<resource>` in the core group.
-fn group_resource(group: &str, resource: &str) -> String {
-    if group.is_empty() {
-        resource.to_owned()
-    } else {
-        format!("{resource}.{group}")
+        self.level.exempt.add(-self.seats);
+        if let Some(metrics) = &self.level.metrics {
+            metrics.add_requests_executing(&self.flow_schema, -1);
+            metrics.add_seat_concurrency_in_use(&self.flow_schema, -self.seats);
+            metrics.observe_execution_duration(&self.flow_schema, false, self.started.elapsed());
+        }
     }
 }
 

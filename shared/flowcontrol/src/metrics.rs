@@ -382,10 +382,10 @@ impl Metrics {
     }
 
     /// The handles of one priority level.
-    pub fn priority_level(&self, name: impl Into<String>) -> PriorityLevelMetrics {
+    pub fn priority_level(&self, name: &str) -> PriorityLevelMetrics {
         PriorityLevelMetrics {
             name: name.into(),
-            m: self.clone(),
+            m: std::sync::Arc::new(self.clone()),
         }
     }
 
@@ -403,11 +403,12 @@ fn int(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// The metrics of one priority level (its name is the `priority_level` label).
+/// The metrics of one priority level (its name is the `priority_level` label). Cheap to
+/// clone: the queue set takes a copy per request.
 #[derive(Clone)]
 pub struct PriorityLevelMetrics {
-    name: String,
-    m: Metrics,
+    name: std::sync::Arc<str>,
+    m: std::sync::Arc<Metrics>,
 }
 
 impl PriorityLevelMetrics {
@@ -419,7 +420,7 @@ impl PriorityLevelMetrics {
     pub fn add_requests_in_queues(&self, flow_schema: &str, delta: i64) {
         self.m
             .current_inqueue_requests
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .add(delta);
     }
 
@@ -427,7 +428,7 @@ impl PriorityLevelMetrics {
     pub fn add_seats_in_queues(&self, flow_schema: &str, delta: i64) {
         self.m
             .current_inqueue_seats
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .add(delta);
     }
 
@@ -435,13 +436,13 @@ impl PriorityLevelMetrics {
     pub fn add_requests_executing(&self, flow_schema: &str, delta: i64) {
         self.m
             .current_executing_requests
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .add(delta);
     }
 
     /// Upstream's `AddSeatConcurrencyInUse`.
     pub fn add_seat_concurrency_in_use(&self, flow_schema: &str, delta: i64) {
-        let labels = [self.name.as_str(), flow_schema];
+        let labels = [&*self.name, flow_schema];
         self.m
             .current_executing_seats
             .with_label_values(&labels)
@@ -456,7 +457,7 @@ impl PriorityLevelMetrics {
     pub fn add_reject(&self, flow_schema: &str, reason: &str) {
         self.m
             .rejected_requests_total
-            .with_label_values(&[&self.name, flow_schema, reason])
+            .with_label_values(&[&*self.name, flow_schema, reason])
             .inc();
     }
 
@@ -464,7 +465,7 @@ impl PriorityLevelMetrics {
     pub fn add_dispatch(&self, flow_schema: &str) {
         self.m
             .dispatched_requests_total
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .inc();
     }
 
@@ -472,7 +473,7 @@ impl PriorityLevelMetrics {
     pub fn observe_queue_length(&self, flow_schema: &str, length: usize) {
         self.m
             .request_queue_length_after_enqueue
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .observe(length as f64);
     }
 
@@ -481,7 +482,7 @@ impl PriorityLevelMetrics {
         let execute = if execute { "true" } else { "false" };
         self.m
             .request_wait_duration_seconds
-            .with_label_values(&[&self.name, flow_schema, execute])
+            .with_label_values(&[&*self.name, flow_schema, execute])
             .observe(secs(wait));
     }
 
@@ -491,7 +492,7 @@ impl PriorityLevelMetrics {
         let kind = if watch { "watch" } else { "regular" };
         self.m
             .request_execution_seconds
-            .with_label_values(&[&self.name, flow_schema, kind])
+            .with_label_values(&[&*self.name, flow_schema, kind])
             .observe(secs(execution));
     }
 
@@ -499,7 +500,7 @@ impl PriorityLevelMetrics {
     pub fn observe_watch_count(&self, flow_schema: &str, count: usize) {
         self.m
             .watch_count_samples
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .observe(count as f64);
     }
 
@@ -507,7 +508,7 @@ impl PriorityLevelMetrics {
     pub fn observe_work_estimated_seats(&self, flow_schema: &str, seats: u64) {
         self.m
             .work_estimated_seats
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .observe(seats as f64);
     }
 
@@ -515,13 +516,13 @@ impl PriorityLevelMetrics {
     pub fn add_dispatch_with_no_accommodation(&self, flow_schema: &str) {
         self.m
             .request_dispatch_no_accommodation_total
-            .with_label_values(&[&self.name, flow_schema])
+            .with_label_values(&[&*self.name, flow_schema])
             .inc();
     }
 
     /// Upstream's `SetCurrentR`.
     pub fn set_current_r(&self, r: f64) {
-        self.m.current_r.with_label_values(&[&self.name]).set(r);
+        self.m.current_r.with_label_values(&[&*self.name]).set(r);
     }
 
     /// Upstream's `SetDispatchMetrics`.
@@ -534,7 +535,7 @@ impl PriorityLevelMetrics {
         ds_min: f64,
         ds_max: f64,
     ) {
-        let pl = self.name.as_str();
+        let pl = &*self.name;
         self.m.dispatch_r.with_label_values(&[pl]).set(r);
         self.m.latest_s.with_label_values(&[pl]).set(s);
         self.m
@@ -560,13 +561,13 @@ impl PriorityLevelMetrics {
         let success = if success { "true" } else { "false" };
         self.m
             .epoch_advance_total
-            .with_label_values(&[&self.name, success])
+            .with_label_values(&[&*self.name, success])
             .inc();
     }
 
     /// Upstream's `SetPriorityLevelConfiguration`.
     pub fn set_priority_level_configuration(&self, nominal: usize, lower: usize, upper: usize) {
-        let pl = [self.name.as_str()];
+        let pl = [&*self.name];
         self.m
             .request_concurrency_limit
             .with_label_values(&pl)
@@ -595,7 +596,7 @@ impl PriorityLevelMetrics {
         target: f64,
         current_limit: usize,
     ) {
-        let pl = [self.name.as_str()];
+        let pl = [&*self.name];
         self.m
             .demand_seats_high_watermark
             .with_label_values(&pl)

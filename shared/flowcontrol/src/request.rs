@@ -100,8 +100,7 @@ pub struct WorkRequest<'a> {
     pub resource: &'a str,
     pub subresource: &'a str,
     pub name: &'a str,
-    /// `<resource>.<group>` (`<resource>` for the core group), the object counts' key.
-    pub group_resource: &'a str,
+    pub api_group: &'a str,
     pub query: &'a str,
 }
 
@@ -156,7 +155,7 @@ impl WorkEstimator {
         }
         let from_cache =
             req.verb == "watch" || !query.served_by_storage(self.consistent_reads_from_cache);
-        let stored = match count(req.group_resource) {
+        let stored = match count(&group_resource(req.api_group, req.resource)) {
             Ok(n) => n,
             Err(ObjectCountError::NotFound) => return seats(MINIMUM_SEATS),
             Err(_) => return seats(max_seats),
@@ -200,6 +199,16 @@ fn estimate_mutating(
     estimate
 }
 
+/// `GroupResource.String()`, the object counts' key: `<resource>.<group>`, or `<resource>`
+/// in the core group.
+fn group_resource(group: &str, resource: &str) -> String {
+    if group.is_empty() {
+        resource.to_owned()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
 fn seats(initial: u64) -> WorkEstimate {
     WorkEstimate {
         initial_seats: initial,
@@ -218,7 +227,7 @@ mod tests {
             resource: "pods",
             subresource: "",
             name: "",
-            group_resource: "pods",
+            api_group: "",
             query,
         }
     }
