@@ -112,30 +112,9 @@ impl MinMax {
     }
 }
 
-/// Formats a float the way Go's `%v` does (`strconv.FormatFloat(x, 'g', -1, 64)`), so that the
-/// error texts read as upstream's: shortest digits, exponent form when the decimal exponent is
-/// below -4 or at least 6 (`1e+06`, `1.5e-05`), `+Inf`, `-Inf` and `NaN`.
+/// A float as Go's `%v` prints it, so that the error texts read as upstream's.
 pub(crate) fn go_float(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
-    }
-    let sci = format!("{x:e}");
-    let Some((mantissa, exp)) = sci.split_once('e') else {
-        return sci;
-    };
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        format!("{x}")
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-    }
+    kas_apimachinery::golang::strconv::format_float(x, b'g', 64)
 }
 
 /// Computes the allocations of `required_sum` among `classes`, and the fair proportion

@@ -155,96 +155,12 @@ fn index_field(resource: &str) -> Option<&'static str> {
         .map(|(_, field)| *field)
 }
 
-/// The value that the field selector requires `field` to equal; `None` when it requires no
+/// The value that the field selector requires `field` to equal (apimachinery's
+/// `fields.ParseSelector(selector).RequiresExactMatch(field)`); `None` when it requires no
 /// single value or does not parse (upstream's `<unset>`).
 fn index_value(field_selector: Option<&str>, field: &str) -> Option<String> {
-    requires_exact_match(field_selector?, field).ok().flatten()
-}
-
-/// Why a field selector did not parse.
-#[derive(Debug, PartialEq, Eq)]
-struct SelectorParseError;
-
-/// apimachinery's `fields.ParseSelector(selector).RequiresExactMatch(field)`: the terms are
-/// split at unescaped commas and sorted; the first `field=value` or `field==value` term (not
-/// `!=`) gives the value, unescaped.
-fn requires_exact_match(selector: &str, field: &str) -> Result<Option<String>, SelectorParseError> {
-    let mut terms = split_terms(selector);
-    terms.sort_unstable();
-    let mut found = None;
-    for term in terms {
-        if term.is_empty() {
-            continue;
-        }
-        let (lhs, op, rhs) = split_term(term).ok_or(SelectorParseError)?;
-        let value = unescape_value(rhs)?;
-        // A term with both sides empty parses to "everything", which requires nothing.
-        let equality = op != "!=" && !(lhs.is_empty() && value.is_empty());
-        if found.is_none() && equality && lhs == field {
-            found = Some(value);
-        }
-    }
-    Ok(found)
-}
-
-/// The comma-separated terms of a selector; a backslash-escaped comma stays in its term.
-fn split_terms(selector: &str) -> Vec<&str> {
-    if selector.is_empty() {
-        return Vec::new();
-    }
-    let mut terms = Vec::new();
-    let mut start = 0;
-    let mut in_slash = false;
-    for (i, c) in selector.char_indices() {
-        if in_slash {
-            in_slash = false;
-        } else if c == '\\' {
-            in_slash = true;
-        } else if c == ',' {
-            terms.push(&selector[start..i]);
-            start = i + 1;
-        }
-    }
-    terms.push(&selector[start..]);
-    terms
-}
-
-/// Splits a term at the first operator (`!=`, `==` or `=`, tried in that order at each
-/// position): left side, operator, raw right side.
-fn split_term(term: &str) -> Option<(&str, &'static str, &str)> {
-    term.char_indices().find_map(|(i, _)| {
-        let rest = &term[i..];
-        ["!=", "==", "="]
-            .into_iter()
-            .find(|op| rest.starts_with(op))
-            .map(|op| (&term[..i], op, &rest[op.len()..]))
-    })
-}
-
-/// Undoes the escaping of `\`, `,` and `=` in a selector value; an unknown escape, a trailing
-/// backslash or an unescaped `,` or `=` is an error.
-fn unescape_value(value: &str) -> Result<String, SelectorParseError> {
-    let mut out = String::with_capacity(value.len());
-    let mut in_slash = false;
-    for c in value.chars() {
-        if in_slash {
-            if !matches!(c, '\\' | ',' | '=') {
-                return Err(SelectorParseError);
-            }
-            out.push(c);
-            in_slash = false;
-            continue;
-        }
-        match c {
-            '\\' => in_slash = true,
-            ',' | '=' => return Err(SelectorParseError),
-            _ => out.push(c),
-        }
-    }
-    if in_slash {
-        return Err(SelectorParseError);
-    }
-    Ok(out)
+    let selector = kas_apimachinery::fields::parse_selector(field_selector?).ok()?;
+    selector.requires_exact_match(field).map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -574,13 +490,6 @@ mod tests {
                 "{selector:?}"
             );
         }
-        // "==" wins over "=" at the same position, and "!=" over both.
-        assert_eq!(split_term("a==b"), Some(("a", "==", "b")));
-        assert_eq!(split_term("a=!b"), Some(("a", "=", "!b")));
-        assert_eq!(split_term("a!=b"), Some(("a", "!=", "b")));
-        assert_eq!(split_term("ab"), None);
-        // A term with both sides empty requires nothing, even of the empty field.
-        assert_eq!(requires_exact_match("=", ""), Ok(None));
     }
 
     #[test]
