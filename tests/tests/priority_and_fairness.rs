@@ -156,6 +156,11 @@ async fn requests_are_classified_where_they_enter() {
         ),
         Some(1.0)
     );
+    // The executing requests by kind (this scrape is one), as upstream keeps them with APF.
+    assert!(
+        aggregator.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"}"),
+        "apiserver_current_inflight_requests"
+    );
     // Upstream's nominal limits of the default 400 + 200.
     for (level, seats) in [
         ("workload-low", "245"),

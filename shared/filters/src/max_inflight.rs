@@ -88,15 +88,7 @@ impl MaxInFlight {
     /// of the last second, sampled by a background loop; this gauge is set to the current
     /// count whenever it changes.
     pub fn register_metrics(mut self, registry: &Registry) -> prometheus::Result<Self> {
-        let gauge = IntGaugeVec::new(
-            Opts::new(
-                "apiserver_current_inflight_requests",
-                "[STABLE] Maximal number of currently used inflight request limit of this \
-                 apiserver per request kind in last second.",
-            ),
-            &["request_kind"],
-        )?;
-        registry.register(Box::new(gauge.clone()))?;
+        let gauge = inflight_gauge(registry)?;
         for (limit, kind) in [
             (&mut self.read_only, READ_ONLY_KIND),
             (&mut self.mutating, MUTATING_KIND),
@@ -135,6 +127,30 @@ impl MaxInFlight {
             read_only: self.read_only.as_ref().map_or(0, Limit::in_use),
             mutating: self.mutating.as_ref().map_or(0, Limit::in_use),
         }
+    }
+}
+
+/// Registers `apiserver_current_inflight_requests{request_kind}`, which either limiter
+/// keeps (APF counts the requests it lets execute).
+pub fn inflight_gauge(registry: &Registry) -> prometheus::Result<IntGaugeVec> {
+    let gauge = IntGaugeVec::new(
+        Opts::new(
+            "apiserver_current_inflight_requests",
+            "[STABLE] Maximal number of currently used inflight request limit of this \
+             apiserver per request kind in last second.",
+        ),
+        &["request_kind"],
+    )?;
+    registry.register(Box::new(gauge.clone()))?;
+    Ok(gauge)
+}
+
+/// The gauge's series of a request kind: `mutating` for any verb but get, list and watch.
+pub fn request_kind(verb: &str) -> &'static str {
+    if matches!(verb, "get" | "list" | "watch") {
+        READ_ONLY_KIND
+    } else {
+        MUTATING_KIND
     }
 }
 

@@ -37,10 +37,34 @@ static FLOW_SCHEMA_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-fl
 static PRIORITY_LEVEL_UID: HeaderName =
     HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
 
-/// The filter's state: APF, and where to count rejections.
+/// The filter's state: APF, where to count rejections, and
+/// `apiserver_current_inflight_requests` (by request kind) of the requests executing.
 pub struct FlowControl {
     pub apf: Arc<PriorityAndFairness>,
     pub request_metrics: Option<(Arc<RequestMetrics>, &'static str)>,
+    pub inflight: Option<prometheus::IntGaugeVec>,
+}
+
+/// One executing request in `apiserver_current_inflight_requests`, until dropped.
+struct Executing(Option<prometheus::IntGauge>);
+
+impl Executing {
+    fn new(state: &FlowControl, verb: &str) -> Executing {
+        let gauge = state.inflight.as_ref().map(|g| {
+            let gauge = g.with_label_values(&[crate::max_inflight::request_kind(verb)]);
+            gauge.inc();
+            gauge
+        });
+        Executing(gauge)
+    }
+}
+
+impl Drop for Executing {
+    fn drop(&mut self) {
+        if let Some(gauge) = &self.0 {
+            gauge.dec();
+        }
+    }
 }
 
 pub fn with_priority_and_fairness<S: Inner>(
@@ -108,18 +132,19 @@ async fn admit_and_run<S: Inner>(
                 .then(|| state.apf.register_watch(&apf_req))
                 .flatten();
             let headers = uid_headers(&admitted.classification);
+            let executing = Executing::new(&state, &info.verb);
             req.extensions_mut().insert(FlowControlled);
             let mut resp = next.run(req).await;
             set_headers(&mut resp, headers);
             if is_watch {
                 // Initialized: the seat is free; the registration lasts as long as the watch.
-                drop(admitted);
+                drop((admitted, executing));
                 match forget {
                     Some(forget) => resp.map(|b| GuardedBody::wrap(b, forget)),
                     None => resp,
                 }
             } else {
-                resp.map(|b| GuardedBody::wrap(b, admitted))
+                resp.map(|b| GuardedBody::wrap(b, (admitted, executing)))
             }
         }
         Err(rejected) => {

@@ -30,6 +30,7 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
         Some(apf) => ConcurrencyLimit::PriorityAndFairness(Arc::new(FlowControl {
             apf: apf.clone(),
             request_metrics: Some((metrics.clone(), METRICS_COMPONENT)),
+            inflight: Some(kas_filters::max_inflight::inflight_gauge(&config.registry)?),
         })),
         None => ConcurrencyLimit::MaxInFlight(Arc::new(
             MaxInFlight::new(
