@@ -115,6 +115,11 @@ pub(super) struct Inner {
     pub tot_requests_waiting: usize,
     pub tot_requests_executing: usize,
     pub tot_seats_in_use: usize,
+    /// Queues with a waiting or executing request, and the seats their executing
+    /// requests hold plus those their waiting ones ask for: the virtual-time ratio's
+    /// inputs, kept as the queues change instead of summed over every queue each time.
+    active_queues: usize,
+    queued_seats: usize,
     pub tot_seats_waiting: usize,
     pub enqueues: usize,
     pub dispatched: usize,
@@ -156,6 +161,8 @@ impl Inner {
             tot_requests_waiting: 0,
             tot_requests_executing: 0,
             tot_seats_in_use: 0,
+            active_queues: 0,
+            queued_seats: 0,
             tot_seats_waiting: 0,
             enqueues: 0,
             dispatched: 0,
@@ -264,20 +271,21 @@ impl Inner {
 
     /// Upstream's `getVirtualTimeRatioLocked`: min(seats requested, C) / non-empty queues.
     fn virtual_time_ratio(&self) -> f64 {
-        let mut active = 0usize;
-        let mut seats_requested = 0usize;
-        for queue in &self.queues {
-            seats_requested = seats_requested
-                .saturating_add(queue.seats_in_use)
-                .saturating_add(queue.sum.max_seats_sum);
-            if !queue.is_empty() {
-                active += 1;
-            }
+        #[cfg(debug_assertions)]
+        {
+            let active = self.queues.iter().filter(|q| !q.is_empty()).count();
+            let seats: usize = self
+                .queues
+                .iter()
+                .map(|q| q.seats_in_use + q.sum.max_seats_sum)
+                .sum();
+            debug_assert_eq!((active, seats), (self.active_queues, self.queued_seats));
         }
-        if active == 0 {
+        if self.active_queues == 0 {
             return 0.0;
         }
-        (seats_requested as f64).min(self.d_cfg.concurrency_limit as f64) / active as f64
+        (self.queued_seats as f64).min(self.d_cfg.concurrency_limit as f64)
+            / self.active_queues as f64
     }
 
     /// Upstream's `canAccommodateSeatsLocked`.
@@ -392,8 +400,10 @@ impl Inner {
         };
         if queue.is_empty() {
             queue.next_dispatch_r = self.current_r;
+            self.active_queues += 1;
         }
         queue.waiting.push_back(id);
+        self.queued_seats = self.queued_seats.saturating_add(req.max_seats());
         queue.sum.initial_seats_sum = queue
             .sum
             .initial_seats_sum
@@ -417,11 +427,16 @@ impl Inner {
         let queue = self.queues.get_mut(qi)?;
         let pos = queue.waiting.iter().position(|&w| w == id)?;
         queue.waiting.remove(pos);
+        if queue.is_empty() {
+            self.active_queues = self.active_queues.saturating_sub(1);
+        }
         queue.sum.initial_seats_sum = queue
             .sum
             .initial_seats_sum
             .saturating_sub(req.initial_seats());
-        queue.sum.max_seats_sum = queue.sum.max_seats_sum.saturating_sub(req.max_seats());
+        let lost = req.max_seats().min(queue.sum.max_seats_sum);
+        queue.sum.max_seats_sum -= lost;
+        self.queued_seats = self.queued_seats.saturating_sub(lost);
         queue.sum.total_work_sum = queue.sum.total_work_sum.wrapping_sub(req.total_work);
         Some(qi)
     }
@@ -481,8 +496,12 @@ impl Inner {
             tracing::error!(qs = %self.q_cfg.name, work = %total_work, "dispatching request with implausibly high work");
         }
         if let Some(queue) = self.queues.get_mut(qi) {
+            if queue.is_empty() {
+                self.active_queues += 1;
+            }
             queue.executing.insert(id);
             queue.seats_in_use = queue.seats_in_use.saturating_add(seats);
+            self.queued_seats = self.queued_seats.saturating_add(seats);
             queue.next_dispatch_r = queue.next_dispatch_r.wrapping_add(total_work);
         }
         self.note_seat_demand();
@@ -625,7 +644,9 @@ impl Inner {
         match queue {
             Some(qi) => {
                 if let Some(q) = self.queues.get_mut(qi) {
-                    q.executing.remove(&id);
+                    if q.executing.remove(&id) && q.is_empty() {
+                        self.active_queues = self.active_queues.saturating_sub(1);
+                    }
                     // Correct the guess G by the actual service time S: R -= (G - S) * seats.
                     let diff_nanos =
                         ESTIMATED_SERVICE_DURATION.as_nanos() as f64 - actual.as_nanos() as f64;
@@ -661,7 +682,9 @@ impl Inner {
         self.note_seat_demand();
         if let Some(qi) = req.queue {
             if let Some(q) = self.queues.get_mut(qi) {
-                q.seats_in_use = q.seats_in_use.saturating_sub(seats);
+                let lost = seats.min(q.seats_in_use);
+                q.seats_in_use -= lost;
+                self.queued_seats = self.queued_seats.saturating_sub(lost);
             }
             if self.removable(qi) {
                 self.remove_queue(qi);
