@@ -25,6 +25,71 @@ pub const VICTIM_USER: &str = "kas-bench-victim";
 const LEASE_USER: &str = "system:kube-controller-manager";
 const LEASE_PERIOD: Duration = Duration::from_secs(2);
 
+/// `kas-bench apf-isolation`'s flags.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Base URL, e.g. https://127.0.0.1:6443
+    #[arg(long)]
+    url: String,
+    /// The admin's bearer token (it impersonates the users).
+    #[arg(long)]
+    token: String,
+    #[arg(long)]
+    ca_file: std::path::PathBuf,
+    /// An existing namespace for the objects.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    #[arg(long, default_value_t = 10_000)]
+    objects: usize,
+    #[arg(long, default_value_t = 1024)]
+    object_size: usize,
+    #[arg(long, default_value_t = 64)]
+    flood_concurrency: usize,
+    #[arg(long, default_value_t = 4)]
+    victim_concurrency: usize,
+    /// Seconds of each phase (idle, loaded).
+    #[arg(long, default_value = "10")]
+    seconds: u64,
+}
+
+/// Runs the scenario of `args` and prints its report.
+pub async fn main(args: Args) -> Result<()> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        HeaderValue::from_str(&format!("Bearer {}", args.token))?,
+    );
+    let spec = Spec {
+        admin: Target {
+            base: args.url.parse()?,
+            tls: crate::client::Tls::new(&args.ca_file, None, crate::client::Proto::H2)?,
+            headers,
+            namespace: args.namespace,
+            resource: Resource::Configmaps,
+        },
+        objects: args.objects,
+        object_size: args.object_size,
+        flood_concurrency: args.flood_concurrency,
+        victim_concurrency: args.victim_concurrency,
+        duration: Duration::from_secs(args.seconds),
+    };
+    let out = run(&spec).await?;
+    let p99 = |r: &LoadResult| r.percentile(99.0).as_secs_f64();
+    println!("victim idle:   {}", out.idle.summary());
+    println!("victim loaded: {}", out.loaded.summary());
+    println!("flood:         {}", out.flood.summary());
+    println!(
+        "lease renewals: {} (max {:.3} ms)",
+        out.lease_renewals.summary(),
+        out.lease_renewals.percentile(100.0).as_secs_f64() * 1e3
+    );
+    println!(
+        "victim p99 loaded/idle: {:.2}",
+        p99(&out.loaded) / p99(&out.idle)
+    );
+    Ok(())
+}
+
 pub struct Spec {
     /// The admin's target (its headers authenticate; the namespace holds the objects).
     pub admin: Target,

@@ -66,6 +66,12 @@ async fn wait_classified(c: &TestCluster, user: &str, fs_uid: &str) {
     }
 }
 
+/// One of the role's APF debug dumps, through the aggregator.
+async fn dump(c: &TestCluster, name: &str) -> client::Answer {
+    let path = format!("/debug/api_priority_and_fairness/{name}");
+    c.send(Method::GET, &path, &[], "").await
+}
+
 fn metric_value(metrics: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     metrics.lines().find_map(|line| {
         let rest = line.strip_prefix(name)?.strip_prefix('{')?;
@@ -174,16 +180,9 @@ async fn requests_are_classified_where_they_enter() {
     }
 
     // The debug dumps.
-    let dump = c
-        .send(
-            Method::GET,
-            "/debug/api_priority_and_fairness/dump_priority_levels",
-            &[],
-            "",
-        )
-        .await;
-    assert_eq!(dump.status, 200);
-    let text = dump.text();
+    let levels = dump(&c, "dump_priority_levels").await;
+    assert_eq!(levels.status, 200);
+    let text = levels.text();
     let mut lines = text.lines();
     let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(
@@ -215,14 +214,7 @@ async fn requests_are_classified_where_they_enter() {
             "workload-low"
         ]
     );
-    let queues = c
-        .send(
-            Method::GET,
-            "/debug/api_priority_and_fairness/dump_queues",
-            &[],
-            "",
-        )
-        .await;
+    let queues = dump(&c, "dump_queues").await;
     // global-default has 128 queues, workload-low 128, ...
     assert!(
         queues
@@ -383,15 +375,7 @@ async fn a_reject_level_answers_429_with_retry_after() {
         .is_some(),
         "apiserver_request_total 429"
     );
-    let dump = c
-        .send(
-            Method::GET,
-            "/debug/api_priority_and_fairness/dump_priority_levels",
-            &[],
-            "",
-        )
-        .await
-        .text();
+    let dump = dump(&c, "dump_priority_levels").await.text();
     let strict: Vec<&str> = dump
         .lines()
         .find(|l| l.starts_with("strict,"))
@@ -472,14 +456,7 @@ async fn disabled_priority_and_fairness_uses_max_in_flight() {
     let answer = c.send(Method::GET, "/api/v1/namespaces", &[], "").await;
     assert_eq!(answer.status, 200);
     assert!(answer.headers.get(FS_UID).is_none(), "{:?}", answer.headers);
-    let dump = c
-        .send(
-            Method::GET,
-            "/debug/api_priority_and_fairness/dump_priority_levels",
-            &[],
-            "",
-        )
-        .await;
+    let dump = dump(&c, "dump_priority_levels").await;
     assert_eq!(dump.status, 404);
     let metrics = c.metrics(Role::Aggregator).await;
     assert!(metrics.contains("apiserver_current_inflight_requests"));

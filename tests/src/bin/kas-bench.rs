@@ -36,7 +36,7 @@ enum Command {
     /// API Priority and Fairness isolation: one user floods LISTs of `--objects` config maps
     /// while a second user in its own flow schema GETs one (idle first, then under the
     /// flood) and the controller manager renews a leader-election Lease every 2 s.
-    ApfIsolation(ApfIsolationArgs),
+    ApfIsolation(kas_e2e::apf_load::Args),
     /// Raw etcd puts of configmap-sized values: the ceiling of CREATE against that etcd.
     EtcdPut(EtcdPutArgs),
     /// Loads RoleBindings and ClusterRoles, then GETs of one configmap as the admin and as
@@ -155,32 +155,6 @@ struct ApiArgs {
 }
 
 #[derive(Args)]
-struct ApfIsolationArgs {
-    /// Base URL, e.g. https://127.0.0.1:6443
-    #[arg(long)]
-    url: String,
-    /// The admin's bearer token (it impersonates the users).
-    #[arg(long)]
-    token: String,
-    #[arg(long)]
-    ca_file: PathBuf,
-    /// An existing namespace for the objects.
-    #[arg(long, default_value = "default")]
-    namespace: String,
-    #[arg(long, default_value_t = 10_000)]
-    objects: usize,
-    #[arg(long, default_value_t = 1024)]
-    object_size: usize,
-    #[arg(long, default_value_t = 64)]
-    flood_concurrency: usize,
-    #[arg(long, default_value_t = 4)]
-    victim_concurrency: usize,
-    /// Seconds of each phase (idle, loaded).
-    #[arg(long, default_value = "10")]
-    seconds: u64,
-}
-
-#[derive(Args)]
 struct EtcdPutArgs {
     /// etcd client URL, e.g. http://127.0.0.1:2379
     #[arg(long)]
@@ -259,7 +233,7 @@ fn main() -> Result<()> {
         Command::Hops(args) => rt.block_on(hops(args)),
         Command::Roles(args) => roles(args),
         Command::Api(args) => rt.block_on(api(args)),
-        Command::ApfIsolation(args) => rt.block_on(apf_isolation(args)),
+        Command::ApfIsolation(args) => rt.block_on(kas_e2e::apf_load::main(args)),
         Command::EtcdPut(args) => rt.block_on(etcd_put(args)),
         Command::Rbac(args) => rt.block_on(rbac(args)),
         Command::NodeWatch(args) => rt.block_on(node_watch(args)),
@@ -348,36 +322,6 @@ async fn api(args: ApiArgs) -> Result<()> {
     };
     let result = kas_e2e::api_load::run(&spec).await?;
     println!("{:?}: {}", args.op, result.summary());
-    Ok(())
-}
-
-async fn apf_isolation(args: ApfIsolationArgs) -> Result<()> {
-    let headers = header_map(&[("authorization".into(), format!("Bearer {}", args.token))])?;
-    let spec = kas_e2e::apf_load::Spec {
-        admin: kas_e2e::api_load::Target {
-            base: args.url.parse()?,
-            tls: Tls::new(&args.ca_file, None, Proto::H2)?,
-            headers,
-            namespace: args.namespace,
-            resource: kas_e2e::api_load::Resource::Configmaps,
-        },
-        objects: args.objects,
-        object_size: args.object_size,
-        flood_concurrency: args.flood_concurrency,
-        victim_concurrency: args.victim_concurrency,
-        duration: Duration::from_secs(args.seconds),
-    };
-    let out = kas_e2e::apf_load::run(&spec).await?;
-    let ratio = out.loaded.percentile(99.0).as_secs_f64() / out.idle.percentile(99.0).as_secs_f64();
-    println!("victim idle:   {}", out.idle.summary());
-    println!("victim loaded: {}", out.loaded.summary());
-    println!("flood:         {}", out.flood.summary());
-    println!(
-        "lease renewals: {} (max {:.3} ms)",
-        out.lease_renewals.summary(),
-        out.lease_renewals.percentile(100.0).as_secs_f64() * 1e3
-    );
-    println!("victim p99 loaded/idle: {ratio:.2}");
     Ok(())
 }
 
