@@ -46,10 +46,12 @@ pub struct ApfRequest<'a> {
     pub deadline: Option<Instant>,
 }
 
-/// A request that may execute: its classification and the seats it holds until dropped.
+/// A request that may execute: its classification and the seats it holds until dropped
+/// (and its count among the requests executing of its kind).
 pub struct Admitted {
     pub classification: Classification,
     _seats: Seats,
+    _kind: ExecutingKind,
 }
 
 /// What an admitted request holds; dropping it frees the seats.
@@ -138,11 +140,13 @@ impl PriorityAndFairness {
         if let Some(metrics) = &level.metrics {
             metrics.observe_work_estimated_seats(schema, work.max_seats());
         }
+        let mutating = is_mutating(req.digest.verb);
         let Some(queues) = level.queues.clone() else {
-            let guard = ExemptGuard::new(level, schema, work.initial_seats);
+            let guard = ExemptGuard::new(level.clone(), schema, work.initial_seats);
             return Some(Ok(Admitted {
                 classification,
                 _seats: Seats::Exempt(guard),
+                _kind: ExecutingKind::new(&level, mutating),
             }));
         };
         let descr = RequestDescr {
@@ -153,6 +157,7 @@ impl PriorityAndFairness {
             user: req.digest.user.name.clone(),
             descr: describe(req),
             arrived: std::time::Instant::now(),
+            mutating,
         };
         let started = match queues.start_request(descr) {
             Start::Execute(executing) => Ok(executing),
@@ -163,6 +168,7 @@ impl PriorityAndFairness {
             Ok(executing) => Ok(Admitted {
                 classification,
                 _seats: Seats::Limited(executing),
+                _kind: ExecutingKind::new(&level, mutating),
             }),
             Err(reason) => {
                 self.dropped.record_dropped_request(level.name());
@@ -191,6 +197,34 @@ impl Admitted {
     /// Ends the request's execution now (a watch, once initialized); also on drop.
     pub fn finish(self) {
         drop(self);
+    }
+}
+
+/// Upstream's filter's `isMutatingRequest`: the verb is not get, list or watch.
+fn is_mutating(verb: &str) -> bool {
+    !matches!(verb, "get" | "list" | "watch")
+}
+
+/// An admitted request in `read_vs_write_current_requests{phase="executing"}` of its kind
+/// while held (upstream's filter's `noteExecutingDelta` around `execute`).
+struct ExecutingKind(Option<crate::metrics::timing_ratio::RatioedGauge>);
+
+impl ExecutingKind {
+    fn new(level: &PriorityLevel, mutating: bool) -> ExecutingKind {
+        let gauge = level.metrics.as_ref().map(|m| {
+            let gauge = m.metrics().timing.read_write_gauge(false, mutating);
+            gauge.add(1.0);
+            gauge.clone()
+        });
+        ExecutingKind(gauge)
+    }
+}
+
+impl Drop for ExecutingKind {
+    fn drop(&mut self) {
+        if let Some(gauge) = &self.0 {
+            gauge.add(-1.0);
+        }
     }
 }
 

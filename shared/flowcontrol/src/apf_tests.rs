@@ -1,10 +1,22 @@
 use super::*;
 use crate::config::{FlowSchema, PriorityLevelConfiguration};
+use crate::metrics::Metrics;
+use crate::metrics::timing_ratio::{TimingRatioHistogramVec, bucket_count};
 use kas_auth::UserInfo;
+use prometheus::proto::Histogram;
 use serde_json::json;
 
 fn apf(levels: serde_json::Value, schemas: serde_json::Value) -> PriorityAndFairness {
-    let controller = Arc::new(Controller::new(10, None));
+    apf_with(10, None, levels, schemas)
+}
+
+fn apf_with(
+    server_limit: usize,
+    metrics: Option<Arc<Metrics>>,
+    levels: serde_json::Value,
+    schemas: serde_json::Value,
+) -> PriorityAndFairness {
+    let controller = Arc::new(Controller::new(server_limit, metrics));
     let levels: Vec<PriorityLevelConfiguration> = serde_json::from_value(levels).unwrap();
     let schemas: Vec<FlowSchema> = serde_json::from_value(schemas).unwrap();
     controller.digest(levels, schemas);
@@ -158,4 +170,89 @@ async fn exempt_requests_always_run() {
     assert_eq!(apf.controller().levels()[1].exempt.executing(), 50);
     drop(held);
     assert_eq!(apf.controller().levels()[1].exempt.executing(), 0);
+}
+
+/// Upstream's timing-ratio histograms as APF feeds them: the queue set (requests and seats
+/// waiting and executing), the controller (the denominators) and the admission (the
+/// read/write kinds).
+#[tokio::test(start_paused = true)]
+async fn timing_ratio_histograms_follow_the_requests() {
+    let metrics = Arc::new(Metrics::new().unwrap());
+    // 30 seats: 15 nominal for "queued" (lending none) and catch-all, 0 for exempt.
+    let queuing = json!({"type": "Queue",
+        "queuing": {"queues": 1, "handSize": 1, "queueLengthLimit": 1}});
+    let apf = apf_with(
+        30,
+        Some(metrics.clone()),
+        json!([level("queued", queuing)]),
+        json!([schema_for("flood", "queued")]),
+    );
+    let flood = user("flood", &["system:authenticated"]);
+    let mut held = admit_n(&apf, &flood, 15).await;
+    let admin = user("admin", &["system:masters"]);
+    let exempt = apf.admit(&request(&admin, None)).await.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    // A write waits 2 s for a read to finish, then runs for 1 s.
+    let mut write = request(&flood, None);
+    write.digest.verb = "create";
+    let driver = async {
+        tokio::time::advance(Duration::from_secs(2)).await;
+        held.pop();
+    };
+    let (written, ()) = tokio::join!(apf.admit(&write), driver);
+    let written = written.unwrap().ok().unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+
+    let t = &metrics.timing;
+    let secs = |n: u64| Some(n * 1_000_000_000);
+    let buckets = |h: &Histogram, les: &[f64]| -> Vec<Option<u64>> {
+        les.iter().map(|&le| bucket_count(h, le)).collect()
+    };
+    let scrape = |v: &TimingRatioHistogramVec, labels: &[&str]| v.scrape(labels).expect("member");
+    // "queued": 1 waiting of a capacity of 1 × 1 for 2 s.
+    let h = scrape(
+        &t.priority_level_request_utilization,
+        &["waiting", "queued"],
+    );
+    assert_eq!(buckets(&h, &[0.0, 0.75, 1.0]), [secs(2), secs(2), secs(4)]);
+    // 15 requests and seats executing of a limit of 15 all along.
+    let h = scrape(
+        &t.priority_level_request_utilization,
+        &["executing", "queued"],
+    );
+    assert_eq!(buckets(&h, &[0.75, 1.0]), [secs(0), secs(4)]);
+    let h = scrape(&t.priority_level_seat_utilization, &["queued"]);
+    assert_eq!(buckets(&h, &[0.99, 1.0]), [secs(0), secs(4)]);
+    // Demand: 15 seats, 16 while the write waits.
+    let h = scrape(&t.demand_seats, &["queued"]);
+    assert_eq!(buckets(&h, &[0.8, 1.0, 1.2]), [secs(0), secs(2), secs(4)]);
+    // Exempt: 1 seat of a denominator of round(30 / 10) = 3 (its current limit is 0).
+    let h = scrape(
+        &t.priority_level_request_utilization,
+        &["executing", "exempt"],
+    );
+    assert_eq!(buckets(&h, &[0.25, 0.5]), [secs(0), secs(4)]);
+    let h = scrape(&t.priority_level_seat_utilization, &["exempt"]);
+    assert_eq!(buckets(&h, &[0.3, 0.4]), [secs(0), secs(4)]);
+    let h = scrape(&t.demand_seats, &["exempt"]);
+    assert_eq!(buckets(&h, &[0.2, 0.4]), [secs(0), secs(4)]);
+    // Read/write: waiting over the total capacity (1), executing over the sum of the
+    // nominal limits (30): 16 reads, then 15 and the write.
+    let rw = &t.read_vs_write_current_requests;
+    let h = scrape(rw, &["waiting", "mutating"]);
+    assert_eq!(buckets(&h, &[0.0, 0.99, 1.0]), [secs(2), secs(2), secs(4)]);
+    let h = scrape(rw, &["waiting", "readOnly"]);
+    assert_eq!(buckets(&h, &[0.0]), [secs(4)]);
+    let h = scrape(rw, &["executing", "readOnly"]);
+    assert_eq!(buckets(&h, &[0.4, 0.5, 0.6]), [secs(0), secs(1), secs(4)]);
+    let h = scrape(rw, &["executing", "mutating"]);
+    assert_eq!(buckets(&h, &[0.0, 0.01, 0.1]), [secs(3), secs(3), secs(4)]);
+
+    // Finished requests leave the numerators.
+    drop((held, exempt, written));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let h = scrape(rw, &["executing", "readOnly"]);
+    assert_eq!(buckets(&h, &[0.0, 0.6]), [secs(1), secs(5)]);
+    let h = scrape(&t.priority_level_seat_utilization, &["queued"]);
+    assert_eq!(buckets(&h, &[0.0, 1.0]), [secs(1), secs(5)]);
 }

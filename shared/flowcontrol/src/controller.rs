@@ -92,15 +92,18 @@ impl SeatDemand {
     }
 }
 
-/// The exempt level runs everything at once; it counts what runs for its seat demand.
+/// The exempt level runs everything at once; it counts what runs for its seat demand
+/// (the integrator and `demand_seats`, as upstream's exempt queue set does).
 pub struct ExemptSeats {
     state: Mutex<(usize, Integrator)>,
+    metrics: Option<crate::metrics::PriorityLevelMetrics>,
 }
 
 impl ExemptSeats {
-    fn new(name: &str) -> ExemptSeats {
+    fn new(name: &str, metrics: Option<crate::metrics::PriorityLevelMetrics>) -> ExemptSeats {
         ExemptSeats {
             state: Mutex::new((0, Integrator::new(name))),
+            metrics,
         }
     }
 }
@@ -110,6 +113,9 @@ impl ExemptSeats {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.0 = usize::try_from(state.0 as i64 + seats).unwrap_or(0);
         state.1.set(state.0 as f64);
+        if let Some(metrics) = &self.metrics {
+            metrics.set_seat_demand(state.0 as f64);
+        }
         state.0
     }
 
@@ -268,7 +274,7 @@ impl Controller {
             }
         }
         let flow_schemas = order_flow_schemas(schemas, &new);
-        let nominal_sum = self.set_nominal_limits(&new);
+        let (nominal_sum, max_waiting) = self.set_nominal_limits(&new);
         let digest = Digest {
             flow_schemas,
             levels: new,
@@ -276,6 +282,11 @@ impl Controller {
         };
         self.update_borrowing(&digest);
         *guard = Arc::new(digest);
+        if let Some(metrics) = &self.metrics {
+            metrics
+                .timing
+                .set_read_write_denominators(max_waiting as f64, nominal_sum as f64);
+        }
     }
 
     /// The level for `config`: `old` reconfigured in place (its waiting and running
@@ -311,7 +322,7 @@ impl Controller {
         Ok(Arc::new(PriorityLevel {
             config: RwLock::new(Arc::new(config)),
             queues,
-            exempt: ExemptSeats::new(&name),
+            exempt: ExemptSeats::new(&name, metrics.clone()),
             limits: Mutex::new(Limits::default()),
             max_seats: AtomicUsize::new(0),
             quiescing: Default::default(),
@@ -321,14 +332,15 @@ impl Controller {
     }
 
     /// Upstream's `finishQueueSetReconfigsLocked`: nominal, lower and upper limits and max
-    /// seats; the sum of the nominal limits.
-    fn set_nominal_limits(&self, levels: &BTreeMap<String, Arc<PriorityLevel>>) -> usize {
+    /// seats; the sums of the nominal limits and of the queue capacities (`queues ×
+    /// queueLengthLimit`, upstream's `maxExecutingRequests` and `maxWaitingRequests`).
+    fn set_nominal_limits(&self, levels: &BTreeMap<String, Arc<PriorityLevel>>) -> (usize, i64) {
         let share_sum: f64 = levels
             .values()
             .map(|l| f64::from(l.config().commons().0))
             .sum();
         let server = self.server_concurrency_limit as f64;
-        let mut nominal_sum = 0;
+        let (mut nominal_sum, mut max_waiting) = (0, 0i64);
         for level in levels.values() {
             let config = level.config();
             let (shares, lendable_percent, borrowing_percent) = config.commons();
@@ -352,6 +364,7 @@ impl Controller {
             }
             drop(limits);
             if let Some(queuing) = config.queuing() {
+                max_waiting += i64::from(queuing.queues) * i64::from(queuing.queue_length_limit);
                 let hand = usize::try_from(queuing.hand_size).unwrap_or(1).max(1);
                 let by_share = (nominal as f64 * MAX_SEATS_FRACTION).ceil();
                 let by_hand = (nominal / hand) as f64;
@@ -367,7 +380,7 @@ impl Controller {
             }
             nominal_sum += nominal;
         }
-        nominal_sum
+        (nominal_sum, max_waiting)
     }
 
     /// Upstream's periodic `updateBorrowing` (every 10 s).
@@ -469,6 +482,13 @@ impl Controller {
             } else {
                 (server / 10.0).round().max(1.0) as usize
             };
+            if let Some(metrics) = &level.metrics {
+                metrics.set_seat_demand_denominator(denominator as f64);
+                if level.queues.is_none() {
+                    // Upstream's exempt queue set: no queues (a waiting capacity of 1).
+                    metrics.set_utilization_denominators(1.0, denominator as f64);
+                }
+            }
             if let Some(queues) = &level.queues
                 && let Some(queuing) = queuing_config(&level.config())
             {

@@ -6,12 +6,18 @@
 //! priority level's queue set uses ([`PriorityLevelMetrics`]), which look up the label
 //! values for each flow schema.
 //!
-//! Left out: upstream's timing-ratio histograms (`priority_level_seat_utilization`,
-//! `priority_level_request_utilization`, `read_vs_write_current_requests`,
-//! `demand_seats`), which need a sampling histogram the prometheus crate lacks.
-//! `request_concurrency_limit` (deprecated in 1.30) and `request_concurrency_in_use`
+//! Upstream's timing-ratio histograms ([`timing_ratio`]: the time-weighted histogram of a
+//! ratio whose denominator may change) are in [`utilization`]:
+//! `priority_level_seat_utilization`, `priority_level_request_utilization`,
+//! `read_vs_write_current_requests` and `demand_seats`; their help has component-base's
+//! `EXPERIMENTAL: ` prefix before the stability level. A level's gauges of them are made
+//! with its [`PriorityLevelMetrics`] and updated with the flow-schema gauges they go
+//! with. `request_concurrency_limit` (deprecated in 1.30) and `request_concurrency_in_use`
 //! (deprecated in 1.31) exist and are updated, but as upstream 1.33 hides them they are
 //! in [`Metrics::hidden_collectors`], not in [`Metrics::collectors`].
+
+pub mod timing_ratio;
+pub mod utilization;
 
 use std::time::Duration;
 
@@ -19,6 +25,8 @@ use prometheus::core::Collector;
 use prometheus::{
     Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
 };
+
+use self::utilization::{LevelGauges, TimingRatioMetrics};
 
 const NAMESPACE: &str = "apiserver";
 const SUBSYSTEM: &str = "flowcontrol";
@@ -102,6 +110,8 @@ pub struct Metrics {
     pub target_seats: GaugeVec,
     pub seat_fair_frac: Gauge,
     pub current_limit_seats: IntGaugeVec,
+    /// The timing-ratio histograms.
+    pub timing: TimingRatioMetrics,
 }
 
 impl Metrics {
@@ -327,12 +337,13 @@ impl Metrics {
                 ),
                 pl,
             )?,
+            timing: TimingRatioMetrics::new()?,
         })
     }
 
     /// The collectors upstream 1.33 exports by default.
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
-        vec![
+        let mut collectors: Vec<Box<dyn Collector>> = vec![
             Box::new(self.rejected_requests_total.clone()),
             Box::new(self.dispatched_requests_total.clone()),
             Box::new(self.current_r.clone()),
@@ -361,7 +372,9 @@ impl Metrics {
             Box::new(self.target_seats.clone()),
             Box::new(self.seat_fair_frac.clone()),
             Box::new(self.current_limit_seats.clone()),
-        ]
+        ];
+        collectors.extend(self.timing.collectors());
+        collectors
     }
 
     /// The deprecated collectors upstream 1.33 hides (shown there only with
@@ -381,11 +394,13 @@ impl Metrics {
         Ok(())
     }
 
-    /// The handles of one priority level.
+    /// The handles of one priority level, with new timing-ratio gauges (upstream's for a
+    /// new level: numerators 0, denominators 1).
     pub fn priority_level(&self, name: &str) -> PriorityLevelMetrics {
         PriorityLevelMetrics {
             name: name.into(),
             m: std::sync::Arc::new(self.clone()),
+            gauges: std::sync::Arc::new(self.timing.level_gauges(name)),
         }
     }
 
@@ -409,6 +424,7 @@ fn int(n: usize) -> i64 {
 pub struct PriorityLevelMetrics {
     name: std::sync::Arc<str>,
     m: std::sync::Arc<Metrics>,
+    gauges: std::sync::Arc<LevelGauges>,
 }
 
 impl PriorityLevelMetrics {
@@ -416,12 +432,52 @@ impl PriorityLevelMetrics {
         &self.name
     }
 
-    /// Upstream's `AddRequestsInQueues`.
+    /// The server's collectors.
+    pub fn metrics(&self) -> &Metrics {
+        &self.m
+    }
+
+    /// Upstream's `AddRequestsInQueues`, with the queue set's
+    /// `reqsGaugePair.RequestsWaiting.Add` that goes with it everywhere.
     pub fn add_requests_in_queues(&self, flow_schema: &str, delta: i64) {
         self.m
             .current_inqueue_requests
             .with_label_values(&[&*self.name, flow_schema])
             .add(delta);
+        self.gauges.requests_waiting.add(delta as f64);
+    }
+
+    /// A request of the kind `mutating` enters (`in_queue`) or leaves a queue: upstream's
+    /// `request.NoteQueued`, whose note function (the filter's) counts it in
+    /// `read_vs_write_current_requests{phase="waiting"}`.
+    pub fn note_queued(&self, mutating: bool, in_queue: bool) {
+        let delta = if in_queue { 1.0 } else { -1.0 };
+        self.m.timing.read_write_gauge(true, mutating).add(delta);
+    }
+
+    /// The seats executing plus waiting became `seats`: upstream's union gauge of the
+    /// seat-demand integrator and `demand_seats`, here the latter.
+    pub fn set_seat_demand(&self, seats: f64) {
+        self.gauges.seat_demand.set(seats);
+    }
+
+    /// Upstream's `seatDemandRatioedGauge.SetDenominator` at each concurrency adjustment.
+    pub fn set_seat_demand_denominator(&self, denominator: f64) {
+        self.gauges.seat_demand.set_denominator(denominator);
+    }
+
+    /// The denominators of the level's requests waiting and executing and seats executing.
+    pub fn set_utilization_denominators(&self, waiting: f64, executing: f64) {
+        self.gauges.set_utilization_denominators(waiting, executing);
+    }
+
+    /// The denominators a queue set's configuration gives (upstream's `setConfiguration`).
+    pub fn set_queue_set_denominators(
+        &self,
+        q_cfg: &crate::fairqueuing::QueuingConfig,
+        d_cfg: crate::fairqueuing::DispatchingConfig,
+    ) {
+        self.gauges.set_queue_set_denominators(q_cfg, d_cfg);
     }
 
     /// Upstream's `AddSeatsInQueues`.
@@ -432,16 +488,20 @@ impl PriorityLevelMetrics {
             .add(delta);
     }
 
-    /// Upstream's `AddRequestsExecuting`.
+    /// Upstream's `AddRequestsExecuting`, with the queue set's
+    /// `reqsGaugePair.RequestsExecuting.Add` that goes with it everywhere.
     pub fn add_requests_executing(&self, flow_schema: &str, delta: i64) {
         self.m
             .current_executing_requests
             .with_label_values(&[&*self.name, flow_schema])
             .add(delta);
+        self.gauges.requests_executing.add(delta as f64);
     }
 
-    /// Upstream's `AddSeatConcurrencyInUse`.
+    /// Upstream's `AddSeatConcurrencyInUse`, with the queue set's `execSeatsGauge.Add`
+    /// that goes with it everywhere.
     pub fn add_seat_concurrency_in_use(&self, flow_schema: &str, delta: i64) {
+        self.gauges.seats_executing.add(delta as f64);
         let labels = [&*self.name, flow_schema];
         self.m
             .current_executing_seats
@@ -619,40 +679,4 @@ impl PriorityLevelMetrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use prometheus::Encoder;
-
-    #[test]
-    fn names_help_and_labels() {
-        let metrics = Metrics::new().expect("metrics");
-        let registry = Registry::new();
-        metrics.register(&registry).expect("register");
-        let pl = metrics.priority_level("workload-low");
-        pl.add_reject("fs", "queue-full");
-        pl.add_requests_executing("fs", 1);
-        pl.observe_waiting_duration("fs", true, Duration::from_millis(3));
-        pl.set_priority_level_configuration(10, 5, 20);
-        let mut buf = Vec::new();
-        prometheus::TextEncoder::new()
-            .encode(&registry.gather(), &mut buf)
-            .expect("encode");
-        let text = String::from_utf8(buf).expect("utf8");
-        for want in [
-            "# HELP apiserver_flowcontrol_rejected_requests_total [BETA] Number of requests rejected by API Priority and Fairness subsystem",
-            "apiserver_flowcontrol_rejected_requests_total{flow_schema=\"fs\",priority_level=\"workload-low\",reason=\"queue-full\"} 1",
-            "apiserver_flowcontrol_current_executing_requests{flow_schema=\"fs\",priority_level=\"workload-low\"} 1",
-            "apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute=\"true\",flow_schema=\"fs\",priority_level=\"workload-low\",le=\"0.005\"} 1",
-            "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"workload-low\"} 10",
-        ] {
-            assert!(text.contains(want), "missing {want:?} in\n{text}");
-        }
-        assert!(!text.contains("request_concurrency_limit"));
-        assert_eq!(metrics.hidden_collectors().len(), 2);
-        let desc = metrics.request_concurrency_limit.desc();
-        assert_eq!(
-            desc[0].help,
-            "[ALPHA] (Deprecated since 1.30.0) Nominal number of execution seats configured for each priority level"
-        );
-    }
-}
+mod tests;

@@ -39,7 +39,10 @@
 //! - The wait, dispatch and execution metrics that upstream's filter records
 //!   (`request_wait_duration_seconds`, `dispatched_requests_total`,
 //!   `request_execution_seconds` with type "regular") are recorded here.
-//! - No `queueNoteFn`: the caller sees queuing as [`Start::Queued`].
+//! - No `queueNoteFn`: the caller sees queuing as [`Start::Queued`]; what upstream's
+//!   filter's note function does, counting the request in
+//!   `read_vs_write_current_requests{phase="waiting"}` of its kind
+//!   ([`RequestDescr::mutating`]), is done here as it enters and leaves its queue.
 
 mod state;
 #[cfg(test)]
@@ -69,6 +72,9 @@ pub struct RequestDescr {
     /// A description of the request, for the detailed dump.
     pub descr: String,
     pub arrived: std::time::Instant,
+    /// Not a get, list or watch: the request kind its waiting counts under in
+    /// `read_vs_write_current_requests` (upstream's filter's `isMutatingRequest`).
+    pub mutating: bool,
 }
 
 /// What became of a request at its start.
@@ -198,12 +204,7 @@ impl QueueSet {
 
     /// Brings virtual time and the seat demand's integral up to now.
     pub fn update_observations(&self) {
-        let inner = self.lock_and_sync();
-        inner.seat_demand.set(
-            inner
-                .tot_seats_in_use
-                .saturating_add(inner.tot_seats_waiting) as f64,
-        );
+        self.lock_and_sync().note_seat_demand();
     }
 
     /// The seat demand (seats in use plus seats waiting) since the last call; starts a

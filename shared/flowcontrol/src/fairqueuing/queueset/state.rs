@@ -81,6 +81,8 @@ pub(super) struct Request {
     pub final_work: SeatSeconds,
     /// The seats counted as waiting while queued (the uncapped maximum).
     pub queued_seats: usize,
+    /// Not a get, list or watch (its `read_vs_write_current_requests` kind).
+    pub mutating: bool,
     pub start_time: Option<Instant>,
     pub phase: Phase,
     pub notify: Option<oneshot::Sender<()>>,
@@ -181,9 +183,14 @@ impl Inner {
         self.tot_requests_waiting == 0 && self.tot_requests_executing == 0
     }
 
-    fn note_seat_demand(&self) {
-        self.seat_demand
-            .set(self.tot_seats_in_use.saturating_add(self.tot_seats_waiting) as f64);
+    /// The seats in use plus waiting changed: upstream's `seatDemandIntegrator.Set`, a
+    /// union of the integrator and `demand_seats`.
+    pub(super) fn note_seat_demand(&self) {
+        let seats = self.tot_seats_in_use.saturating_add(self.tot_seats_waiting) as f64;
+        self.seat_demand.set(seats);
+        if let Some(m) = &self.metrics {
+            m.set_seat_demand(seats);
+        }
     }
 
     /// Upstream's `setConfiguration` (after `checkConfig` succeeded).
@@ -206,6 +213,9 @@ impl Inner {
         self.q_cfg = q_cfg;
         self.d_cfg = d_cfg;
         self.dealer = dealer;
+        if let Some(m) = &self.metrics {
+            m.set_queue_set_denominators(&self.q_cfg, d_cfg);
+        }
         // Excess queues that are already empty would never be removed by attrition.
         while self.queues.len() > self.q_cfg.desired_num_queues {
             let last = self.queues.len() - 1;
@@ -315,6 +325,7 @@ impl Inner {
             total_work,
             final_work,
             queued_seats: work.max_seats_usize(),
+            mutating: descr.mutating,
             start_time: None,
             phase: Phase::Waiting,
             notify: Some(notify),
@@ -415,6 +426,7 @@ impl Inner {
         if let Some(m) = &self.metrics {
             m.add_requests_in_queues(&req.fs_name, 1);
             m.add_seats_in_queues(&req.fs_name, signed(req.queued_seats));
+            m.note_queued(req.mutating, true);
         }
         self.requests.insert(id, req);
         self.note_seat_demand();
@@ -488,6 +500,7 @@ impl Inner {
         if let Some(m) = &self.metrics {
             m.add_requests_in_queues(&req.fs_name, -1);
             m.add_seats_in_queues(&req.fs_name, -signed(req.queued_seats));
+            m.note_queued(req.mutating, false);
             m.add_requests_executing(&req.fs_name, 1);
             m.add_seat_concurrency_in_use(&req.fs_name, signed(seats));
         }
@@ -740,6 +753,7 @@ impl Inner {
             m.add_reject(&req.fs_name, reason.as_str());
             m.add_requests_in_queues(&req.fs_name, -1);
             m.add_seats_in_queues(&req.fs_name, -signed(req.queued_seats));
+            m.note_queued(req.mutating, false);
         }
         self.note_seat_demand();
         if let Some(qi) = qi {

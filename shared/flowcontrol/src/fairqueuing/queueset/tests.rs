@@ -37,6 +37,7 @@ fn req(hash: u64, seats: u64, name: &str) -> RequestDescr {
         user: "alice".into(),
         descr: name.into(),
         arrived: std::time::Instant::now(),
+        mutating: false,
     }
 }
 
@@ -517,4 +518,43 @@ async fn dump_shows_queues_and_requests() {
     drop(a);
     let qs2: Arc<QueueSet> = Arc::clone(&qs);
     assert!(qs2.is_idle());
+}
+
+/// The timing-ratio gauges: requests waiting over queues × length limit, requests and
+/// seats executing over the concurrency denominator, which a reconfiguration changes;
+/// seat demand over the controller's denominator (1 until it sets one).
+#[tokio::test(start_paused = true)]
+async fn utilization_denominators_follow_the_configuration() {
+    use crate::metrics::timing_ratio::bucket_count;
+    let metrics = Metrics::new().expect("metrics");
+    let qs = QueueSet::new(&qcfg(2, 3, 1), dcfg(2), Some(metrics.priority_level("pl")))
+        .expect("queue set");
+    let a = execute(qs.start_request(req(0, 1, "a")));
+    let b = execute(qs.start_request(req(0, 1, "b")));
+    let c = queued(qs.start_request(req(0, 1, "c")));
+    tokio::time::advance(Duration::from_secs(1)).await; // 2 / 2 executing, 1 / 6 waiting
+    qs.set_config(&qcfg(2, 3, 1), dcfg(4)).expect("config"); // c runs: 3 / 4
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let t = &metrics.timing;
+    let counts = |h: Option<prometheus::proto::Histogram>, les: &[f64]| -> Vec<u64> {
+        let h = h.expect("member");
+        les.iter()
+            .map(|&le| bucket_count(&h, le).expect("bucket") / 1_000_000)
+            .collect()
+    };
+    let requests = &t.priority_level_request_utilization;
+    let waiting = counts(requests.scrape(&["waiting", "pl"]), &[0.0, 0.1, 0.25]);
+    assert_eq!(waiting, [1000, 1000, 2000]);
+    let executing = counts(requests.scrape(&["executing", "pl"]), &[0.5, 0.75, 1.0]);
+    assert_eq!(executing, [0, 1000, 2000]);
+    let seats = counts(
+        t.priority_level_seat_utilization.scrape(&["pl"]),
+        &[0.7, 0.8, 1.0],
+    );
+    assert_eq!(seats, [0, 1000, 2000]);
+    let demand = counts(t.demand_seats.scrape(&["pl"]), &[2.8, 4.0]);
+    assert_eq!(demand, [0, 2000]);
+    let c = c.wait(far()).await.expect("c dispatched");
+    drop((a, b, c));
+    assert!(qs.is_idle());
 }
