@@ -167,6 +167,27 @@ async fn requests_are_classified_where_they_enter() {
         aggregator.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"}"),
         "apiserver_current_inflight_requests"
     );
+    // Nothing waits: both kinds of queued requests are 0.
+    for kind in ["readOnly", "mutating"] {
+        assert_eq!(
+            metric_value(
+                &aggregator,
+                "apiserver_current_inqueue_requests",
+                &[("request_kind", kind)]
+            ),
+            Some(0.0),
+            "{kind}"
+        );
+    }
+    // Upstream's timing-ratio histograms, one series per level.
+    for name in [
+        "apiserver_flowcontrol_priority_level_seat_utilization_count{phase=\"executing\",priority_level=\"workload-low\"}",
+        "apiserver_flowcontrol_priority_level_request_utilization_count{phase=\"waiting\",priority_level=\"workload-low\"}",
+        "apiserver_flowcontrol_read_vs_write_current_requests_count{phase=\"executing\",request_kind=\"readOnly\"}",
+        "apiserver_flowcontrol_demand_seats_count{priority_level=\"catch-all\"}",
+    ] {
+        assert!(aggregator.contains(name), "{name}");
+    }
     // Upstream's nominal limits of the default 400 + 200.
     for (level, seats) in [
         ("workload-low", "245"),

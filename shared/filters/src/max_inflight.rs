@@ -145,6 +145,46 @@ pub fn inflight_gauge(registry: &Registry) -> prometheus::Result<IntGaugeVec> {
     Ok(gauge)
 }
 
+/// Registers `apiserver_current_inqueue_requests{request_kind}`, which APF keeps (the
+/// requests waiting in its queues); both series start at 0.
+pub fn inqueue_gauge(registry: &Registry) -> prometheus::Result<KindGauges> {
+    let gauge = IntGaugeVec::new(
+        Opts::new(
+            "apiserver_current_inqueue_requests",
+            "[ALPHA] Maximal number of queued requests in this apiserver per request kind in \
+             last second.",
+        ),
+        &["request_kind"],
+    )?;
+    registry.register(Box::new(gauge.clone()))?;
+    Ok(KindGauges::of(&gauge))
+}
+
+/// A gauge's two series, resolved once (no label lookup per request).
+#[derive(Clone)]
+pub struct KindGauges {
+    read_only: prometheus::IntGauge,
+    mutating: prometheus::IntGauge,
+}
+
+impl KindGauges {
+    pub fn of(gauge: &IntGaugeVec) -> KindGauges {
+        KindGauges {
+            read_only: gauge.with_label_values(&[READ_ONLY_KIND]),
+            mutating: gauge.with_label_values(&[MUTATING_KIND]),
+        }
+    }
+
+    /// The series of `verb`'s request kind.
+    pub fn of_verb(&self, verb: &str) -> &prometheus::IntGauge {
+        if request_kind(verb) == MUTATING_KIND {
+            &self.mutating
+        } else {
+            &self.read_only
+        }
+    }
+}
+
 /// The gauge's series of a request kind: `mutating` for any verb but get, list and watch.
 pub fn request_kind(verb: &str) -> &'static str {
     if matches!(verb, "get" | "list" | "watch") {

@@ -27,6 +27,7 @@ use kas_flowcontrol::rule::RequestDigest;
 use kas_flowcontrol::{ApfRequest, PriorityAndFairness};
 
 use crate::filter::{Inner, Next};
+use crate::max_inflight::KindGauges;
 use crate::metrics::{RequestLabels, RequestMetrics};
 use crate::support::{GuardedBody, go_quote, http_error, request_uri};
 use crate::timeout::RequestDeadline;
@@ -37,29 +38,30 @@ static FLOW_SCHEMA_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-fl
 static PRIORITY_LEVEL_UID: HeaderName =
     HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
 
-/// The filter's state: APF, where to count rejections, and
-/// `apiserver_current_inflight_requests` (by request kind) of the requests executing.
+/// The filter's state: APF, where to count rejections, and the requests executing
+/// (`apiserver_current_inflight_requests`) and waiting (`apiserver_current_inqueue_requests`)
+/// by request kind.
 pub struct FlowControl {
     pub apf: Arc<PriorityAndFairness>,
     pub request_metrics: Option<(Arc<RequestMetrics>, &'static str)>,
-    pub inflight: Option<prometheus::IntGaugeVec>,
+    pub inflight: Option<KindGauges>,
+    pub inqueue: Option<KindGauges>,
 }
 
-/// One executing request in `apiserver_current_inflight_requests`, until dropped.
-struct Executing(Option<prometheus::IntGauge>);
+/// One request in a gauge of [`FlowControl`], until dropped.
+struct Counted(Option<prometheus::IntGauge>);
 
-impl Executing {
-    fn new(state: &FlowControl, verb: &str) -> Executing {
-        let gauge = state.inflight.as_ref().map(|g| {
-            let gauge = g.with_label_values(&[crate::max_inflight::request_kind(verb)]);
+impl Counted {
+    fn new(gauges: Option<&KindGauges>, verb: &str) -> Counted {
+        Counted(gauges.map(|g| {
+            let gauge = g.of_verb(verb).clone();
             gauge.inc();
             gauge
-        });
-        Executing(gauge)
+        }))
     }
 }
 
-impl Drop for Executing {
+impl Drop for Counted {
     fn drop(&mut self) {
         if let Some(gauge) = &self.0 {
             gauge.dec();
@@ -123,7 +125,10 @@ async fn admit_and_run<S: Inner>(
         deadline: req.extensions().get::<RequestDeadline>().map(|d| d.0),
     };
     let is_watch = info.verb == "watch";
-    let Some(decision) = state.apf.admit(&apf_req).await else {
+    let waiting = Counted::new(state.inqueue.as_ref(), &info.verb);
+    let decision = state.apf.admit(&apf_req).await;
+    drop(waiting);
+    let Some(decision) = decision else {
         return missing("no priority level for the request", &req);
     };
     match decision {
@@ -132,7 +137,7 @@ async fn admit_and_run<S: Inner>(
                 .then(|| state.apf.register_watch(&apf_req))
                 .flatten();
             let headers = uid_headers(&admitted.classification);
-            let executing = Executing::new(&state, &info.verb);
+            let executing = Counted::new(state.inflight.as_ref(), &info.verb);
             req.extensions_mut().insert(FlowControlled);
             let mut resp = next.run(req).await;
             set_headers(&mut resp, headers);

@@ -7,6 +7,7 @@
 //! `inline` keep their future in the next outer one's instead of a box of their own; the
 //! chain is type-erased once, in the middle.
 
+use kas_filters::max_inflight::{KindGauges, inflight_gauge, inqueue_gauge};
 use std::sync::Arc;
 
 use kas_filters::{
@@ -30,7 +31,8 @@ pub fn build_handler_chain(config: &CompletedConfig, handler: Handler) -> Result
         Some(apf) => ConcurrencyLimit::PriorityAndFairness(Arc::new(FlowControl {
             apf: apf.clone(),
             request_metrics: Some((metrics.clone(), METRICS_COMPONENT)),
-            inflight: Some(kas_filters::max_inflight::inflight_gauge(&config.registry)?),
+            inflight: Some(KindGauges::of(&inflight_gauge(&config.registry)?)),
+            inqueue: Some(inqueue_gauge(&config.registry)?),
         })),
         None => ConcurrencyLimit::MaxInFlight(Arc::new(
             MaxInFlight::new(
