@@ -4,6 +4,7 @@
 //! `reinvocationPolicy: IfNeeded` asked once more when a later one changed the object),
 //! validating webhooks all at once.
 
+use kas_storage::latency::{self, Layer};
 use std::collections::BTreeMap;
 
 use futures_util::future::join_all;
@@ -382,8 +383,14 @@ async fn call(
     let body = serde_json::to_vec(&body).map_err(|e| calling(e.to_string()))?;
     let url = with_timeout(&hook.url, hook.timeout.as_secs());
     let failed = |e: String| calling(format!("failed to call webhook: {e}"));
-    let answer = match tokio::time::timeout(hook.timeout, client.post_json(&url, body, None)).await
-    {
+    // Upstream times the call itself into the request's webhook latency trackers.
+    let layer = if mutating {
+        Layer::MutatingWebhook
+    } else {
+        Layer::ValidatingWebhook
+    };
+    let posted = tokio::time::timeout(hook.timeout, client.post_json(&url, body, None));
+    let answer = match latency::track_future(layer, posted).await {
         Err(_) => return Err(failed(url_error("POST", &url, "context deadline exceeded"))),
         Ok(Err(e)) => return Err(failed(e.to_string())),
         Ok(Ok(answer)) => answer,

@@ -5,9 +5,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use kas_apimachinery::golang::time::{Time, format_rfc3339_micro};
+use kas_apimachinery::golang::time::{Time, format_rfc3339_micro, parse_rfc3339};
+use kas_storage::latency::{self, LatencyTrackers, Layer};
 
 use crate::backend::Sink;
 use crate::event::{Event, Level, ObjectReference, ResponseStatus, Stage, UserInfo};
@@ -46,6 +47,8 @@ pub struct AuditContext {
     handed_off: AtomicBool,
     /// Whether the event came from an entry role's hand-off.
     handed_in: bool,
+    /// The request's latency trackers (see [`AuditContext::track_latency`]).
+    latency: std::sync::OnceLock<Arc<LatencyTrackers>>,
 }
 
 impl std::fmt::Debug for AuditContext {
@@ -73,6 +76,7 @@ impl AuditContext {
             received: Mutex::new(None),
             handed_off: AtomicBool::new(false),
             handed_in: false,
+            latency: std::sync::OnceLock::new(),
         }
     }
 
@@ -87,6 +91,7 @@ impl AuditContext {
         event.request_received_timestamp = handoff.received;
         event.annotations = handoff.received_annotations;
         let later = handoff.annotations;
+        let apf_queue_wait = Duration::from_nanos(handoff.apf_queue_wait_nanos);
         let config = RequestAuditConfig {
             level: handoff.level,
             omit_stages: handoff.omit_stages,
@@ -100,7 +105,18 @@ impl AuditContext {
         for (k, v) in &later {
             ctx.add_annotation(k, v);
         }
+        if !apf_queue_wait.is_zero() {
+            ctx.track_latency()
+                .record(Layer::ApfQueueWait, apf_queue_wait);
+        }
         ctx
+    }
+
+    /// The request's latency trackers, made on first use: the audit filter runs the
+    /// request in their scope (`kas_storage::latency`), and the ResponseComplete event of
+    /// a request slower than upstream's 500 ms carries them as annotations.
+    pub fn track_latency(&self) -> &Arc<LatencyTrackers> {
+        self.latency.get_or_init(LatencyTrackers::new)
     }
 
     /// Keeps the event as it is now for the RequestReceived stage, which a role that
@@ -144,6 +160,9 @@ impl AuditContext {
                     .map(|e| e.annotations.clone())
                     .unwrap_or_default(),
                 annotations: ev.annotations.clone(),
+                apf_queue_wait_nanos: self.latency.get().map_or(0, |t| {
+                    u64::try_from(t.get(Layer::ApfQueueWait).as_nanos()).unwrap_or(u64::MAX)
+                }),
             }
             .encode()
         };
@@ -389,7 +408,11 @@ impl AuditContext {
         ev.stage_timestamp = if stage == Stage::RequestReceived {
             ev.request_received_timestamp.clone()
         } else {
-            micro_time(SystemTime::now())
+            let now = SystemTime::now();
+            if stage == Stage::ResponseComplete {
+                self.annotate_latency(&mut ev, now);
+            }
+            micro_time(now)
         };
         match stage {
             // The request's last event: handed on, not copied.
@@ -397,6 +420,41 @@ impl AuditContext {
                 sink.process_owned(vec![std::mem::take(&mut *ev)])
             }
             _ => sink.process_events(std::slice::from_ref(&*ev)),
+        }
+    }
+
+    /// Upstream's `writeLatencyToAnnotation`: when the request took longer than 500 ms
+    /// (from its arrival to `now`, both as the event writes them, to the microsecond), each
+    /// layer's latency and the total, added as annotations are (the first value stands).
+    fn annotate_latency(&self, ev: &mut Event, now: SystemTime) {
+        let Some(trackers) = self.latency.get() else {
+            return;
+        };
+        let Some(received) = parse_rfc3339(&ev.request_received_timestamp) else {
+            return;
+        };
+        let now = Time::from_system_time(now);
+        let micros = |t: &Time| i128::from(t.seconds) * 1_000_000 + i128::from(t.nanos / 1_000);
+        let Ok(total) = u64::try_from(micros(&now) - micros(&received)) else {
+            return;
+        };
+        let total = Duration::from_micros(total);
+        if total <= latency::ANNOTATION_THRESHOLD {
+            return;
+        }
+        let layers = trackers.audit_annotations();
+        if layers.is_empty() {
+            return;
+        }
+        let total = latency::go_duration(total);
+        let all = layers
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .chain(std::iter::once((latency::TOTAL_KEY, total.as_str())));
+        for (key, value) in all {
+            ev.annotations
+                .entry(key.to_owned())
+                .or_insert_with(|| value.to_owned());
         }
     }
 
@@ -471,3 +529,6 @@ fn remove_managed_fields(obj: &mut serde_json::Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

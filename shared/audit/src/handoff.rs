@@ -50,6 +50,14 @@ pub struct HandOff {
     /// Every annotation so far (authorization's too).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+    /// How long the request waited in the entry's APF queue, in nanoseconds (the peer's
+    /// `apiserver.latency.k8s.io/apf-queue-wait`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub apf_queue_wait_nanos: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl HandOff {
@@ -90,6 +98,7 @@ mod tests {
             received: "2026-11-29T06:00:00.123456Z".into(),
             received_annotations: BTreeMap::new(),
             annotations: BTreeMap::from([("authorization.k8s.io/decision".into(), "allow".into())]),
+            apf_queue_wait_nanos: 1_500,
         };
         let v = h.encode().expect("encodes");
         assert_eq!(HandOff::decode(&v), Some(h));

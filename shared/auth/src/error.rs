@@ -31,6 +31,11 @@ pub enum Error {
     /// answers 500 with the message, as upstream checks the error before the decision.
     #[error(transparent)]
     DeniedOnError(Box<Error>),
+    /// An authenticator's error with what it noted before it failed (upstream's audit
+    /// annotations made before the error: an invalidated legacy token's), which the
+    /// failed request's audit event keeps.
+    #[error("{0}")]
+    Noted(Box<Error>, crate::authentication::Notes),
     /// Several authenticators or authorizers failed; upstream's `utilerrors.Aggregate`.
     /// From an authenticator this still means 401, from an authorizer 500.
     #[error("{}", aggregate_message(.0))]
@@ -44,6 +49,31 @@ impl Error {
             0 => None,
             1 => errs.pop(),
             _ => Some(Error::Aggregate(errs)),
+        }
+    }
+}
+
+impl Error {
+    /// `self` with `notes`, unless there are none.
+    pub fn noted(self, notes: crate::authentication::Notes) -> Error {
+        if notes.is_empty() {
+            self
+        } else {
+            Error::Noted(Box::new(self), notes)
+        }
+    }
+
+    /// The notes an error (or the errors it aggregates) carries, in order.
+    pub fn notes(&self) -> Vec<&crate::authentication::Notes> {
+        match self {
+            Error::Noted(inner, notes) => {
+                let mut all = vec![notes];
+                all.extend(inner.notes());
+                all
+            }
+            Error::Aggregate(errs) => errs.iter().flat_map(Error::notes).collect(),
+            Error::DeniedOnError(inner) => inner.notes(),
+            _ => Vec::new(),
         }
     }
 }

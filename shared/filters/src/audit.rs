@@ -19,7 +19,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt;
@@ -31,8 +31,10 @@ use kas_audit::{
     AuditContext, AuditId, Event, HandOff, Level, ObjectReference, PolicyRuleEvaluator, Sink, Stage,
 };
 use kas_auth::UserInfo;
+use kas_auth::authentication::Notes;
 use kas_auth::authorization::Attributes;
 use kas_endpoints::{Body, BoxError, RemoteAddr, RequestInfo, body};
+use kas_storage::latency::{self, LatencyTrackers, Layer};
 
 use crate::filter::{Inner, Next, NextFuture};
 use crate::support::{internal_error, request_uri};
@@ -99,10 +101,12 @@ pub fn with_audit<S: Inner>(
     if !ctx.enabled() {
         return Either::Left(next.run(req));
     }
-    let long_running = req
-        .extensions()
-        .get::<RequestInfo>()
-        .is_some_and(RequestInfo::is_long_running);
+    let info = req.extensions().get::<RequestInfo>();
+    let long_running = info.is_some_and(RequestInfo::is_long_running);
+    // Upstream's `WithLatencyTrackers`: every request but a watch.
+    let trackers = info
+        .is_none_or(|i| i.verb != "watch")
+        .then(|| ctx.track_latency().clone());
     Either::Right(async move {
         let held = auditor.delegates;
         if held {
@@ -117,7 +121,14 @@ pub fn with_audit<S: Inner>(
             armed: true,
         };
         let answer = match catch_unwind(AssertUnwindSafe(|| next.run(req))) {
-            Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
+            Ok(answer) => match trackers.clone() {
+                Some(t) => {
+                    AssertUnwindSafe(latency::scope(t, answer))
+                        .catch_unwind()
+                        .await
+                }
+                None => AssertUnwindSafe(answer).catch_unwind().await,
+            },
             Err(payload) => Err(payload),
         };
         let mut resp = match answer {
@@ -144,6 +155,7 @@ pub fn with_audit<S: Inner>(
                 inner,
                 capture,
                 pending,
+                trackers,
             })
         })
     })
@@ -167,7 +179,21 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
     }
     let mut event = request_event(req, req.extensions().get::<UserInfo>());
     event.source_ips = source_ips(req);
+    if let Some(notes) = req.extensions().get::<Notes>() {
+        annotate(&mut event, notes);
+    }
     AuditContext::new(config, sink, event)
+}
+
+/// Authentication's annotations, which upstream's authenticators add to the audit context
+/// before the audit filter starts the event (the first value of a key stands).
+fn annotate(event: &mut Event, notes: &Notes) {
+    for (key, value) in &notes.audit_annotations {
+        event
+            .annotations
+            .entry((*key).to_owned())
+            .or_insert_with(|| value.clone());
+    }
 }
 
 /// The policy's decision for the request, over its own strings (lent and given back, as
@@ -259,6 +285,7 @@ pub fn failed_authentication(
     auditor: &Auditor,
     req: &mut Request<Body>,
     status: &serde_json::Value,
+    notes: &Notes,
 ) {
     let config = evaluate(auditor, req);
     if config.level == Level::None {
@@ -266,6 +293,7 @@ pub fn failed_authentication(
     }
     let mut event = request_event(req, None);
     event.source_ips = source_ips(req);
+    annotate(&mut event, notes);
     let ctx = AuditContext::new(config, Some(auditor.sink.clone()), event);
     ctx.log_response_object(status);
     ctx.set_response_status_code(401);
@@ -385,11 +413,14 @@ impl Capture {
     }
 }
 
-/// The answer's body, which ends the request's event when it ends.
+/// The answer's body, which ends the request's event when it ends. Producing its frames
+/// is the request's response-write latency (upstream times its writes to the connection),
+/// in the request's tracking scope.
 struct AuditedBody {
     inner: Body,
     capture: Capture,
     pending: Pending,
+    trackers: Option<Arc<LatencyTrackers>>,
 }
 
 impl AuditedBody {
@@ -413,7 +444,16 @@ impl HttpBody for AuditedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
-        let frame = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        let inner = Pin::new(&mut this.inner);
+        let frame = std::task::ready!(match &this.trackers {
+            Some(t) => {
+                let start = Instant::now();
+                let polled = latency::sync_scope(t.clone(), || inner.poll_frame(cx));
+                t.record(Layer::ResponseWrite, start.elapsed());
+                polled
+            }
+            None => inner.poll_frame(cx),
+        });
         match &frame {
             Some(Ok(f)) => {
                 if let Some(data) = f.data_ref() {

@@ -11,7 +11,7 @@ use http::{HeaderMap, Request, Response};
 use kas_apimachinery::Status;
 use kas_audit::handoff::HANDOFF_HEADER;
 use kas_auth::authentication::{
-    AuthRequest, DynAuthenticator, PeerCertificates, Response as AuthResponse,
+    AuthRequest, DynAuthenticator, Notes, PeerCertificates, Response as AuthResponse,
 };
 use kas_endpoints::{Body, write_status};
 use std::sync::Arc;
@@ -35,28 +35,45 @@ pub async fn with_authentication<S: Inner>(
         peer_certificates: req.extensions().get::<PeerCertificates>(),
         audiences: None,
     };
-    let Some(resp) = authenticate(&authenticator, auth_req).await else {
-        let status = Status::unauthorized("Unauthorized");
-        if let Some(auditor) = &auditor
-            && let Ok(json) = serde_json::from_slice(&status.to_json())
-        {
-            crate::audit::failed_authentication(auditor, &mut req, &json);
+    let resp = match authenticate(&authenticator, auth_req).await {
+        Ok(resp) => resp,
+        Err(notes) => {
+            let status = Status::unauthorized("Unauthorized");
+            if let Some(auditor) = &auditor
+                && let Ok(json) = serde_json::from_slice(&status.to_json())
+            {
+                crate::audit::failed_authentication(auditor, &mut req, &json, &notes);
+            }
+            return write_status(&status);
         }
-        return write_status(&status);
     };
-    next.run(authenticated(req, resp)).await
+    if resp.notes.warnings.is_empty() {
+        return next.run(authenticated(req, resp)).await;
+    }
+    let warnings = resp.notes.warnings.clone();
+    let mut answer = next.run(authenticated(req, resp)).await;
+    kas_endpoints::responsewriters::response::add_warnings(&mut answer, &warnings);
+    answer
 }
 
-/// The authenticator's answer; `None` (no user, or an error) is a 401.
+/// The authenticator's answer; no user, or an error, is a 401 with what the
+/// authenticators noted before they failed.
 async fn authenticate(
     authenticator: &DynAuthenticator,
     auth_req: AuthRequest<'_>,
-) -> Option<AuthResponse> {
+) -> Result<AuthResponse, Notes> {
     match authenticator.authenticate(&auth_req).await {
-        Ok(resp) => resp,
+        Ok(Some(resp)) => Ok(resp),
+        Ok(None) => Err(Notes::default()),
         Err(err) => {
             tracing::debug!(error = %err, "Unable to authenticate the request");
-            None
+            let mut notes = Notes::default();
+            for n in err.notes() {
+                notes
+                    .audit_annotations
+                    .extend(n.audit_annotations.iter().cloned());
+            }
+            Err(notes)
         }
     }
 }
@@ -75,6 +92,9 @@ fn authenticated(mut req: Request<Body>, resp: AuthResponse) -> Request<Body> {
         headers.remove(kas_flowcontrol::handoff::HANDOFF_HEADER);
     }
     req.extensions_mut().insert(resp.user);
+    if !resp.notes.audit_annotations.is_empty() {
+        req.extensions_mut().insert(resp.notes);
+    }
     req
 }
 
@@ -135,6 +155,17 @@ mod tests {
                         consumed_headers: vec![http::HeaderName::from_static("x-custom-user")],
                         proxied: false,
                         audiences: vec![],
+                        notes: Default::default(),
+                    })),
+                    Some("Bearer legacy") => Ok(Some(AuthResponse {
+                        notes: Notes {
+                            audit_annotations: vec![("k", "v".into())],
+                            warnings: vec!["use \"bound\" tokens".into()],
+                        },
+                        ..AuthResponse::bearer(UserInfo {
+                            name: "bob".into(),
+                            ..Default::default()
+                        })
                     })),
                     Some("Bearer broken") => {
                         Err(kas_auth::Error::InvalidCredentials("token expired".into()))
@@ -147,6 +178,7 @@ mod tests {
                         consumed_headers: vec![],
                         proxied: false,
                         audiences: vec![],
+                        notes: Default::default(),
                     })),
                     _ => Ok(None),
                 }
@@ -222,6 +254,24 @@ mod tests {
         req.extensions_mut().insert(PeerCertificates::new(vec![]));
         let resp = svc.oneshot(req).await.unwrap();
         assert_eq!(body_string(resp).await, "cert-user|");
+    }
+
+    #[tokio::test]
+    async fn authentication_warnings_reach_the_answer() {
+        let (svc, _) = svc();
+        let req = Request::get("/api/v1/pods")
+            .header(AUTHORIZATION, "Bearer legacy")
+            .body(body::empty())
+            .unwrap();
+        let resp = svc.oneshot(req).await.unwrap();
+        assert_eq!(
+            resp.headers()
+                .get_all(http::header::WARNING)
+                .iter()
+                .collect::<Vec<_>>(),
+            ["299 - \"use \\\"bound\\\" tokens\""]
+        );
+        assert_eq!(body_string(resp).await, "bob|");
     }
 
     #[tokio::test]

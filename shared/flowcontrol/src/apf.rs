@@ -3,6 +3,7 @@
 //! work, and start it in its priority level — at once, after waiting in a queue, or not at
 //! all. The HTTP filter around it is kas-filters'.
 
+use kas_storage::latency::{self, Layer};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -161,7 +162,13 @@ impl PriorityAndFairness {
         };
         let started = match queues.start_request(descr) {
             Start::Execute(executing) => Ok(executing),
-            Start::Queued(queued) => queued.wait(self.wait_deadline(req.deadline)).await,
+            Start::Queued(queued) => {
+                let waiting = Instant::now();
+                let waited = queued.wait(self.wait_deadline(req.deadline)).await;
+                // Upstream's `TrackAPFQueueWaitLatency`, for the audit event.
+                latency::track(Layer::ApfQueueWait, waiting.elapsed());
+                waited
+            }
             Start::Rejected(reason) => Err(reason),
         };
         Some(match started {

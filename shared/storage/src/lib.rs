@@ -16,6 +16,7 @@ mod error;
 pub mod fake;
 pub mod health;
 mod interface;
+pub mod latency;
 mod object;
 mod options;
 mod progress;

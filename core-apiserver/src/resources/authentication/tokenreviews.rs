@@ -157,6 +157,7 @@ mod tests {
                         consumed_headers: vec![],
                         proxied: false,
                         audiences: vec![],
+                        notes: Default::default(),
                     })),
                     Some("Bearer bad") => Err(kas_auth::Error::InvalidCredentials(
                         "invalid bearer token".into(),

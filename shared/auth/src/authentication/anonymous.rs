@@ -42,6 +42,7 @@ impl Authenticator for Anonymous {
             consumed_headers: Vec::new(),
             proxied: false,
             audiences: Vec::new(),
+            notes: Default::default(),
         });
         Box::pin(std::future::ready(Ok(resp)))
     }

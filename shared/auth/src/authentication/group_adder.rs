@@ -61,6 +61,7 @@ mod tests {
                 consumed_headers: Vec::new(),
                 proxied: false,
                 audiences: Vec::new(),
+                notes: Default::default(),
             };
             Box::pin(std::future::ready(Ok(Some(resp))))
         }

@@ -57,6 +57,34 @@ pub struct Response {
     /// The audiences the credential was accepted for (upstream's `Response.Audiences`),
     /// which a TokenReview reports.
     pub audiences: Vec<String>,
+    /// What the authenticator noted for the request's audit event and answer.
+    pub notes: Notes,
+}
+
+/// What authenticators note about a request besides its user: upstream's
+/// `audit.AddAuditAnnotation` and `warning.AddWarning` calls made while authenticating
+/// (a stale or legacy service-account token). The authentication filter puts the
+/// annotations on the request's audit event and the warnings on its answer; the token
+/// cache keeps them with the user it remembers and gives them again on every hit, as
+/// upstream's cache replays what it recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notes {
+    pub audit_annotations: Vec<(&'static str, String)>,
+    pub warnings: Vec<String>,
+}
+
+impl Notes {
+    pub fn is_empty(&self) -> bool {
+        self.audit_annotations.is_empty() && self.warnings.is_empty()
+    }
+
+    pub fn annotate(&mut self, key: &'static str, value: impl Into<String>) {
+        self.audit_annotations.push((key, value.into()));
+    }
+
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.warnings.push(text.into());
+    }
 }
 
 impl Response {
@@ -67,6 +95,7 @@ impl Response {
             consumed_headers: vec![http::header::AUTHORIZATION],
             proxied: false,
             audiences: Vec::new(),
+            notes: Notes::default(),
         }
     }
 }

@@ -183,6 +183,7 @@ impl RequestHeaderAuthenticator {
             consumed_headers: consumed,
             proxied: true,
             audiences: Vec::new(),
+            notes: Default::default(),
         })
     }
 }

@@ -156,6 +156,7 @@ mod tests {
                     consumed_headers: vec![AUTHORIZATION],
                     proxied: false,
                     audiences: Vec::new(),
+                    notes: Default::default(),
                 }))
             })
         }

@@ -96,6 +96,7 @@ mod tests {
                     consumed_headers: Vec::new(),
                     proxied: false,
                     audiences: Vec::new(),
+                    notes: Default::default(),
                 })),
                 Answer::NoOpinion => Ok(None),
                 Answer::Fail(msg) => Err(Error::InvalidCredentials(msg.to_owned())),

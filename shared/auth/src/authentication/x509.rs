@@ -253,6 +253,7 @@ fn common_name_user(leaf: &CertificateDer<'_>, info: CertInfo) -> Option<Respons
         consumed_headers: Vec::new(),
         proxied: false,
         audiences: Vec::new(),
+        notes: Default::default(),
     })
 }
 

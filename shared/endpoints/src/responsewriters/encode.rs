@@ -4,6 +4,7 @@
 //! per request or per watcher.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use kas_storage::latency::{self, Layer};
 use kas_storage::{ListResult, ObjectRef};
 use serde_json::Value;
 
@@ -63,22 +64,28 @@ pub(crate) fn put_typed(out: &mut BytesMut, head: &[u8], json: &[u8]) {
 }
 
 pub fn object(d: &ResourceDescriptor, obj: &ObjectRef) -> Bytes {
-    with_type_meta(d, &obj.json)
+    latency::track_fn(Layer::Serialization, || with_type_meta(d, &obj.json))
 }
 
 /// A value that is not stored (dry run): with type, encoded once.
 pub fn value(d: &ResourceDescriptor, v: &Value) -> Bytes {
-    let mut v = v.clone();
-    kas_registry::meta::strip_type_meta(&mut v);
-    with_type_meta(
-        d,
-        &serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec()),
-    )
+    latency::track_fn(Layer::Serialization, || {
+        let mut v = v.clone();
+        kas_registry::meta::strip_type_meta(&mut v);
+        with_type_meta(
+            d,
+            &serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec()),
+        )
+    })
 }
 
 /// `<Kind>List` with upstream's list metadata; items are typeless, as upstream writes
 /// typed lists (see [`typed_items`]).
 pub fn list(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
+    latency::track_fn(Layer::Serialization, || list_bytes(d, result))
+}
+
+fn list_bytes(d: &ResourceDescriptor, result: &ListResult) -> Bytes {
     let head = list_head(d, result);
     let item_head = item_head(d);
     let size: usize = result.items.iter().map(|o| o.json.len() + 1).sum();

@@ -126,7 +126,21 @@ pub fn row_of(
 }
 
 /// A Table of `objects`; `list_meta` is the list's metadata (resourceVersion, continue).
+/// The time it takes is the request's transform latency (upstream's
+/// `transformResponseObject`).
 pub fn table<'a>(
+    store: &Store,
+    objects: impl Iterator<Item = &'a Value>,
+    list_meta: Value,
+    include: IncludeObject,
+    with_columns: bool,
+) -> Bytes {
+    kas_storage::latency::track_fn(kas_storage::latency::Layer::Transform, || {
+        table_bytes(store, objects, list_meta, include, with_columns)
+    })
+}
+
+fn table_bytes<'a>(
     store: &Store,
     objects: impl Iterator<Item = &'a Value>,
     list_meta: Value,

@@ -13,6 +13,7 @@ use etcd_client::{
     Client, Compare, CompareOp, GetOptions as EtcdGet, GetResponse, KeyValue, KvClient, PutOptions,
     Txn, TxnOp, TxnOpResponse, TxnResponse,
 };
+use kas_storage::latency::{self, Layer};
 use kas_storage::{
     Error, GetOptions, ListOptions, ListResult, Object, ObjectRef, Preconditions,
     ResourceVersionMatch, Result, Storage, UpdateFn, ValidateDeletionFn, WatchOptions, WatchStream,
@@ -136,19 +137,20 @@ impl EtcdStore {
 
     pub(crate) fn decode(&self, kv: &KeyValue, rev: i64) -> Result<(ObjectRef, Value)> {
         let key = self.user_key(kv.key());
-        let value = self.codec.decode(&key, kv.value())?;
+        let value = latency::track_fn(Layer::Decode, || self.codec.decode(&key, kv.value()))?;
         Object::new_with_value(key, rev as u64, value).map(|(obj, value)| (Arc::new(obj), value))
     }
 
     async fn get_raw(&self, prepared: &str) -> Result<GetResponse> {
-        self.kv()
-            .get(prepared, None)
+        latency::track_future(Layer::Storage, self.kv().get(prepared, None))
             .await
             .map_err(|e| from_etcd(prepared, e))
     }
 
     async fn txn(&self, prepared: &str, txn: Txn) -> Result<TxnResponse> {
-        self.kv().txn(txn).await.map_err(|e| from_etcd(prepared, e))
+        latency::track_future(Layer::Storage, self.kv().txn(txn))
+            .await
+            .map_err(|e| from_etcd(prepared, e))
     }
 
     fn state_from(&self, key: &str, kvs: &[KeyValue], ignore_not_found: bool) -> Result<ObjState> {
@@ -603,7 +605,9 @@ impl EtcdStore {
             if with_rev != 0 {
                 options = options.with_revision(with_rev);
             }
-            let mut resp = match self.kv().get(prepared.as_str(), Some(options)).await {
+            let mut kv = self.kv();
+            let page = kv.get(prepared.as_str(), Some(options));
+            let mut resp = match latency::track_future(Layer::Storage, page).await {
                 Ok(resp) => resp,
                 Err(e) if is_compacted(&e) => {
                     let ck = continue_key.as_deref().map(|k| (k, key_prefix.as_str()));

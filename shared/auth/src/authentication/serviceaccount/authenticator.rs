@@ -14,7 +14,7 @@ use super::jwt;
 use super::keys::{PublicKey, public_keys_from_file};
 use super::legacy::{self, LEGACY_ISSUER, LegacyPrivateClaims};
 use super::lookup::ServiceAccountLookup;
-use crate::authentication::{AuthRequest, Authenticator, Response};
+use crate::authentication::{AuthRequest, Authenticator, Notes, Response};
 use crate::{Error, Result, UserInfo};
 
 /// Validates service-account JWTs: the signature against the configured public keys, the
@@ -35,6 +35,8 @@ pub struct TokenResponse {
     pub user: UserInfo,
     /// The audiences of the token the request is for (upstream's `Response.Audiences`).
     pub audiences: Vec<String>,
+    /// The audit annotations and warnings validation made.
+    pub notes: Notes,
 }
 
 impl JwtTokenAuthenticator {
@@ -128,8 +130,10 @@ impl JwtTokenAuthenticator {
                 kas_apimachinery::golang::strconv::quote(&public.issuer)
             )));
         }
+        let mut notes = Notes::default();
         let token_auds = if public.audience.is_empty() {
             // Only the API's audiences are allowed for tokens without any (legacy ones).
+            notes.annotate("authentication.k8s.io/legacy-token", public.subject.clone());
             self.implicit_auds.clone()
         } else {
             public.audience.clone()
@@ -145,22 +149,34 @@ impl JwtTokenAuthenticator {
                 "token audiences {} is invalid for the target audiences {}",
                 quote_list(&token_auds),
                 quote_list(requested)
-            )));
+            ))
+            .noted(notes));
         }
-        let info = if is_legacy {
-            let private: LegacyPrivateClaims =
-                serde_json::from_slice(&jws.payload).map_err(|e| fail(e.to_string()))?;
-            let lookup = self.legacy_lookup.then_some(self.lookup.as_ref());
-            legacy::validate(lookup, token, &public, &private).await
+        let validated = if is_legacy {
+            match serde_json::from_slice::<LegacyPrivateClaims>(&jws.payload) {
+                Ok(private) => {
+                    let lookup = self.legacy_lookup.then_some(self.lookup.as_ref());
+                    legacy::validate(lookup, token, &public, &private, &mut notes).await
+                }
+                Err(e) => Err(e.to_string()),
+            }
         } else {
-            let private: PrivateClaims =
-                serde_json::from_slice(&jws.payload).map_err(|e| fail(e.to_string()))?;
-            claims::validate(self.lookup.as_ref(), &public, &private, SystemTime::now()).await
-        }
-        .map_err(fail)?;
+            match serde_json::from_slice::<PrivateClaims>(&jws.payload) {
+                Ok(private) => {
+                    let now = SystemTime::now();
+                    claims::validate(self.lookup.as_ref(), &public, &private, now, &mut notes).await
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let info = match validated {
+            Ok(info) => info,
+            Err(message) => return Err(fail(message).noted(notes)),
+        };
         Ok(Some(TokenResponse {
             user: info.user_info(),
             audiences: auds,
+            notes,
         }))
     }
 }
@@ -192,6 +208,7 @@ impl Authenticator for JwtTokenAuthenticator {
                 .await?
                 .map(|r| Response {
                     audiences: r.audiences,
+                    notes: r.notes,
                     ..Response::bearer(r.user)
                 }))
         })

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::lookup::{ServiceAccountLookup, not_found};
 use super::{ServiceAccountInfo, credential_id_for_jti, make_username};
+use crate::authentication::Notes;
 
 /// go-jose's `DefaultLeeway`.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
@@ -240,6 +241,7 @@ pub async fn validate(
     public: &PublicClaims,
     private: &PrivateClaims,
     now: SystemTime,
+    notes: &mut Notes,
 ) -> Result<ServiceAccountInfo, String> {
     validate_time(public, now)?;
     let k = &private.kubernetes;
@@ -316,6 +318,19 @@ pub async fn validate(
         // For a pod-bound token the node claims are taken as they are.
         info.node_name = noderef.name.clone();
         info.node_uid = noderef.uid.clone();
+    }
+    // An extended projected token past the time its holder should have refreshed it.
+    if let Some(warnafter) = k.warnafter.filter(|w| *w != 0)
+        && now > UNIX_EPOCH + Duration::from_secs(warnafter.max(0) as u64)
+    {
+        notes.annotate(
+            "authentication.k8s.io/stale-token",
+            format!(
+                "subject: {}, seconds after warning threshold: {}",
+                public.subject,
+                unix(now) - warnafter
+            ),
+        );
     }
     Ok(info)
 }

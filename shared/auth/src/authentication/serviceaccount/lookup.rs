@@ -18,6 +18,9 @@ pub struct LookupObject {
     pub labels: BTreeMap<String, String>,
     /// A secret's `data["token"]`, decoded (legacy tokens must match it).
     pub token: Option<Vec<u8>>,
+    /// A service account's `secrets[].name` (a legacy token's secret listed there was
+    /// auto-generated).
+    pub secret_names: Vec<String>,
 }
 
 impl LookupObject {
@@ -43,6 +46,15 @@ impl LookupObject {
             .pointer("/data/token")
             .and_then(Value::as_str)
             .and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok());
+        let secret_names = obj
+            .get("secrets")
+            .and_then(Value::as_array)
+            .map(|refs| {
+                refs.iter()
+                    .filter_map(|r| Some(r.get("name")?.as_str()?.to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
         LookupObject {
             uid: meta("uid")
                 .and_then(Value::as_str)
@@ -51,6 +63,7 @@ impl LookupObject {
             deletion_timestamp,
             labels,
             token,
+            secret_names,
         }
     }
 }
