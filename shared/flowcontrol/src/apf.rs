@@ -246,8 +246,10 @@ struct ExemptGuard {
 
 impl ExemptGuard {
     fn new(level: Arc<PriorityLevel>, flow_schema: &str, seats: u64) -> ExemptGuard {
+        level
+            .exempt
+            .start(usize::try_from(seats).unwrap_or(usize::MAX));
         let seats = i64::try_from(seats).unwrap_or(i64::MAX);
-        level.exempt.add(seats);
         if let Some(metrics) = &level.metrics {
             metrics.add_dispatch(flow_schema);
             metrics.observe_waiting_duration(flow_schema, true, Duration::ZERO);
@@ -265,7 +267,9 @@ impl ExemptGuard {
 
 impl Drop for ExemptGuard {
     fn drop(&mut self) {
-        self.level.exempt.add(-self.seats);
+        self.level
+            .exempt
+            .finish(usize::try_from(self.seats).unwrap_or(0));
         if let Some(metrics) = &self.level.metrics {
             metrics.add_requests_executing(&self.flow_schema, -1);
             metrics.add_seat_concurrency_in_use(&self.flow_schema, -self.seats);

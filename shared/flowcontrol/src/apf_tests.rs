@@ -167,9 +167,26 @@ async fn exempt_requests_always_run() {
         assert_eq!(admitted.classification.level.name(), "exempt");
         held.push(admitted);
     }
-    assert_eq!(apf.controller().levels()[1].exempt.executing(), 50);
+    let exempt = &apf.controller().levels()[1].exempt;
+    assert_eq!(exempt.executing(), 50);
+    assert_eq!(exempt.seats_in_use(), 50);
     drop(held);
-    assert_eq!(apf.controller().levels()[1].exempt.executing(), 0);
+    assert_eq!(exempt.executing(), 0);
+    assert_eq!(exempt.seats_in_use(), 0);
+    assert_eq!(exempt.dispatched(), 50);
+    // The dump of the exempt level counts them as upstream's queue set without queues.
+    let dump = crate::debug::render(
+        apf.controller(),
+        "/debug/api_priority_and_fairness/dump_priority_levels",
+        "",
+    )
+    .expect("a dump");
+    let row = dump
+        .lines()
+        .find(|l| l.starts_with("exempt"))
+        .expect("the exempt row");
+    let cells: Vec<&str> = row.split(',').map(str::trim).collect();
+    assert_eq!(cells[6], "50", "{dump}");
 }
 
 /// Upstream's timing-ratio histograms as APF feeds them: the queue set (requests and seats

@@ -92,43 +92,79 @@ impl SeatDemand {
     }
 }
 
-/// The exempt level runs everything at once; it counts what runs for its seat demand
-/// (the integrator and `demand_seats`, as upstream's exempt queue set does).
+/// The exempt level runs everything at once; it counts what runs for its dump (requests,
+/// seats, dispatches, as upstream's queue set without queues counts them) and for its
+/// seat demand (the integrator and `demand_seats`, as upstream's exempt queue set does).
 pub struct ExemptSeats {
-    state: Mutex<(usize, Integrator)>,
+    state: Mutex<ExemptState>,
     metrics: Option<crate::metrics::PriorityLevelMetrics>,
+}
+
+struct ExemptState {
+    seats: usize,
+    requests: usize,
+    dispatched: usize,
+    integrator: Integrator,
 }
 
 impl ExemptSeats {
     fn new(name: &str, metrics: Option<crate::metrics::PriorityLevelMetrics>) -> ExemptSeats {
         ExemptSeats {
-            state: Mutex::new((0, Integrator::new(name))),
+            state: Mutex::new(ExemptState {
+                seats: 0,
+                requests: 0,
+                dispatched: 0,
+                integrator: Integrator::new(name),
+            }),
             metrics,
         }
     }
-}
 
-impl ExemptSeats {
-    pub fn add(&self, seats: i64) -> usize {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0 = usize::try_from(state.0 as i64 + seats).unwrap_or(0);
-        state.1.set(state.0 as f64);
-        if let Some(metrics) = &self.metrics {
-            metrics.set_seat_demand(state.0 as f64);
-        }
-        state.0
+    fn state(&self) -> std::sync::MutexGuard<'_, ExemptState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A request of `seats` starts executing.
+    pub fn start(&self, seats: usize) {
+        let mut state = self.state();
+        state.requests += 1;
+        state.dispatched += 1;
+        state.seats += seats;
+        self.note_seats(&mut state);
+    }
+
+    /// A request of `seats` is done.
+    pub fn finish(&self, seats: usize) {
+        let mut state = self.state();
+        state.requests = state.requests.saturating_sub(1);
+        state.seats = state.seats.saturating_sub(seats);
+        self.note_seats(&mut state);
+    }
+
+    fn note_seats(&self, state: &mut ExemptState) {
+        state.integrator.set(state.seats as f64);
+        if let Some(metrics) = &self.metrics {
+            metrics.set_seat_demand(state.seats as f64);
+        }
+    }
+
+    /// The requests executing now.
     pub fn executing(&self) -> usize {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).0
+        self.state().requests
+    }
+
+    /// The seats in use now.
+    pub fn seats_in_use(&self) -> usize {
+        self.state().seats
+    }
+
+    /// The requests started since the level was made.
+    pub fn dispatched(&self) -> usize {
+        self.state().dispatched
     }
 
     fn reset(&self) -> IntegratorResults {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .1
-            .reset()
+        self.state().integrator.reset()
     }
 }
 

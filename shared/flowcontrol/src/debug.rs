@@ -37,6 +37,8 @@ fn dump(level: &PriorityLevel, details: bool) -> QueueSetDump {
         Some(queues) => queues.dump(details),
         None => QueueSetDump {
             executing: level.exempt.executing(),
+            seats_in_use: level.exempt.seats_in_use(),
+            dispatched: level.exempt.dispatched(),
             ..Default::default()
         },
     }
