@@ -49,7 +49,6 @@ impl Netns {
     /// root, or setting up fails.
     pub fn new() -> Netns {
         preflight();
-        std::fs::create_dir_all(LOCK_DIR).unwrap_or_else(|e| panic!("creating {LOCK_DIR}: {e}"));
         let start = std::process::id() % SLOTS;
         for i in 0..SLOTS {
             let slot = (start + i) % SLOTS;
@@ -403,8 +402,10 @@ fn inside(pid: u32, name: &str) -> bool {
     ns.is_some() && ns == ino(Path::new(&format!("/proc/{pid}/ns/net")))
 }
 
-/// The slot's lock, when no one else holds it.
+/// The slot's lock, when no one else holds it. The lock directory is made here: `/run` is
+/// empty after a boot, and any caller may be the first.
 fn try_lock(slot: u32) -> Option<File> {
+    std::fs::create_dir_all(LOCK_DIR).unwrap_or_else(|e| panic!("creating {LOCK_DIR}: {e}"));
     let path = Path::new(LOCK_DIR).join(format!("netns-{slot}.lock"));
     let file = File::options()
         .create(true)
