@@ -81,11 +81,14 @@ impl AuditContext {
     }
 
     /// The context a peer goes on with from an entry role's hand-off: `event` is the
-    /// request as the peer sees it (URI, verb, object reference, user agent), the rest is
-    /// the entry's. Its RequestReceived event is frozen with the entry's annotations of
+    /// request as the peer sees it (URI, verb, object reference, user agent, and the user
+    /// the entry asserted, which is the authenticated one unless the hand-off names
+    /// another), the rest is the entry's. Its RequestReceived event is frozen with the entry's annotations of
     /// that stage; the later ones follow.
     pub fn from_handoff(handoff: HandOff, sink: Option<Arc<dyn Sink>>, mut event: Event) -> Self {
-        event.user = handoff.user;
+        if let Some(user) = handoff.user {
+            event.user = user;
+        }
         event.impersonated_user = handoff.impersonated_user;
         event.source_ips = handoff.source_ips;
         event.request_received_timestamp = handoff.received;
@@ -148,7 +151,7 @@ impl AuditContext {
                 level: self.config.level,
                 omit_stages: self.config.omit_stages.clone(),
                 omit_managed_fields: self.config.omit_managed_fields,
-                user: ev.user.clone(),
+                user: ev.impersonated_user.as_ref().map(|_| ev.user.clone()),
                 impersonated_user: ev.impersonated_user.clone(),
                 source_ips: ev.source_ips.clone(),
                 received: ev.request_received_timestamp.clone(),

@@ -38,7 +38,11 @@ pub struct HandOff {
     pub omit_stages: Vec<Stage>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub omit_managed_fields: bool,
-    pub user: UserInfo,
+    /// The user as authenticated, when the request is impersonated; otherwise the user
+    /// the entry asserts to the peer (the front-proxy headers) is that user, and the peer
+    /// takes it from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impersonated_user: Option<UserInfo>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -61,10 +65,15 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl HandOff {
-    /// The header value: base64url (no padding) of the JSON, so any user name fits.
+    /// The header value: base64url (no padding) of the JSON, so any user name fits. It
+    /// differs for every request, so it is marked sensitive: HPACK writes it literally
+    /// instead of filling the connection's table with it, where it would push out the
+    /// headers every request repeats.
     pub fn encode(&self) -> Option<http::HeaderValue> {
         let json = serde_json::to_vec(self).ok()?;
-        http::HeaderValue::from_str(&URL_SAFE_NO_PAD.encode(json)).ok()
+        let mut value = http::HeaderValue::from_str(&URL_SAFE_NO_PAD.encode(json)).ok()?;
+        value.set_sensitive(true);
+        Some(value)
     }
 
     /// The hand-off a header carries; `None` for anything malformed (the request is then
@@ -85,11 +94,11 @@ mod tests {
             level: Level::RequestResponse,
             omit_stages: vec![Stage::RequestReceived],
             omit_managed_fields: true,
-            user: UserInfo {
+            user: Some(UserInfo {
                 username: "ünïcode user\n".into(),
                 groups: vec!["system:authenticated".into()],
                 ..UserInfo::default()
-            },
+            }),
             impersonated_user: Some(UserInfo {
                 username: "bob".into(),
                 ..UserInfo::default()
@@ -101,6 +110,7 @@ mod tests {
             apf_queue_wait_nanos: 1_500,
         };
         let v = h.encode().expect("encodes");
+        assert!(v.is_sensitive());
         assert_eq!(HandOff::decode(&v), Some(h));
     }
 

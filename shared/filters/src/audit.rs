@@ -171,7 +171,9 @@ fn start(auditor: &Auditor, req: &mut Request<Body>) -> AuditContext {
         .as_ref()
         .and_then(HandOff::decode)
     {
-        return AuditContext::from_handoff(handoff, sink, request_event(req, None));
+        // The peer's user is the one the entry asserted (the front-proxy headers).
+        let event = request_event(req, req.extensions().get::<UserInfo>());
+        return AuditContext::from_handoff(handoff, sink, event);
     }
     let config = evaluate(auditor, req);
     if config.level == Level::None {

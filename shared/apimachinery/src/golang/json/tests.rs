@@ -141,6 +141,12 @@ fn escapes_like_go() {
         String::from_utf8(got).unwrap(),
         r#""a\u003cb\u003e\u0026c\u2028\u2029\"\\\n\u0001é""#
     );
+    // Line separators before the HTML characters, and U+2027 (the same first byte) as is.
+    let got = to_vec("\u{2029}x\u{2027}<\u{2028}&").unwrap();
+    assert_eq!(
+        String::from_utf8(got).unwrap(),
+        "\"\\u2029x\u{2027}\\u003c\\u2028\\u0026\""
+    );
 }
 
 #[test]
