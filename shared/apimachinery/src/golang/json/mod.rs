@@ -102,36 +102,24 @@ pub fn write_string_fragment<W: ?Sized + io::Write>(
     fragment: &str,
 ) -> io::Result<()> {
     let bytes = fragment.as_bytes();
-    let mut start = 0;
-    // `<`, `>` and `&`, and 0xE2, the first byte of U+2028 and U+2029: a few candidates
-    // found by a vectorized scan instead of decoding every character.
-    let candidates = memchr::memchr3_iter(b'<', b'>', b'&', bytes).chain(
-        memchr::memchr_iter(0xE2, bytes)
-            .filter(|&i| matches!(bytes.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9]))),
-    );
-    let mut found: Vec<usize> = Vec::new();
-    let mut sorted = true;
-    for i in candidates {
-        sorted &= found.last().is_none_or(|&last| last < i);
-        found.push(i);
-    }
-    if found.is_empty() {
+    // Most strings have none of these: a vectorized scan for `<`, `>`, `&` and 0xE2 (the
+    // first byte of U+2028 and U+2029) spares decoding their characters.
+    if memchr::memchr3(b'<', b'>', b'&', bytes).is_none() && memchr::memchr(0xE2, bytes).is_none() {
         return writer.write_all(bytes);
     }
-    if !sorted {
-        found.sort_unstable();
-    }
-    for i in found {
-        let (escaped, len): (&[u8], usize) = match bytes[i] {
-            b'<' => (b"\\u003c", 1),
-            b'>' => (b"\\u003e", 1),
-            b'&' => (b"\\u0026", 1),
-            _ if bytes[i + 2] == 0xA8 => (b"\\u2028", 3),
-            _ => (b"\\u2029", 3),
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        let escaped = match c {
+            '<' => "\\u003c",
+            '>' => "\\u003e",
+            '&' => "\\u0026",
+            '\u{2028}' => "\\u2028",
+            '\u{2029}' => "\\u2029",
+            _ => continue,
         };
         writer.write_all(&bytes[start..i])?;
-        writer.write_all(escaped)?;
-        start = i + len;
+        writer.write_all(escaped.as_bytes())?;
+        start = i + c.len_utf8();
     }
     writer.write_all(&bytes[start..])
 }
