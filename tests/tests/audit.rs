@@ -19,6 +19,10 @@ use kas_e2e::tls_server::TlsServer;
 use kas_e2e::{Role, TestCluster, client, start_cluster};
 use serde_json::{Value, json};
 
+#[path = "audit/legacy_token.rs"]
+mod legacy_token;
+use legacy_token::legacy_token;
+
 const ROLES: [Role; 3] = [Role::Aggregator, Role::Core, Role::Extensions];
 
 const POLICY: &str = r#"apiVersion: audit.k8s.io/v1
@@ -668,25 +672,6 @@ async fn authorization_pod_security_and_webhook_annotations_share_one_event() {
             "{a}"
         );
     }
-}
-
-/// A secret-based token for `default/legacy`, signed as kube-controller-manager's token
-/// controller signs them (with the cluster's service-account key).
-fn legacy_token(c: &TestCluster, uid: &str) -> String {
-    use kas_auth::authentication::serviceaccount::{TokenGenerator, jwt, private_key_from_file};
-    let sa = &c.pki().service_account;
-    let key = private_key_from_file(&sa.key).expect("service-account key");
-    let generator = TokenGenerator::from_file("kubernetes/serviceaccount", &sa.key).expect("key");
-    let claims = json!({
-        "iss": "kubernetes/serviceaccount",
-        "kubernetes.io/serviceaccount/namespace": "default",
-        "kubernetes.io/serviceaccount/secret.name": "legacy-token",
-        "kubernetes.io/serviceaccount/service-account.name": "legacy",
-        "kubernetes.io/serviceaccount/service-account.uid": uid,
-        "sub": "system:serviceaccount:default:legacy",
-    });
-    let payload = serde_json::to_vec(&claims).expect("claims");
-    jwt::sign(&key, &generator.public_key().key_id, &payload).expect("signed")
 }
 
 #[tokio::test(flavor = "multi_thread")]
